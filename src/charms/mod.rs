@@ -1,0 +1,1 @@
+//! charms module (placeholder, filled by its issue).

@@ -1,0 +1,1 @@
+//! gpu module (placeholder, filled by its issue).

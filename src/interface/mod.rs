@@ -1,0 +1,1 @@
+//! interface module (placeholder, filled by its issue).

@@ -1,0 +1,122 @@
+//! The seam between charm logic and Juju: every read and write of the Juju model goes through
+//! [`ModelBackend`]. Production uses the hook-tool client (real executables on `PATH`); unit tests
+//! of pure charm logic use an in-memory backend. Integration tests run the real binary under the
+//! simulator, so the hook-tool client itself is exercised against real executables.
+//!
+//! Signatures here are a contract shared by `src/juju` (implementations) and `src/charms`
+//! (callers). Extend freely; change an existing signature only together with every caller.
+
+use std::collections::BTreeMap;
+
+/// A relation bag's contents: Juju stores string keys and string values only.
+pub type Bag = BTreeMap<String, String>;
+
+/// A relation id as Juju prints it (`endpoint:N`), kept whole so `-r` gets exactly what Juju gave.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelationId {
+    /// Endpoint name, e.g. `slurmd`.
+    pub endpoint: String,
+    /// The integer after the last `:`.
+    pub id: u32,
+}
+
+impl std::fmt::Display for RelationId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.endpoint, self.id)
+    }
+}
+
+/// Whose bag to read: a unit's (`app/0`) or an application's (`app`, `--app`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BagOwner {
+    /// A unit bag, by unit name.
+    Unit(String),
+    /// An application bag, by application name.
+    App(String),
+}
+
+/// The four workload statuses a charm may set (`status-set`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusKind {
+    /// Work in progress that needs no operator action.
+    Maintenance,
+    /// The operator must act; the message says what to do.
+    Blocked,
+    /// Waiting for something outside the operator's hands (e.g. another application).
+    Waiting,
+    /// Ready.
+    Active,
+}
+
+/// A workload status with its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// Which of the four settable statuses.
+    pub kind: StatusKind,
+    /// Operator-facing message; may be empty.
+    pub message: String,
+}
+
+/// `status-set` targets the unit, or with `--application` (leader only) the application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusScope {
+    /// The running unit.
+    Unit,
+    /// The running unit's application (leader only).
+    Application,
+}
+
+/// `juju-log` levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// `DEBUG`
+    Debug,
+    /// `INFO`
+    Info,
+    /// `WARNING`
+    Warning,
+    /// `ERROR`
+    Error,
+}
+
+/// Everything charm code may ask of Juju. Errors are the runtime's typed hook-tool errors.
+pub trait ModelBackend {
+    /// The error type; for the hook-tool client this is its typed error enum.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// `relation-ids <endpoint>`: live (non-broken) relations of an endpoint, sorted.
+    fn relation_ids(&self, endpoint: &str) -> Result<Vec<RelationId>, Self::Error>;
+    /// `relation-list -r ID`: remote units currently in the relation, sorted.
+    fn relation_list(&self, rel: &RelationId) -> Result<Vec<String>, Self::Error>;
+    /// `relation-list -r ID --app`: the remote application's name.
+    fn relation_remote_app(&self, rel: &RelationId) -> Result<String, Self::Error>;
+    /// `relation-get -r ID - <unit>` or `--app - <app>`: the whole bag.
+    fn relation_get(&self, rel: &RelationId, owner: &BagOwner) -> Result<Bag, Self::Error>;
+    /// `relation-set -r ID [--app] --file -`: merge `data` into the local unit's (or, leader
+    /// only, the local application's) bag; an empty value deletes the key.
+    fn relation_set(&self, rel: &RelationId, app: bool, data: &Bag) -> Result<(), Self::Error>;
+    /// `config-get --format=json`: all set options with their JSON types.
+    fn config_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, Self::Error>;
+    /// `is-leader --format=json`.
+    fn is_leader(&self) -> Result<bool, Self::Error>;
+    /// `status-set [--application] <status> <message>`.
+    fn status_set(&self, scope: StatusScope, status: &Status) -> Result<(), Self::Error>;
+    /// `application-version-set <version>`.
+    fn application_version_set(&self, version: &str) -> Result<(), Self::Error>;
+    /// `juju-log --log-level <LEVEL> -- <message>`.
+    fn juju_log(&self, level: LogLevel, message: &str) -> Result<(), Self::Error>;
+    /// `action-get --format=json`: the action's params (validated, defaults filled by Juju).
+    fn action_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, Self::Error>;
+    /// `action-set k=v ...` with already-flattened, validated dotted keys.
+    fn action_set(&self, results: &BTreeMap<String, String>) -> Result<(), Self::Error>;
+    /// `action-fail <message>`.
+    fn action_fail(&self, message: &str) -> Result<(), Self::Error>;
+    /// `action-log <message>`.
+    fn action_log(&self, message: &str) -> Result<(), Self::Error>;
+    /// `state-get --format=json`: the unit's whole persistent key/value store.
+    fn state_get(&self) -> Result<BTreeMap<String, String>, Self::Error>;
+    /// `state-set --file -`: merge into the unit's store (committed only if the hook exits 0).
+    fn state_set(&self, data: &BTreeMap<String, String>) -> Result<(), Self::Error>;
+    /// `state-delete <key>`.
+    fn state_delete(&self, key: &str) -> Result<(), Self::Error>;
+}

@@ -1,0 +1,1 @@
+//! slurm module (placeholder, filled by its issue).
