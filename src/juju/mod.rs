@@ -2,3 +2,4 @@
 //! charm code a typed model backed by the real hook tools (see `../shared/reference/juju-hook-tools.md`).
 
 pub mod backend;
+pub mod event;
