@@ -26,6 +26,33 @@ pub struct ActionEvent {
     pub id: String,
 }
 
+/// Data a storage hook carries (`JUJU_STORAGE_ID`, `JUJU_STORAGE_LOCATION`, `JUJU_STORAGE_KIND`).
+/// The charms declare no storage today; the runtime still parses these hooks so a future storage
+/// declaration does not turn into "unknown hook" failures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageEvent {
+    /// Storage name, the part of `JUJU_STORAGE_ID` before `/` (equals the hook's prefix).
+    pub name: String,
+    /// The full storage id, e.g. `data/0`.
+    pub id: String,
+    /// `JUJU_STORAGE_LOCATION` (mount point or device path); may be empty.
+    pub location: String,
+    /// `JUJU_STORAGE_KIND` (`filesystem` or `block`); may be empty.
+    pub kind: String,
+}
+
+/// Data a secret hook carries (`JUJU_SECRET_ID`, `JUJU_SECRET_LABEL`, `JUJU_SECRET_REVISION`).
+/// Parsed so a secret hook never fails the unit even though the charms use no secrets today.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretEvent {
+    /// `JUJU_SECRET_ID`, e.g. `secret:cu5t2qvmp25c77fh5ce0`.
+    pub id: String,
+    /// `JUJU_SECRET_LABEL`; `None` when exported empty.
+    pub label: Option<String>,
+    /// `JUJU_SECRET_REVISION`; only present for `secret-remove` and `secret-expired`.
+    pub revision: Option<u32>,
+}
+
 /// The event a hook process was started for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
@@ -57,6 +84,28 @@ pub enum Event {
     RelationBroken(RelationEvent),
     /// `actions/<name>`
     Action(ActionEvent),
+    /// `leader-settings-changed` (Juju <= 3.6, non-leaders only; removed in Juju 4). Charms that do
+    /// not use `leader-set` can treat it like any other reconcile trigger.
+    LeaderSettingsChanged,
+    /// `pre-series-upgrade` (Juju <= 3.6); carries `JUJU_TARGET_BASE` when Juju exports it.
+    PreSeriesUpgrade {
+        /// `JUJU_TARGET_BASE`, e.g. `ubuntu@24.04`; `None` when unset or empty.
+        target_base: Option<String>,
+    },
+    /// `post-series-upgrade` (Juju <= 3.6).
+    PostSeriesUpgrade,
+    /// `<storage>-storage-attached`
+    StorageAttached(StorageEvent),
+    /// `<storage>-storage-detaching`
+    StorageDetaching(StorageEvent),
+    /// `secret-changed`
+    SecretChanged(SecretEvent),
+    /// `secret-rotate`
+    SecretRotate(SecretEvent),
+    /// `secret-remove`
+    SecretRemove(SecretEvent),
+    /// `secret-expired`
+    SecretExpired(SecretEvent),
 }
 
 /// Who and where the hook runs: the parts of Juju's environment charm code needs.
