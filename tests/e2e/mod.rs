@@ -1,0 +1,585 @@
+//! End-to-end harness: a cluster of "hosts" on one machine, each in its own namespaces, running
+//! Debian's real munged, slurmctld and slurmd (see docs/e2e.md).
+//!
+//! The heavy lifting is in `tools/e2e/cluster` (namespaces, addresses, private mounts) and
+//! `tools/e2e/bin/systemctl` (the systemd stand-in). This module starts one `cluster serve`
+//! process per [`Cluster`] and talks to the hosts through `cluster exec`. Dropping the
+//! [`Cluster`] (also while unwinding from a failed assertion) ends the `serve` process, which
+//! takes every namespace and daemon of the cluster with it; if the test process dies outright,
+//! the kernel does the same (`PR_SET_PDEATHSIG`).
+
+#![allow(dead_code)] // each tests/e2e_*.rs uses a different part of the harness
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Repository root (where Cargo.toml of the root crate is).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tools/e2e/bin`: the systemctl and apt-get stand-ins, to put first on a host's PATH.
+pub fn stand_in_bin() -> PathBuf {
+    repo_root().join("tools/e2e/bin")
+}
+
+fn cluster_script() -> PathBuf {
+    repo_root().join("tools/e2e/cluster")
+}
+
+/// Programs the end-to-end tests need on the machine (Debian packages slurmctld, slurmd,
+/// slurm-client, munge, iproute2 and util-linux).
+const REQUIRED: &[&str] = &[
+    "/usr/sbin/slurmctld",
+    "/usr/sbin/slurmd",
+    "/usr/bin/srun",
+    "/usr/bin/sinfo",
+    "/usr/bin/scontrol",
+    "/usr/sbin/munged",
+    "/usr/bin/munge",
+    "/usr/bin/unmunge",
+    "/usr/sbin/ip",
+    "/usr/bin/unshare",
+    "/usr/bin/nsenter",
+    "/usr/bin/setpriv",
+];
+
+/// Whether this machine can run the end-to-end tests: root, and the packages installed.
+/// `Err` says what is missing. Where `CI` or `E2E_REQUIRED` is set (`.ci/run` sets it), a
+/// missing piece is a test failure, never a skip.
+pub fn available() -> Result<(), String> {
+    let mut missing: Vec<String> = REQUIRED
+        .iter()
+        .filter(|p| !Path::new(p).exists())
+        .map(|p| p.to_string())
+        .collect();
+    // Effective uid of this process, from /proc (no libc dependency).
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false);
+    if !root {
+        missing.push("root (namespaces, mknod, mounts)".into());
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join(", "))
+    }
+}
+
+/// Call at the top of every end-to-end test: `if !e2e::should_run("name") { return; }`.
+/// Prints a loud skip message where the packages are absent; panics instead where the
+/// environment says the tests are required (CI).
+pub fn should_run(test: &str) -> bool {
+    match available() {
+        Ok(()) => true,
+        Err(missing) => {
+            let required = std::env::var_os("E2E_REQUIRED").is_some_and(|v| v != "0")
+                || std::env::var_os("CI").is_some_and(|v| v != "0" && v != "false");
+            assert!(
+                !required,
+                "end-to-end test {test} cannot run, missing: {missing} (CI/E2E_REQUIRED is set)"
+            );
+            eprintln!(
+                "\n\
+                 ************************************************************************\n\
+                 ** SKIPPED end-to-end test {test}\n\
+                 ** missing: {missing}\n\
+                 ** install: apt-get install slurmctld slurmd slurm-client munge iproute2\n\
+                 ** and run as root (.ci/run does both)\n\
+                 ************************************************************************\n"
+            );
+            false
+        }
+    }
+}
+
+/// One host of a [`Cluster`].
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub name: String,
+    /// Address without prefix, e.g. `10.77.0.11`.
+    pub addr: String,
+    /// PID of the host's namespace holder (its init), for `nsenter -t`.
+    pub pid: u32,
+    /// The host's `SLURM_CHARMS_ROOT`; mounted over /etc/slurm, /etc/munge, /run, /dev ...
+    /// inside the host.
+    pub root: PathBuf,
+}
+
+/// A running cluster. Dropping it stops everything.
+pub struct Cluster {
+    dir: PathBuf,
+    keep_dir: bool,
+    serve: Option<Child>,
+    stdin: Option<ChildStdin>,
+    hosts: Vec<Host>,
+    started: Instant,
+}
+
+impl Cluster {
+    /// Start hosts `(name, "a.b.c.d")`, all on one /24 bridge. Names must be lower-case
+    /// `[a-z][a-z0-9-]*` (they become hostnames and Slurm node names).
+    pub fn start(hosts: &[(&str, &str)]) -> Result<Cluster, String> {
+        let started = Instant::now();
+        let tmp = tempfile::Builder::new()
+            .prefix("e2e-cluster-")
+            .tempdir()
+            .map_err(|e| format!("tempdir: {e}"))?;
+        let dir = tmp.keep();
+        let mut cmd = Command::new("setpriv");
+        cmd.arg("--pdeathsig")
+            .arg("KILL")
+            .arg("--")
+            .arg(cluster_script())
+            .arg("serve")
+            .arg(&dir);
+        for (name, addr) in hosts {
+            cmd.arg(format!("{name}={addr}/24"));
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", cluster_script().display()))?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut cluster = Cluster {
+            dir: dir.clone(),
+            keep_dir: false,
+            serve: Some(child),
+            stdin,
+            hosts: Vec::new(),
+            started,
+        };
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| format!("reading cluster serve: {e}"))?;
+        if line.trim() != "ready" {
+            cluster.keep_dir = true;
+            return Err(format!(
+                "cluster serve did not get ready (said {line:?}); see stderr above and {}",
+                dir.display()
+            ));
+        }
+        for (name, addr) in hosts {
+            let pid = std::fs::read_to_string(dir.join("hosts").join(name).join("pid"))
+                .map_err(|e| format!("pid of {name}: {e}"))?
+                .trim()
+                .parse()
+                .map_err(|e| format!("pid of {name}: {e}"))?;
+            cluster.hosts.push(Host {
+                name: name.to_string(),
+                addr: addr.to_string(),
+                pid,
+                root: dir.join("hosts").join(name).join("root"),
+            });
+        }
+        Ok(cluster)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Keep the cluster's directory (logs, configs) after the drop.
+    pub fn keep_dir(&mut self) {
+        self.keep_dir = true;
+    }
+
+    pub fn host(&self, name: &str) -> &Host {
+        self.hosts
+            .iter()
+            .find(|h| h.name == name)
+            .unwrap_or_else(|| panic!("no host {name} in the cluster"))
+    }
+
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The host's `SLURM_CHARMS_ROOT`.
+    pub fn root(&self, name: &str) -> &Path {
+        &self.host(name).root
+    }
+
+    /// Command prefix that runs a program inside the host (for the simulator's per-unit
+    /// command prefix): `tools/e2e/cluster exec DIR HOST --`. The working directory is kept;
+    /// the environment is passed through unchanged.
+    pub fn prefix(&self, name: &str) -> Vec<String> {
+        vec![
+            cluster_script().display().to_string(),
+            "exec".into(),
+            self.dir.display().to_string(),
+            self.host(name).name.clone(),
+            "--".into(),
+        ]
+    }
+
+    /// PATH for programs run inside the host: the stand-ins first, then the usual one.
+    pub fn path_env(&self) -> String {
+        format!(
+            "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            stand_in_bin().display()
+        )
+    }
+
+    /// A command that runs `program args` inside the host, with `SLURM_CHARMS_ROOT` and the
+    /// stand-ins on PATH.
+    pub fn command(&self, name: &str, program: &str, args: &[&str]) -> Command {
+        let prefix = self.prefix(name);
+        let mut cmd = Command::new(&prefix[0]);
+        cmd.args(&prefix[1..])
+            .arg(program)
+            .args(args)
+            .env("SLURM_CHARMS_ROOT", self.root(name))
+            .env("PATH", self.path_env())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Run a program in a host and collect its output (never panics on a non-zero exit).
+    pub fn run(&self, name: &str, program: &str, args: &[&str]) -> Run {
+        let out = self
+            .command(name, program, args)
+            .output()
+            .unwrap_or_else(|e| panic!("running {program} in {name}: {e}"));
+        Run::new(format!("{name}$ {program} {}", args.join(" ")), out)
+    }
+
+    /// Run a shell script in a host.
+    pub fn sh(&self, name: &str, script: &str) -> Run {
+        self.run(name, "bash", &["-euo", "pipefail", "-c", script])
+    }
+
+    /// `systemctl ARGS` in a host (the stand-in); panics unless it exits 0.
+    pub fn systemctl(&self, name: &str, args: &[&str]) -> Run {
+        self.run(name, "systemctl", args).ok()
+    }
+
+    /// Write a file below the host's root (`path` relative to it), creating directories.
+    pub fn write(&self, name: &str, path: &str, contents: &[u8]) {
+        let p = self.root(name).join(path);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("mkdir {}: {e}", d.display()));
+        }
+        std::fs::write(&p, contents).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+    }
+
+    /// Install a munge key on a host as the munge package would have it (munge:munge 0400).
+    pub fn set_munge_key(&self, name: &str, key: &[u8]) {
+        let p = self.root(name).join("etc/munge/munge.key");
+        let _ = std::fs::remove_file(&p);
+        std::fs::write(&p, key).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+        let st = Command::new("chown")
+            .arg("munge:munge")
+            .arg(&p)
+            .status()
+            .expect("chown");
+        assert!(st.success(), "chown munge key");
+        let st = Command::new("chmod")
+            .arg("0400")
+            .arg(&p)
+            .status()
+            .expect("chmod");
+        assert!(st.success(), "chmod munge key");
+    }
+
+    pub fn munge_key(&self, name: &str) -> Vec<u8> {
+        let p = self.root(name).join("etc/munge/munge.key");
+        std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+    }
+
+    /// Create fake GPU device nodes `/dev/nvidiaN` (char 195:N) in a host, as the NVIDIA
+    /// driver does. They are real device nodes, which is what slurmd checks `File=` against.
+    pub fn add_gpus(&self, name: &str, minors: &[u32]) {
+        for m in minors {
+            let p = self.root(name).join(format!("dev/nvidia{m}"));
+            if p.exists() {
+                continue;
+            }
+            let st = Command::new("mknod")
+                .args(["-m", "0666"])
+                .arg(&p)
+                .args(["c", "195", &m.to_string()])
+                .status()
+                .expect("mknod");
+            assert!(st.success(), "mknod {}", p.display());
+        }
+    }
+
+    /// Remove fake GPU device nodes from a host.
+    pub fn remove_gpus(&self, name: &str, minors: &[u32]) {
+        for m in minors {
+            let _ = std::fs::remove_file(self.root(name).join(format!("dev/nvidia{m}")));
+        }
+    }
+
+    /// Poll `check` until it returns `Ok`, or panic with its last `Err` after `timeout`.
+    pub fn wait_for<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut check: impl FnMut() -> Result<T, String>,
+    ) -> T {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match check() {
+                Ok(v) => return v,
+                Err(e) if Instant::now() >= deadline => {
+                    panic!(
+                        "timed out after {timeout:?} waiting for {what}: {e}\n{}",
+                        self.logs()
+                    )
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+
+    /// `scontrol show node NAME` parsed into key/value pairs (run on `from`).
+    pub fn node(&self, from: &str, node: &str) -> Result<NodeInfo, String> {
+        let r = self.run(from, "scontrol", &["show", "node", node]);
+        if !r.success() {
+            return Err(r.to_string());
+        }
+        Ok(NodeInfo::parse(&r.stdout))
+    }
+
+    /// Wait until `node` is IDLE (no DRAIN/INVALID/NOT_RESPONDING flags) with exactly `gres`.
+    pub fn wait_node_idle(&self, from: &str, node: &str, gres: &str, timeout: Duration) {
+        self.wait_for(
+            &format!("node {node} IDLE with Gres={gres}"),
+            timeout,
+            || {
+                let n = self.node(from, node)?;
+                if n.get("State") == Some("IDLE") && n.get("Gres") == Some(gres) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "State={:?} Gres={:?} Reason={:?}",
+                        n.get("State"),
+                        n.get("Gres"),
+                        n.get("Reason")
+                    ))
+                }
+            },
+        )
+    }
+
+    /// The tail of every daemon log of every host, for failure messages.
+    pub fn logs(&self) -> String {
+        let mut s = String::new();
+        for h in &self.hosts {
+            for rel in [
+                "var/log/slurm/slurmctld.log",
+                "var/log/slurm/slurmd.log",
+                "var/log/e2e-slurmctld.out",
+                "var/log/e2e-slurmd.out",
+                "var/log/munge/munged.log",
+                "var/log/e2e-munge.out",
+                "var/log/e2e-systemctl.log",
+            ] {
+                let p = h.root.join(rel);
+                if let Ok(text) = std::fs::read_to_string(&p) {
+                    let lines: Vec<&str> = text.lines().collect();
+                    let tail = &lines[lines.len().saturating_sub(15)..];
+                    let _ = writeln!(s, "---- {} {rel} (last {} lines)", h.name, tail.len());
+                    for l in tail {
+                        let _ = writeln!(s, "{l}");
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // EOF on its stdin makes `cluster serve` tear everything down and exit.
+        drop(self.stdin.take());
+        if let Some(mut child) = self.serve.take() {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    _ => {
+                        // `serve` is our child; killing it kills the holders (pdeathsig).
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        if std::thread::panicking() || self.keep_dir {
+            eprintln!("e2e: cluster files kept in {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The result of a command run in a host.
+pub struct Run {
+    pub what: String,
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn new(what: String, out: Output) -> Run {
+        Run {
+            what,
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Panic unless the command exited 0.
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert!(self.success(), "command failed: {self}");
+        self
+    }
+
+    /// Panic if the command exited 0.
+    #[track_caller]
+    pub fn fails(self) -> Run {
+        assert!(!self.success(), "command should have failed: {self}");
+        self
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} -> {}\n--- stdout\n{}--- stderr\n{}",
+            self.what, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// `scontrol show node` output as key/value pairs (first node only).
+#[derive(Debug, Default)]
+pub struct NodeInfo {
+    pub pairs: Vec<(String, String)>,
+}
+
+impl NodeInfo {
+    pub fn parse(text: &str) -> NodeInfo {
+        let mut pairs = Vec::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() {
+                if !pairs.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            // `Reason=` and `OS=` values contain spaces and run to the end of the line.
+            if let Some(v) = line.strip_prefix("Reason=") {
+                pairs.push(("Reason".into(), v.to_string()));
+                continue;
+            }
+            if let Some(v) = line.strip_prefix("OS=") {
+                pairs.push(("OS".into(), v.to_string()));
+                continue;
+            }
+            for tok in line.split_whitespace() {
+                if let Some((k, v)) = tok.split_once('=') {
+                    pairs.push((k.to_string(), v.to_string()));
+                }
+            }
+        }
+        NodeInfo { pairs }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The environment variables of a job step as printed by `env`.
+pub fn env_var<'a>(env_output: &'a str, key: &str) -> Option<&'a str> {
+    env_output
+        .lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+}
+
+/// Wall-clock stopwatch with named laps, printed at the end of a scenario.
+pub struct Stopwatch {
+    start: Instant,
+    last: Instant,
+    laps: Vec<(String, Duration)>,
+}
+
+impl Default for Stopwatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Stopwatch {
+    pub fn new() -> Stopwatch {
+        let now = Instant::now();
+        Stopwatch {
+            start: now,
+            last: now,
+            laps: Vec::new(),
+        }
+    }
+
+    pub fn lap(&mut self, what: &str) {
+        let now = Instant::now();
+        self.laps.push((what.to_string(), now - self.last));
+        self.last = now;
+    }
+
+    pub fn report(&self) -> String {
+        let mut s = String::new();
+        for (what, d) in &self.laps {
+            let _ = writeln!(s, "  {:>7.2}s  {what}", d.as_secs_f64());
+        }
+        let _ = writeln!(
+            s,
+            "  {:>7.2}s  total",
+            self.start.elapsed().as_secs_f64()
+        );
+        s
+    }
+}
+
+/// Keep a `Write` import in use for callers that stream to stderr.
+pub fn eprint_block(title: &str, body: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "===== {title}\n{body}");
+}
