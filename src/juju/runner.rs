@@ -1,0 +1,78 @@
+//! Runs one hook: calls the charm's handler, turns its outcome (error or panic included) into
+//! the process exit code Juju understands, and flushes the buffered logs. Kept apart from
+//! `main.rs` so the mapping is unit-testable with the in-memory backend and any handler.
+//!
+//! Exit codes: [`EXIT_OK`] (Juju commits the hook's relation/state changes) or [`EXIT_HOOK_ERROR`]
+//! (Juju discards them, marks the unit `error` and retries). A failure is reported twice on
+//! purpose: as a `juju-log` ERROR record (exact level, flushed with the other records) and on
+//! stderr (Juju logs it at WARNING), which still works when `juju-log` itself is broken.
+
+use super::backend::ModelBackend;
+use super::event::HookContext;
+use super::logging::LogHandle;
+use std::io::Write as _;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The hook succeeded.
+pub const EXIT_OK: u8 = 0;
+/// The hook failed (or the environment could not be parsed).
+pub const EXIT_HOOK_ERROR: u8 = 1;
+
+/// Runs `handler` for `ctx`, reports a failure, flushes `log` through `backend`, and returns the
+/// exit code.
+pub fn run_hook<B, E, F>(ctx: &HookContext, backend: &B, log: &LogHandle, handler: F) -> u8
+where
+    B: ModelBackend,
+    E: std::error::Error,
+    F: FnOnce(&HookContext, &B) -> Result<(), E>,
+{
+    let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, backend)));
+    let code = match outcome {
+        Ok(Ok(())) => EXIT_OK,
+        Ok(Err(e)) => {
+            report_failure(&ctx.label(), &error_chain(&e));
+            EXIT_HOOK_ERROR
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".to_owned());
+            report_failure(&ctx.label(), &format!("panicked: {what}"));
+            EXIT_HOOK_ERROR
+        }
+    };
+    // A failed flush has already written the records to stderr; the hook's outcome stands.
+    let _ = log.flush(backend);
+    code
+}
+
+/// Reports a failure that happened before a hook could run (e.g. a bad environment), flushes the
+/// logs, and returns [`EXIT_HOOK_ERROR`].
+pub fn fail_before_hook<B: ModelBackend>(backend: &B, log: &LogHandle, message: &str) -> u8 {
+    report_failure("slurm-charm", message);
+    let _ = log.flush(backend);
+    EXIT_HOOK_ERROR
+}
+
+fn report_failure(label: &str, message: &str) {
+    tracing::error!("{label} failed: {message}");
+    let _ = writeln!(std::io::stderr(), "ERROR {label} failed: {message}");
+}
+
+/// The error's message followed by each source's, skipping a source whose text the message
+/// already contains (thiserror messages often embed their source).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
