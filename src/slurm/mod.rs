@@ -1,1 +1,28 @@
-//! slurm module (placeholder, filled by its issue).
+//! slurm.conf and gres.conf: model, parser (Slurm's lexical rules), renderer and hostlists.
+//!
+//! The charm builds a [`SlurmConf`] and a [`GresConf`] from relation data and config, then
+//! calls [`render_files`] (or [`render_slurm_conf`] / [`GresConf::render`]). Rendering refuses
+//! every configuration Slurm treats as fatal and every value that could inject a directive, so
+//! a file that Slurm would reject is never written. Output is deterministic: the same model
+//! gives byte-identical files. See `docs/slurm-config.md`.
+
+pub mod check;
+pub mod error;
+pub mod gres_conf;
+pub mod hostlist;
+pub mod keys;
+pub mod node;
+pub mod partition;
+pub mod render;
+pub mod slurm_conf;
+pub mod validate;
+
+pub use check::{check_consistency, check_gres_conf, check_slurm_conf};
+pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
+pub use gres_conf::{AutoDetect, GresConf, GresLine};
+pub use keys::GlobalKey;
+pub use node::{GresSpec, NodeConf, NodeState};
+pub use partition::{DownNodes, NodeSet, Partition, PartitionState};
+pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
+pub use slurm_conf::SlurmConf;
+pub use validate::{validate_gres_type, validate_node_name, validate_token};

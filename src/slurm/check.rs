@@ -1,0 +1,323 @@
+//! The fatal-configuration checks (reference §1.5, §2.3) run before anything is rendered.
+
+use std::collections::{HashMap, HashSet};
+
+use super::error::ConfigError;
+use super::gres_conf::{AutoDetect, GresConf, GresLine};
+use super::keys::owned_global;
+use super::slurm_conf::SlurmConf;
+use super::validate::{
+    validate_device_path, validate_gres_name, validate_gres_type, validate_key, validate_name,
+    validate_node_name, validate_token, validate_value,
+};
+
+/// Checks a slurm.conf model: values, duplicates, GRES forms, references.
+pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
+    if conf.cluster_name.is_empty() {
+        return Err(ConfigError::Missing {
+            key: "ClusterName".to_string(),
+            context: "slurm.conf".to_string(),
+        });
+    }
+    validate_name("ClusterName", &conf.cluster_name)?;
+    if conf.slurmctld_hosts.is_empty() {
+        return Err(ConfigError::Missing {
+            key: "SlurmctldHost".to_string(),
+            context: "slurm.conf".to_string(),
+        });
+    }
+    for h in &conf.slurmctld_hosts {
+        validate_token("SlurmctldHost", h)?;
+    }
+    for (k, v) in &conf.owned {
+        validate_token(k.as_str(), v)?;
+    }
+    let mut seen = HashSet::new();
+    for (k, v) in &conf.extra {
+        validate_key(k, "slurm.conf")?;
+        if let Some(owned) = owned_global(k) {
+            return Err(ConfigError::OwnedKey {
+                key: owned.to_string(),
+                context: "slurm.conf pass-through keys".to_string(),
+            });
+        }
+        if !seen.insert(k.to_ascii_lowercase()) {
+            return Err(ConfigError::DuplicateKey {
+                key: k.clone(),
+                context: "slurm.conf".to_string(),
+            });
+        }
+        validate_value(k, v)?;
+    }
+    for i in &conf.includes {
+        validate_token("Include", i)?;
+    }
+    let gres_types = conf.gres_types();
+    let mut names: HashSet<&str> = HashSet::with_capacity(conf.nodes.len());
+    for node in &conf.nodes {
+        node.validate()?;
+        if !names.insert(&node.name) {
+            return Err(ConfigError::DuplicateNode {
+                node: node.name.clone(),
+            });
+        }
+        let mut typed: HashMap<&str, bool> = HashMap::new();
+        let mut specs = HashSet::new();
+        for g in &node.gres {
+            if typed.insert(&g.name, g.gres_type.is_some()) == Some(g.gres_type.is_none()) {
+                return Err(ConfigError::MixedTypedGres {
+                    node: node.name.clone(),
+                    name: g.name.clone(),
+                });
+            }
+            if !specs.insert((&g.name, &g.gres_type)) {
+                return Err(ConfigError::DuplicateGresSpec {
+                    node: node.name.clone(),
+                    spec: g.key(),
+                });
+            }
+            if !gres_types.contains(&g.name) {
+                return Err(ConfigError::GresNameNotInGresTypes {
+                    node: node.name.clone(),
+                    name: g.name.clone(),
+                });
+            }
+        }
+    }
+    let mut sets: HashSet<&str> = HashSet::new();
+    for s in &conf.node_sets {
+        s.validate()?;
+        if !sets.insert(&s.name) || names.contains(s.name.as_str()) {
+            return Err(ConfigError::DuplicateNodeSet {
+                name: s.name.clone(),
+            });
+        }
+    }
+    // With Include lines, nodes may be defined elsewhere: references cannot be checked.
+    let check_refs = conf.includes.is_empty();
+    let mut parts = HashSet::new();
+    let mut default = None;
+    for p in &conf.partitions {
+        p.validate()?;
+        if !parts.insert(&p.name) {
+            return Err(ConfigError::DuplicatePartition {
+                partition: p.name.clone(),
+            });
+        }
+        if p.default
+            && let Some(first) = default.replace(&p.name)
+        {
+            return Err(ConfigError::invalid(
+                "Default",
+                "YES",
+                format!(
+                    "partitions {first} and {} are both Default=YES; keep one",
+                    p.name
+                ),
+            ));
+        }
+        if check_refs {
+            for n in &p.nodes {
+                if n != "ALL" && !names.contains(n.as_str()) && !sets.contains(n.as_str()) {
+                    return Err(ConfigError::UnknownPartitionNode {
+                        partition: p.name.clone(),
+                        node: n.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let mut down = HashSet::new();
+    for d in &conf.down_nodes {
+        d.validate()?;
+        for n in &d.nodes {
+            if check_refs && !names.contains(n.as_str()) {
+                return Err(ConfigError::UnknownDownNode { node: n.clone() });
+            }
+            if !down.insert(n) {
+                return Err(ConfigError::DuplicateDownNode { node: n.clone() });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
+    validate_gres_name(&r.name)?;
+    if let Some(t) = &r.gres_type {
+        validate_gres_type(t)?;
+    }
+    for f in r.files.iter().chain(&r.multiple_files) {
+        validate_device_path("File", f)?;
+    }
+    if !r.files.is_empty() && !r.multiple_files.is_empty() {
+        return Err(ConfigError::FileAndMultipleFiles {
+            node: node.to_string(),
+        });
+    }
+    if !r.multiple_files.is_empty() && r.multiple_files.len() < 2 {
+        return Err(ConfigError::MultipleFilesTooFew {
+            node: node.to_string(),
+            count: r.multiple_files.len(),
+        });
+    }
+    let mut seen = HashSet::new();
+    for f in r.files.iter().chain(&r.multiple_files) {
+        if !seen.insert(f) {
+            return Err(ConfigError::DuplicateFile {
+                node: node.to_string(),
+                file: f.clone(),
+            });
+        }
+    }
+    if let Some(c) = r.count
+        && r.name == "gpu"
+        && !r.files.is_empty()
+        && c != r.files.len() as u64
+    {
+        return Err(ConfigError::CountNotFileCount {
+            node: node.to_string(),
+            count: c,
+            files: r.files.len(),
+        });
+    }
+    if !r.links.is_empty() {
+        if r.files.len() != 1 {
+            return Err(ConfigError::LinksNeedOneFile {
+                node: node.to_string(),
+            });
+        }
+        if r.links.iter().filter(|l| **l == -1).count() != 1 || r.links.iter().any(|l| *l < -1) {
+            let text: Vec<String> = r.links.iter().map(i32::to_string).collect();
+            return Err(ConfigError::invalid(
+                "Links",
+                &text.join(","),
+                "exactly one -1 (this GPU) and counts >= 0 for the others",
+            ));
+        }
+    }
+    for f in &r.flags {
+        if !super::gres_conf::GRES_FLAGS.contains(&f.as_str()) {
+            return Err(ConfigError::invalid("Flags", f, "unknown flag"));
+        }
+    }
+    let env = r
+        .flags
+        .iter()
+        .filter(|f| f.ends_with("_env") && *f != "no_gpu_env")
+        .count();
+    if env > 0 && r.flags.iter().any(|f| f == "no_gpu_env") {
+        return Err(ConfigError::invalid(
+            "Flags",
+            &r.flags.join(","),
+            "no_gpu_env cannot be combined with another *_env flag",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the records that apply to one node (global + its own), per GRES name.
+fn check_node_records<'a>(
+    node: &str,
+    records: impl Iterator<Item = &'a GresLine> + Clone,
+) -> Result<(), ConfigError> {
+    let mut by_name: HashMap<&str, (bool, bool, bool, bool, usize)> = HashMap::new();
+    for r in records {
+        check_record(node, r)?;
+        let has_file = !r.files.is_empty() || !r.multiple_files.is_empty();
+        let e = by_name
+            .entry(&r.name)
+            .or_insert((false, false, false, false, 0));
+        if has_file {
+            e.0 = true
+        } else {
+            e.1 = true
+        }
+        if r.gres_type.is_some() {
+            e.2 = true
+        } else {
+            e.3 = true
+        }
+        if !has_file && r.gres_type.is_none() {
+            e.4 += 1;
+        }
+    }
+    for (name, (file, nofile, typed, untyped, bare)) in by_name {
+        let err = |f: fn(String, String) -> ConfigError| Err(f(node.to_string(), name.to_string()));
+        if file && nofile {
+            return err(|node, name| ConfigError::MixedFileGres { node, name });
+        }
+        if typed && untyped {
+            return err(|node, name| ConfigError::MixedTypeGresConf { node, name });
+        }
+        if bare > 1 {
+            return err(|node, name| ConfigError::DuplicateUntypedGres { node, name });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a gres.conf model: values and the per-node conflicts Slurm treats as fatal.
+pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
+    check_node_records("*", conf.global.iter())?;
+    for (node, records) in &conf.nodes {
+        validate_node_name(node)?;
+        check_node_records(node, conf.global.iter().chain(records))?;
+    }
+    Ok(())
+}
+
+/// Checks the two files against each other: every GRES name is in `GresTypes`, and for every
+/// slurm.conf node and (name, type) the `Gres=` count equals the devices its gres.conf records
+/// give (type strings compared byte for byte). Skipped for counts when AutoDetect is on.
+pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), ConfigError> {
+    let gres_types = slurm.gres_types();
+    let all_records = gres.global.iter().map(|r| ("*", r)).chain(
+        gres.nodes
+            .iter()
+            .flat_map(|(n, rs)| rs.iter().map(move |r| (n.as_str(), r))),
+    );
+    for (node, r) in all_records {
+        if !gres_types.contains(&r.name.to_ascii_lowercase()) {
+            return Err(ConfigError::GresNameNotInGresTypes {
+                node: node.to_string(),
+                name: r.name.clone(),
+            });
+        }
+    }
+    if gres.auto_detect.is_some_and(|a| a != AutoDetect::Off) {
+        return Ok(());
+    }
+    let empty = Vec::new();
+    for node in &slurm.nodes {
+        let own = gres.nodes.get(&node.name).unwrap_or(&empty);
+        let mut have: HashMap<(&str, Option<&str>), u64> = HashMap::new();
+        for r in gres.global.iter().chain(own) {
+            *have.entry((&r.name, r.gres_type.as_deref())).or_default() += r.device_count();
+        }
+        for g in &node.gres {
+            let got = have
+                .remove(&(g.name.as_str(), g.gres_type.as_deref()))
+                .unwrap_or(0);
+            if got != g.count {
+                return Err(ConfigError::GresCountMismatch {
+                    node: node.name.clone(),
+                    spec: g.key(),
+                    slurm_conf: g.count,
+                    gres_conf: got,
+                });
+            }
+        }
+        let mut extra: Vec<_> = have.into_iter().filter(|(_, n)| *n > 0).collect();
+        extra.sort();
+        if let Some(((name, t), got)) = extra.into_iter().next() {
+            return Err(ConfigError::GresCountMismatch {
+                node: node.name.clone(),
+                spec: t.map_or_else(|| name.to_string(), |t| format!("{name}:{t}")),
+                slurm_conf: 0,
+                gres_conf: got,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,408 @@
+//! Slurm hostlists: `gpu-[001-128],login1`, `rack[0-1]_blade[0-3]`, `/dev/nvidia[0-3,5]`.
+//!
+//! Rules (Slurm `hostlist.c`): a comma splits names outside brackets; a bracket holds a comma
+//! list of numbers or `lo-hi` ranges; the number of digits of `lo` (leading zeros included) is
+//! the minimum width of every number of that range; several bracket groups expand as a product.
+//! [`compress`] writes only one bracket group, for the numeric run at the end of a name.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::error::HostlistError;
+
+/// Most names one expression may expand to (guards memory against hostile input).
+pub const MAX_EXPANDED: usize = 1 << 20;
+
+fn syntax(list: &str, reason: &str) -> HostlistError {
+    HostlistError::Syntax {
+        list: list.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// One piece of a hostlist item: literal text or a bracket of `(lo, hi, width)` ranges.
+enum Piece<'a> {
+    Text(&'a str),
+    Ranges(Vec<(u64, u64, usize)>),
+}
+
+fn parse_ranges(list: &str, body: &str) -> Result<Vec<(u64, u64, usize)>, HostlistError> {
+    let mut out = Vec::new();
+    for part in body.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((lo, hi)) => (lo, hi),
+            None => (part, part),
+        };
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(lo) || !digits(hi) {
+            return Err(syntax(
+                list,
+                "a bracket holds numbers or lo-hi ranges separated by ','",
+            ));
+        }
+        let (l, h): (u64, u64) = match (lo.parse(), hi.parse()) {
+            (Ok(l), Ok(h)) => (l, h),
+            _ => return Err(syntax(list, "number out of range")),
+        };
+        if l > h {
+            return Err(syntax(list, "range start is greater than its end"));
+        }
+        out.push((l, h, lo.len()));
+    }
+    Ok(out)
+}
+
+fn split_pieces<'a>(list: &str, item: &'a str) -> Result<Vec<Piece<'a>>, HostlistError> {
+    let mut pieces = Vec::new();
+    let mut rest = item;
+    while let Some(open) = rest.find('[') {
+        if rest[..open].contains(']') {
+            return Err(syntax(list, "']' without '['"));
+        }
+        if open > 0 {
+            pieces.push(Piece::Text(&rest[..open]));
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find(']')
+            .ok_or_else(|| syntax(list, "'[' without ']'"))?;
+        let body = &after[..close];
+        if body.contains('[') {
+            return Err(syntax(list, "nested '['"));
+        }
+        pieces.push(Piece::Ranges(parse_ranges(list, body)?));
+        rest = &after[close + 1..];
+    }
+    if rest.contains(']') {
+        return Err(syntax(list, "']' without '['"));
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest));
+    }
+    Ok(pieces)
+}
+
+/// Splits at commas outside brackets.
+fn split_items(list: &str) -> Result<Vec<&str>, HostlistError> {
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, b) in list.bytes().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                items.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    Ok(items)
+}
+
+/// Expands a hostlist expression into names, in written order (duplicates kept).
+/// The empty string expands to no names.
+pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
+    let mut out: Vec<String> = Vec::new();
+    if list.is_empty() {
+        return Ok(out);
+    }
+    if list
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(syntax(
+            list,
+            "blanks and control characters are not allowed",
+        ));
+    }
+    for item in split_items(list)? {
+        if item.is_empty() {
+            return Err(syntax(list, "empty name between commas"));
+        }
+        let pieces = split_pieces(list, item)?;
+        let mut names = vec![String::new()];
+        for piece in &pieces {
+            match piece {
+                Piece::Text(t) => names.iter_mut().for_each(|n| n.push_str(t)),
+                Piece::Ranges(ranges) => {
+                    let mut total: u64 = 0;
+                    for &(l, h, _) in ranges {
+                        total = total.saturating_add(h - l + 1);
+                    }
+                    let grown = total.saturating_mul(names.len() as u64);
+                    if grown.saturating_add(out.len() as u64) > MAX_EXPANDED as u64 {
+                        return Err(HostlistError::TooLarge {
+                            list: list.to_string(),
+                            limit: MAX_EXPANDED,
+                        });
+                    }
+                    let mut next = Vec::with_capacity(grown as usize);
+                    for n in &names {
+                        for &(l, h, w) in ranges {
+                            for v in l..=h {
+                                next.push(format!("{n}{v:0w$}"));
+                            }
+                        }
+                    }
+                    names = next;
+                }
+            }
+        }
+        if out.len() + names.len() > MAX_EXPANDED {
+            return Err(HostlistError::TooLarge {
+                list: list.to_string(),
+                limit: MAX_EXPANDED,
+            });
+        }
+        out.extend(names);
+    }
+    Ok(out)
+}
+
+/// Splits a name into (prefix, trailing digits); digits are empty when there are none.
+fn split_number(name: &str) -> (&str, &str) {
+    let cut = name
+        .bytes()
+        .rposition(|b| !b.is_ascii_digit())
+        .map_or(0, |p| p + 1);
+    (&name[..cut], &name[cut..])
+}
+
+/// Natural order of names: prefix, then the trailing number by value, then the text.
+/// `gpu-2` < `gpu-10`; `n9` < `n10`. Used for every sorted list the renderer writes.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (pa, da) = split_number(a);
+    let (pb, db) = split_number(b);
+    pa.cmp(pb)
+        .then_with(|| {
+            let ta = da.trim_start_matches('0');
+            let tb = db.trim_start_matches('0');
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        })
+        .then_with(|| da.len().cmp(&db.len()))
+        .then_with(|| a.cmp(b))
+}
+
+/// Compresses names into Slurm's hostlist form, sorted and without duplicates:
+/// `["gpu-002", "gpu-001", "gpu-003", "cpu"]` → `cpu,gpu-[001-003]`. A zero-padded number
+/// keeps its width (`n09`,`n10` → `n[09-10]`, but `n9`,`n10` → `n[9-10]`); `expand` of the
+/// result gives the same set of names.
+pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
+    // (prefix, width) -> values; width 0 = natural (no padding).
+    let mut groups: HashMap<(&str, usize), Vec<u64>> = HashMap::new();
+    let mut plain: Vec<&str> = Vec::new();
+    let mut parsed: Vec<(&str, &str, u64)> = Vec::with_capacity(names.len());
+    let mut padded_widths: HashMap<&str, Vec<usize>> = HashMap::new();
+    for name in names {
+        let name = name.as_ref();
+        let (prefix, digits) = split_number(name);
+        match digits.parse::<u64>() {
+            Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
+                if digits.len() > 1 && digits.starts_with('0') {
+                    let w = padded_widths.entry(prefix).or_default();
+                    if !w.contains(&digits.len()) {
+                        w.push(digits.len());
+                    }
+                }
+                parsed.push((prefix, digits, v));
+            }
+            _ => plain.push(name),
+        }
+    }
+    for (prefix, digits, v) in parsed {
+        let padded = digits.len() > 1 && digits.starts_with('0');
+        let width = if padded
+            || padded_widths
+                .get(prefix)
+                .is_some_and(|w| w.contains(&digits.len()))
+        {
+            digits.len()
+        } else {
+            0
+        };
+        groups.entry((prefix, width)).or_default().push(v);
+    }
+    plain.sort_unstable();
+    plain.dedup();
+    let mut entries: Vec<(&str, bool, u64, usize, Vec<u64>)> = plain
+        .into_iter()
+        .map(|p| (p, false, 0, 0, Vec::new()))
+        .collect();
+    for ((prefix, width), mut values) in groups {
+        values.sort_unstable();
+        values.dedup();
+        let first = values.first().copied().unwrap_or(0);
+        entries.push((prefix, true, first, width, values));
+    }
+    entries.sort_unstable_by(|a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
+    let mut out = String::new();
+    for (prefix, numeric, _, width, values) in entries {
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(prefix);
+        if !numeric {
+            continue;
+        }
+        if values.len() == 1 {
+            push_num(&mut out, values[0], width);
+            continue;
+        }
+        out.push('[');
+        push_runs(&mut out, &values, width, "-");
+        out.push(']');
+    }
+    out
+}
+
+fn push_num(out: &mut String, v: u64, width: usize) {
+    use std::fmt::Write;
+    let _ = write!(out, "{v:0width$}");
+}
+
+/// Writes sorted, unique values as runs `a-b,c` (sep = `-`).
+fn push_runs(out: &mut String, values: &[u64], width: usize, sep: &str) {
+    let mut i = 0;
+    let mut first = true;
+    while i < values.len() {
+        let lo = values[i];
+        let mut j = i;
+        while j + 1 < values.len() && values[j + 1] == values[j] + 1 {
+            j += 1;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        push_num(out, lo, width);
+        if j > i {
+            out.push_str(sep);
+            push_num(out, values[j], width);
+        }
+        i = j + 1;
+    }
+}
+
+/// Writes numbers as a range list without brackets (`0-3,8-11`), as used by gres.conf `Cores`.
+pub fn format_ranges(values: &[u32]) -> String {
+    let mut v: Vec<u64> = values.iter().map(|&x| u64::from(x)).collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut out = String::new();
+    push_runs(&mut out, &v, 0, "-");
+    out
+}
+
+/// Parses a range list without brackets (`0-3,8-11`) into numbers, in written order.
+pub fn parse_ranges_u32(list: &str) -> Result<Vec<u32>, HostlistError> {
+    let mut out = Vec::new();
+    for (l, h, _) in parse_ranges(list, list)? {
+        if h - l >= MAX_EXPANDED as u64 || h > u64::from(u32::MAX) {
+            return Err(HostlistError::TooLarge {
+                list: list.to_string(),
+                limit: MAX_EXPANDED,
+            });
+        }
+        out.extend((l..=h).map(|v| v as u32));
+        if out.len() > MAX_EXPANDED {
+            return Err(HostlistError::TooLarge {
+                list: list.to_string(),
+                limit: MAX_EXPANDED,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_slurm_examples() {
+        assert_eq!(expand("vm").unwrap(), ["vm"]);
+        assert_eq!(expand("vm,vm[1-3]").unwrap(), ["vm", "vm1", "vm2", "vm3"]);
+        assert_eq!(
+            expand("node[01-03]").unwrap(),
+            ["node01", "node02", "node03"]
+        );
+        assert_eq!(expand("n[9-11]").unwrap(), ["n9", "n10", "n11"]);
+        assert_eq!(
+            expand("rack[0-1]_blade[0-1]").unwrap(),
+            [
+                "rack0_blade0",
+                "rack0_blade1",
+                "rack1_blade0",
+                "rack1_blade1"
+            ]
+        );
+        assert_eq!(
+            expand("/dev/nvidia[0,2-3]").unwrap(),
+            ["/dev/nvidia0", "/dev/nvidia2", "/dev/nvidia3"]
+        );
+        assert_eq!(expand("").unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn expand_rejects_bad_syntax() {
+        for bad in [
+            "a,,b", "n[1-", "n1]", "n[3-1]", "n[a]", "n[]", "n[[1]]", "a b", "n[1-2", ",",
+        ] {
+            assert!(expand(bad).is_err(), "{bad:?}");
+        }
+        assert!(matches!(
+            expand("n[0-99999999]"),
+            Err(HostlistError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn compresses() {
+        let names: Vec<String> = (1..=128).map(|i| format!("gpu-{i:03}")).collect();
+        assert_eq!(compress(&names), "gpu-[001-128]");
+        assert_eq!(compress(&["n10", "n9", "n11"]), "n[9-11]");
+        assert_eq!(compress(&["n09", "n10"]), "n[09-10]");
+        assert_eq!(
+            compress(&[
+                "/dev/nvidia3",
+                "/dev/nvidia0",
+                "/dev/nvidia1",
+                "/dev/nvidia2",
+                "/dev/nvidia5"
+            ]),
+            "/dev/nvidia[0-3,5]"
+        );
+        assert_eq!(compress(&["/dev/nvidia0"]), "/dev/nvidia0");
+        assert_eq!(compress(&["b", "a", "a", "c1"]), "a,b,c1");
+        assert_eq!(compress::<&str>(&[]), "");
+    }
+
+    #[test]
+    fn compress_keeps_widths_apart() {
+        let names = ["n9", "n09", "n10"];
+        let c = compress(&names);
+        let mut back = expand(&c).unwrap();
+        back.sort();
+        let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(back, want, "{c}");
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["gpu-10", "gpu-2", "cpu", "gpu-1"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["cpu", "gpu-1", "gpu-2", "gpu-10"]);
+    }
+
+    #[test]
+    fn core_ranges() {
+        assert_eq!(format_ranges(&[3, 0, 1, 2, 8]), "0-3,8");
+        assert_eq!(parse_ranges_u32("0-3,8").unwrap(), [0, 1, 2, 3, 8]);
+        assert!(parse_ranges_u32("3-1").is_err());
+    }
+}

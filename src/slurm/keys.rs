@@ -1,0 +1,234 @@
+//! Key tables: the charm-owned global keys, the keys each record accepts, and the keys each
+//! operator override may not set. Keys are case-insensitive in Slurm; lookups here are too, and
+//! every known key is rendered in its CamelCase spelling.
+
+/// A global slurm.conf key the charm owns (renders from the model; operators cannot override).
+/// `ClusterName` and `SlurmctldHost` are fields of [`super::SlurmConf`]; these are the rest,
+/// in render order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GlobalKey {
+    /// `SlurmctldParameters` (the charm needs `enable_configless`).
+    SlurmctldParameters,
+    /// `AuthType` (`auth/munge`).
+    AuthType,
+    /// `CredType` (`cred/munge`).
+    CredType,
+    /// `SlurmUser`.
+    SlurmUser,
+    /// `SlurmctldPort` (slurmd fetches its config from `<host>:6817`).
+    SlurmctldPort,
+    /// `SlurmdPort`.
+    SlurmdPort,
+    /// `StateSaveLocation`.
+    StateSaveLocation,
+    /// `SlurmdSpoolDir`.
+    SlurmdSpoolDir,
+    /// `SlurmctldPidFile`.
+    SlurmctldPidFile,
+    /// `SlurmdPidFile`.
+    SlurmdPidFile,
+    /// `SlurmctldLogFile`.
+    SlurmctldLogFile,
+    /// `SlurmdLogFile`.
+    SlurmdLogFile,
+    /// `GresTypes` (always includes `gpu`).
+    GresTypes,
+    /// `SelectType` (`select/cons_tres`).
+    SelectType,
+    /// `SelectTypeParameters` (`CR_CPU_Memory`).
+    SelectTypeParameters,
+    /// `ProctrackType` (`proctrack/cgroup`).
+    ProctrackType,
+    /// `TaskPlugin` (`task/cgroup,task/affinity`).
+    TaskPlugin,
+}
+
+impl GlobalKey {
+    /// Every owned global key, in render order.
+    pub const ALL: [GlobalKey; 17] = [
+        GlobalKey::SlurmctldParameters,
+        GlobalKey::AuthType,
+        GlobalKey::CredType,
+        GlobalKey::SlurmUser,
+        GlobalKey::SlurmctldPort,
+        GlobalKey::SlurmdPort,
+        GlobalKey::StateSaveLocation,
+        GlobalKey::SlurmdSpoolDir,
+        GlobalKey::SlurmctldPidFile,
+        GlobalKey::SlurmdPidFile,
+        GlobalKey::SlurmctldLogFile,
+        GlobalKey::SlurmdLogFile,
+        GlobalKey::GresTypes,
+        GlobalKey::SelectType,
+        GlobalKey::SelectTypeParameters,
+        GlobalKey::ProctrackType,
+        GlobalKey::TaskPlugin,
+    ];
+
+    /// The CamelCase key as written in slurm.conf.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GlobalKey::SlurmctldParameters => "SlurmctldParameters",
+            GlobalKey::AuthType => "AuthType",
+            GlobalKey::CredType => "CredType",
+            GlobalKey::SlurmUser => "SlurmUser",
+            GlobalKey::SlurmctldPort => "SlurmctldPort",
+            GlobalKey::SlurmdPort => "SlurmdPort",
+            GlobalKey::StateSaveLocation => "StateSaveLocation",
+            GlobalKey::SlurmdSpoolDir => "SlurmdSpoolDir",
+            GlobalKey::SlurmctldPidFile => "SlurmctldPidFile",
+            GlobalKey::SlurmdPidFile => "SlurmdPidFile",
+            GlobalKey::SlurmctldLogFile => "SlurmctldLogFile",
+            GlobalKey::SlurmdLogFile => "SlurmdLogFile",
+            GlobalKey::GresTypes => "GresTypes",
+            GlobalKey::SelectType => "SelectType",
+            GlobalKey::SelectTypeParameters => "SelectTypeParameters",
+            GlobalKey::ProctrackType => "ProctrackType",
+            GlobalKey::TaskPlugin => "TaskPlugin",
+        }
+    }
+
+    /// The charm's default value for this key.
+    pub fn default_value(self) -> &'static str {
+        match self {
+            GlobalKey::SlurmctldParameters => "enable_configless",
+            GlobalKey::AuthType => "auth/munge",
+            GlobalKey::CredType => "cred/munge",
+            GlobalKey::SlurmUser => "slurm",
+            GlobalKey::SlurmctldPort => "6817",
+            GlobalKey::SlurmdPort => "6818",
+            GlobalKey::StateSaveLocation => "/var/lib/slurm/slurmctld",
+            GlobalKey::SlurmdSpoolDir => "/var/lib/slurm/slurmd",
+            GlobalKey::SlurmctldPidFile => "/run/slurmctld.pid",
+            GlobalKey::SlurmdPidFile => "/run/slurmd.pid",
+            GlobalKey::SlurmctldLogFile => "/var/log/slurm/slurmctld.log",
+            GlobalKey::SlurmdLogFile => "/var/log/slurm/slurmd.log",
+            GlobalKey::GresTypes => "gpu",
+            GlobalKey::SelectType => "select/cons_tres",
+            GlobalKey::SelectTypeParameters => "CR_CPU_Memory",
+            GlobalKey::ProctrackType => "proctrack/cgroup",
+            GlobalKey::TaskPlugin => "task/cgroup,task/affinity",
+        }
+    }
+
+    /// Looks a key up case-insensitively.
+    pub fn from_key(key: &str) -> Option<GlobalKey> {
+        GlobalKey::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(key))
+    }
+}
+
+/// Keys that start a record line in slurm.conf (everything after them belongs to the record).
+pub const SLURM_RECORD_KEYS: [&str; 5] = [
+    "NodeName",
+    "PartitionName",
+    "DownNodes",
+    "NodeSet",
+    "FrontendName",
+];
+
+/// Node keys Slurm 22.05 accepts on a `NodeName` line (slurm.conf.5, NODE CONFIGURATION).
+pub const NODE_KEYS: [&str; 24] = [
+    "NodeName",
+    "BcastAddr",
+    "Boards",
+    "CoreSpecCount",
+    "CoresPerSocket",
+    "CpuBind",
+    "CPUs",
+    "CpuSpecList",
+    "Feature",
+    "Features",
+    "Gres",
+    "MemSpecLimit",
+    "NodeAddr",
+    "NodeHostname",
+    "Port",
+    "Procs",
+    "RealMemory",
+    "Reason",
+    "Sockets",
+    "SocketsPerBoard",
+    "State",
+    "ThreadsPerCore",
+    "TmpDisk",
+    "Weight",
+];
+
+/// Partition keys Slurm 22.05 accepts (slurm.conf.5, PARTITION CONFIGURATION).
+pub const PARTITION_KEYS: [&str; 41] = [
+    "PartitionName",
+    "AllocNodes",
+    "AllowAccounts",
+    "AllowGroups",
+    "AllowQos",
+    "Alternate",
+    "CpuBind",
+    "DefCpuPerGPU",
+    "DefMemPerCPU",
+    "DefMemPerGPU",
+    "DefMemPerNode",
+    "Default",
+    "DefaultTime",
+    "DenyAccounts",
+    "DenyQos",
+    "DisableRootJobs",
+    "ExclusiveUser",
+    "GraceTime",
+    "Hidden",
+    "LLN",
+    "MaxCPUsPerNode",
+    "MaxMemPerCPU",
+    "MaxMemPerNode",
+    "MaxNodes",
+    "MaxTime",
+    "MinNodes",
+    "Nodes",
+    "OverSubscribe",
+    "OverTimeLimit",
+    "PreemptMode",
+    "PriorityJobFactor",
+    "PriorityTier",
+    "QOS",
+    "ReqResv",
+    "ResumeTimeout",
+    "RootOnly",
+    "SelectTypeParameters",
+    "Shared",
+    "State",
+    "SuspendTime",
+    "SuspendTimeout",
+];
+
+/// Returns the canonical spelling of `key` from `table` (case-insensitive), if present.
+pub fn canonical(table: &[&'static str], key: &str) -> Option<&'static str> {
+    table.iter().copied().find(|k| k.eq_ignore_ascii_case(key))
+}
+
+/// Keys an operator may not set in `slurm-conf-parameters`: the owned global keys, plus
+/// `ClusterName`, `SlurmctldHost`, `SlurmctldAddr`, `ControlMachine`, `BackupController`,
+/// `Include` and every record key.
+pub fn owned_global(key: &str) -> Option<&'static str> {
+    const OTHERS: [&str; 6] = [
+        "ClusterName",
+        "SlurmctldHost",
+        "SlurmctldAddr",
+        "ControlMachine",
+        "BackupController",
+        "Include",
+    ];
+    GlobalKey::from_key(key)
+        .map(GlobalKey::as_str)
+        .or_else(|| canonical(&OTHERS, key))
+        .or_else(|| canonical(&SLURM_RECORD_KEYS, key))
+}
+
+/// Keys an operator may not set in `partition-config`: the charm names the partition, lists
+/// its nodes and decides which partition is the default (`default-partition`).
+pub const PARTITION_OWNED: [&str; 3] = ["PartitionName", "Nodes", "Default"];
+
+/// Keys an operator may not set in `node-config`: the node name and its detected GRES
+/// (an override replaced the detected list in the reference charm, 6.1 #4), and the
+/// addressing keys that must stay per-node.
+pub const NODE_OWNED: [&str; 4] = ["NodeName", "Gres", "NodeAddr", "NodeHostname"];

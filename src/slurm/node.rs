@@ -1,0 +1,355 @@
+//! slurm.conf `NodeName` records: [`NodeConf`], its [`GresSpec`] entries and [`NodeState`].
+
+use std::fmt;
+
+use super::error::ConfigError;
+use super::keys::{NODE_KEYS, canonical};
+use super::validate::{
+    parse_count, parse_u32, parse_u64, validate_gres_name, validate_gres_type, validate_key,
+    validate_name, validate_node_name, validate_text, validate_value,
+};
+
+/// A node state as `NodeName ... State=` and `DownNodes ... State=` accept it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeState {
+    /// `CLOUD`.
+    Cloud,
+    /// `DOWN`.
+    Down,
+    /// `DRAIN`.
+    Drain,
+    /// `FAIL`.
+    Fail,
+    /// `FAILING`.
+    Failing,
+    /// `FUTURE`.
+    Future,
+    /// `UNKNOWN`.
+    Unknown,
+}
+
+impl NodeState {
+    /// The upper-case spelling Slurm documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Cloud => "CLOUD",
+            NodeState::Down => "DOWN",
+            NodeState::Drain => "DRAIN",
+            NodeState::Fail => "FAIL",
+            NodeState::Failing => "FAILING",
+            NodeState::Future => "FUTURE",
+            NodeState::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Parses a state (case-insensitive).
+    pub fn parse(key: &str, value: &str) -> Result<NodeState, ConfigError> {
+        let all = [
+            NodeState::Cloud,
+            NodeState::Down,
+            NodeState::Drain,
+            NodeState::Fail,
+            NodeState::Failing,
+            NodeState::Future,
+            NodeState::Unknown,
+        ];
+        all.into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(value))
+            .ok_or_else(|| {
+                ConfigError::invalid(
+                    key,
+                    value,
+                    "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE or UNKNOWN",
+                )
+            })
+    }
+}
+
+impl fmt::Display for NodeState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One entry of a node's `Gres=` list: `<name>[:<type>][:no_consume]:<count>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GresSpec {
+    /// GRES name, e.g. `gpu`.
+    pub name: String,
+    /// GRES type, e.g. `tesla_t4` (byte-identical to gres.conf `Type=`).
+    pub gres_type: Option<String>,
+    /// The `no_consume` flag.
+    pub no_consume: bool,
+    /// Count (always written).
+    pub count: u64,
+}
+
+impl GresSpec {
+    /// A typed GPU entry `gpu:<gres_type>:<count>`.
+    pub fn gpu(gres_type: &str, count: u64) -> GresSpec {
+        GresSpec {
+            name: "gpu".to_string(),
+            gres_type: Some(gres_type.to_string()),
+            no_consume: false,
+            count,
+        }
+    }
+
+    /// Parses one entry (`gpu:tesla_t4:2`, `gpu:2`, `gpu`, `mps:no_consume:100`).
+    pub fn parse(text: &str) -> Result<GresSpec, ConfigError> {
+        let parts: Vec<&str> = text.split(':').collect();
+        let bad = |why: &str| ConfigError::invalid("Gres", text, why);
+        let (name, middle, count) = match parts.as_slice() {
+            [name] => (*name, &[][..], None),
+            [name, rest @ .., last] => match parse_count("Gres", last) {
+                Ok(n) => (*name, rest, Some(n)),
+                Err(_) => (*name, &parts[1..], None),
+            },
+            [] => return Err(bad("empty GRES entry")),
+        };
+        validate_gres_name(name)
+            .map_err(|_| bad("GRES name must be lower-case letters, digits and '_'"))?;
+        let (gres_type, no_consume) = match middle {
+            [] => (None, false),
+            ["no_consume"] => (None, true),
+            [t] => (Some(*t), false),
+            [t, "no_consume"] => (Some(*t), true),
+            _ => return Err(bad("expected <name>[:<type>][:no_consume]:<count>")),
+        };
+        if let Some(t) = gres_type {
+            validate_gres_type(t).map_err(|e| match e {
+                ConfigError::InvalidValue { reason, .. } => bad(&reason),
+                other => other,
+            })?;
+        }
+        Ok(GresSpec {
+            name: name.to_string(),
+            gres_type: gres_type.map(str::to_string),
+            no_consume,
+            count: count.unwrap_or(1),
+        })
+    }
+
+    /// Checks the name and type (as [`GresSpec::parse`] would).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let back = GresSpec::parse(&self.to_string())?;
+        if &back != self {
+            return Err(ConfigError::invalid(
+                "Gres",
+                &self.to_string(),
+                "does not round-trip",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `name` or `name:type`, used in error messages and matching.
+    pub fn key(&self) -> String {
+        match &self.gres_type {
+            Some(t) => format!("{}:{}", self.name, t),
+            None => self.name.clone(),
+        }
+    }
+}
+
+impl fmt::Display for GresSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if let Some(t) = &self.gres_type {
+            write!(f, ":{t}")?;
+        }
+        if self.no_consume {
+            f.write_str(":no_consume")?;
+        }
+        write!(f, ":{}", self.count)
+    }
+}
+
+/// One node of slurm.conf. The renderer writes `NodeName=` first, then the fields in this
+/// order, then `extra` in order; nodes with identical fields share one hostlist line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeConf {
+    /// Node name (a host name; one node per `NodeConf`).
+    pub name: String,
+    /// `CPUs`.
+    pub cpus: Option<u32>,
+    /// `Boards`.
+    pub boards: Option<u32>,
+    /// `SocketsPerBoard`.
+    pub sockets_per_board: Option<u32>,
+    /// `CoresPerSocket`.
+    pub cores_per_socket: Option<u32>,
+    /// `ThreadsPerCore`.
+    pub threads_per_core: Option<u32>,
+    /// `RealMemory` (MB).
+    pub real_memory: Option<u64>,
+    /// `Gres` entries, in order (the order sets Slurm's device index order).
+    pub gres: Vec<GresSpec>,
+    /// `MemSpecLimit` (MB).
+    pub mem_spec_limit: Option<u64>,
+    /// `Features` (comma list).
+    pub features: Vec<String>,
+    /// `Weight`.
+    pub weight: Option<u32>,
+    /// `State`.
+    pub state: Option<NodeState>,
+    /// `Reason` (free text, written quoted).
+    pub reason: Option<String>,
+    /// Other node keys (`TmpDisk`, `NodeAddr`, ...), CamelCase, in order.
+    pub extra: Vec<(String, String)>,
+}
+
+impl NodeConf {
+    /// A node with only its name set.
+    pub fn new(name: &str) -> NodeConf {
+        NodeConf {
+            name: name.to_string(),
+            ..NodeConf::default()
+        }
+    }
+
+    /// Sets one key (case-insensitive) from its text value, validating it. `NodeName` sets the
+    /// name; an unknown key is an error; a key given twice replaces the earlier value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        validate_key(key, "NodeName line")?;
+        let Some(key) = canonical(&NODE_KEYS, key) else {
+            return Err(ConfigError::InvalidKey {
+                key: key.to_string(),
+                context: "NodeName line".to_string(),
+                reason: "not a Slurm 22.05 node key".to_string(),
+            });
+        };
+        match key {
+            "NodeName" => {
+                validate_node_name(value)?;
+                self.name = value.to_string();
+            }
+            "CPUs" => self.cpus = Some(parse_u32(key, value)?),
+            "Boards" => self.boards = Some(parse_u32(key, value)?),
+            "SocketsPerBoard" => self.sockets_per_board = Some(parse_u32(key, value)?),
+            "CoresPerSocket" => self.cores_per_socket = Some(parse_u32(key, value)?),
+            "ThreadsPerCore" => self.threads_per_core = Some(parse_u32(key, value)?),
+            "RealMemory" => self.real_memory = Some(parse_u64(key, value)?),
+            "MemSpecLimit" => self.mem_spec_limit = Some(parse_u64(key, value)?),
+            "Weight" => self.weight = Some(parse_u32(key, value)?),
+            "State" => self.state = Some(NodeState::parse(key, value)?),
+            "Reason" => {
+                validate_text(key, value)?;
+                self.reason = Some(value.to_string());
+            }
+            "Gres" => {
+                self.gres = value
+                    .split(',')
+                    .map(GresSpec::parse)
+                    .collect::<Result<_, _>>()?;
+            }
+            "Feature" | "Features" => {
+                self.features = value
+                    .split(',')
+                    .map(|f| validate_name("Features", f).map(|()| f.to_string()))
+                    .collect::<Result<_, _>>()?;
+            }
+            other => {
+                validate_value(other, value)?;
+                if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
+                    slot.1 = value.to_string();
+                } else {
+                    self.extra.push((other.to_string(), value.to_string()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every field as [`NodeConf::set`] would.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        validate_node_name(&self.name)?;
+        for g in &self.gres {
+            g.validate()?;
+        }
+        for f in &self.features {
+            validate_name("Features", f)?;
+        }
+        if let Some(r) = &self.reason {
+            validate_text("Reason", r)?;
+        }
+        for (k, v) in &self.extra {
+            match canonical(&NODE_KEYS, k) {
+                Some(c) if c == k && !MODELLED.contains(&c) => validate_value(k, v)?,
+                _ => {
+                    return Err(ConfigError::InvalidKey {
+                        key: k.clone(),
+                        context: format!("node {}", self.name),
+                        reason: "extra keys must be CamelCase Slurm node keys that the model does not have a field for".to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Node keys with a field in [`NodeConf`] (never in `extra`).
+const MODELLED: [&str; 14] = [
+    "NodeName",
+    "CPUs",
+    "Boards",
+    "SocketsPerBoard",
+    "CoresPerSocket",
+    "ThreadsPerCore",
+    "RealMemory",
+    "Gres",
+    "MemSpecLimit",
+    "Feature",
+    "Features",
+    "Weight",
+    "State",
+    "Reason",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gres_spec_forms() {
+        assert_eq!(
+            GresSpec::parse("gpu:tesla_t4:2").unwrap(),
+            GresSpec::gpu("tesla_t4", 2)
+        );
+        let g = GresSpec::parse("gpu:2").unwrap();
+        assert_eq!((g.gres_type.as_deref(), g.count), (None, 2));
+        assert_eq!(GresSpec::parse("gpu").unwrap().count, 1);
+        let m = GresSpec::parse("mps:no_consume:100").unwrap();
+        assert!(m.no_consume && m.count == 100);
+        assert_eq!(
+            GresSpec::parse("gpu:t4:no_consume:4").unwrap().to_string(),
+            "gpu:t4:no_consume:4"
+        );
+        for bad in [
+            "",
+            "GPU:t4:1",
+            "gpu:Tesla_T4:1",
+            "gpu:a:b:c:1",
+            "gpu::1",
+            "gpu:t 4:1",
+        ] {
+            assert!(GresSpec::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn node_set_validates() {
+        let mut n = NodeConf::new("vm");
+        n.set("cpus", "4").unwrap();
+        n.set("TMPDISK", "100").unwrap();
+        assert_eq!(n.cpus, Some(4));
+        assert_eq!(n.extra, [("TmpDisk".to_string(), "100".to_string())]);
+        assert!(n.set("CPUs", "four").is_err());
+        assert!(n.set("Bogus", "1").is_err());
+        assert!(n.set("Weight", "1 State=DOWN").is_err());
+        assert!(n.set("NodeAddr", "a#b").is_err());
+        n.set("Reason", "New node.").unwrap();
+        n.validate().unwrap();
+    }
+}

@@ -1,0 +1,125 @@
+//! The slurm.conf model: charm-owned globals, pass-through keys, includes and records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::error::ConfigError;
+use super::hostlist::natural_cmp;
+use super::keys::{GlobalKey, owned_global};
+use super::node::NodeConf;
+use super::partition::{DownNodes, NodeSet, Partition};
+use super::validate::{validate_key, validate_name, validate_token, validate_value};
+
+/// slurm.conf as the charm owns it. Equality is on the normalised form
+/// ([`SlurmConf::normalized`]): `parse(render(x)) == x.normalized()`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SlurmConf {
+    /// `ClusterName` (required to render).
+    pub cluster_name: String,
+    /// `SlurmctldHost` lines, primary first (at least one to render).
+    pub slurmctld_hosts: Vec<String>,
+    /// Charm-owned global keys ([`GlobalKey`]), written in [`GlobalKey::ALL`] order.
+    pub owned: BTreeMap<GlobalKey, String>,
+    /// Other global keys (operator `slurm-conf-parameters`), as written, in order.
+    pub extra: Vec<(String, String)>,
+    /// `Include` files, in order.
+    pub includes: Vec<String>,
+    /// Nodes, one per node (the renderer folds identical ones into hostlist lines).
+    pub nodes: Vec<NodeConf>,
+    /// NodeSets.
+    pub node_sets: Vec<NodeSet>,
+    /// Partitions.
+    pub partitions: Vec<Partition>,
+    /// DownNodes lines.
+    pub down_nodes: Vec<DownNodes>,
+}
+
+impl SlurmConf {
+    /// A configuration with the charm's defaults for every [`GlobalKey`] and no nodes.
+    pub fn new(cluster_name: &str, slurmctld_host: &str) -> SlurmConf {
+        SlurmConf {
+            cluster_name: cluster_name.to_string(),
+            slurmctld_hosts: vec![slurmctld_host.to_string()],
+            owned: GlobalKey::ALL
+                .into_iter()
+                .map(|k| (k, k.default_value().to_string()))
+                .collect(),
+            ..SlurmConf::default()
+        }
+    }
+
+    /// Sets an owned global key, validating the value as a token.
+    pub fn set_owned(&mut self, key: GlobalKey, value: &str) -> Result<(), ConfigError> {
+        validate_token(key.as_str(), value)?;
+        self.owned.insert(key, value.to_string());
+        Ok(())
+    }
+
+    /// Sets any global key (case-insensitive): `ClusterName`, `SlurmctldHost` (appends),
+    /// an owned key, or a pass-through key (replaced in place when already present).
+    /// Record keys (`NodeName`, ...) and `Include` are refused here.
+    pub fn set_global(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        validate_key(key, "slurm.conf")?;
+        if key.eq_ignore_ascii_case("ClusterName") {
+            validate_name("ClusterName", value)?;
+            self.cluster_name = value.to_string();
+        } else if key.eq_ignore_ascii_case("SlurmctldHost") {
+            validate_token("SlurmctldHost", value)?;
+            self.slurmctld_hosts.push(value.to_string());
+        } else if let Some(k) = GlobalKey::from_key(key) {
+            self.set_owned(k, value)?;
+        } else if let Some(owned) = owned_global(key) {
+            return Err(ConfigError::InvalidKey {
+                key: key.to_string(),
+                context: "slurm.conf globals".to_string(),
+                reason: format!("{owned} is not a global key of this model"),
+            });
+        } else {
+            validate_value(key, value)?;
+            if let Some(slot) = self
+                .extra
+                .iter_mut()
+                .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            {
+                slot.1 = value.to_string();
+            } else {
+                self.extra.push((key.to_string(), value.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names listed in `GresTypes` (lower-cased).
+    pub fn gres_types(&self) -> BTreeSet<String> {
+        self.owned
+            .get(&GlobalKey::GresTypes)
+            .map(|v| v.split(',').map(str::to_ascii_lowercase).collect())
+            .unwrap_or_default()
+    }
+
+    /// The normal form: nodes, node sets and partitions in natural name order; GRES lists,
+    /// features and `extra` keep their order; DownNodes lines with the same state and reason
+    /// merged, sorted by (state, reason).
+    pub fn normalized(&self) -> SlurmConf {
+        let mut out = self.clone();
+        out.nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        out.node_sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        out.partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        let mut merged: BTreeMap<(Option<super::NodeState>, Option<String>), DownNodes> =
+            BTreeMap::new();
+        for d in &self.down_nodes {
+            let entry = merged
+                .entry((d.state, d.reason.clone()))
+                .or_insert_with(|| DownNodes {
+                    nodes: BTreeSet::new(),
+                    state: d.state,
+                    reason: d.reason.clone(),
+                });
+            entry.nodes.extend(d.nodes.iter().cloned());
+        }
+        out.down_nodes = merged
+            .into_values()
+            .filter(|d| !d.nodes.is_empty())
+            .collect();
+        out
+    }
+}
