@@ -1,1 +1,86 @@
-//! charms module (placeholder, filled by its issue).
+//! The two charms, each `observe -> desired -> apply` (ARCHITECTURE.md §3):
+//!
+//! - [`slurmd`]: compute node; detects GPUs and node facts, publishes the `node` record, runs
+//!   slurmd configless against the controller.
+//! - [`slurmctld`]: controller; renders slurm.conf and gres.conf from every related unit's data,
+//!   restarts or reconfigures slurmctld only when the files change.
+//!
+//! [`run`] is the entry point `main.rs` calls: it picks the charm from the `name:` in
+//! `$JUJU_CHARM_DIR/metadata.yaml` and runs one hook against the real host
+//! (`SLURM_CHARMS_ROOT`, commands on `PATH`). [`run_with`] is the same with an explicit charm
+//! kind and host, for tests.
+
+pub mod error;
+pub mod host;
+pub mod slurmctld;
+pub mod slurmd;
+mod util;
+
+pub use error::CharmError;
+pub use host::{Cmd, CmdOutput, Host, HostError, Owner, RecordingRunner, Runner, SystemRunner};
+
+use crate::juju::backend::ModelBackend;
+use crate::juju::event::HookContext;
+
+/// Which charm this binary is serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CharmKind {
+    /// The compute-node charm (`name: slurmd`).
+    Slurmd,
+    /// The controller charm (`name: slurmctld`).
+    Slurmctld,
+}
+
+impl CharmKind {
+    /// Maps a metadata `name:` to a charm.
+    pub fn from_name(name: &str) -> Result<Self, CharmError> {
+        match name {
+            "slurmd" => Ok(Self::Slurmd),
+            "slurmctld" => Ok(Self::Slurmctld),
+            other => Err(CharmError::UnknownCharm(other.to_string())),
+        }
+    }
+
+    /// Reads `name:` from `<charm_dir>/metadata.yaml`.
+    pub fn from_charm_dir(charm_dir: &std::path::Path) -> Result<Self, CharmError> {
+        let path = charm_dir.join("metadata.yaml");
+        let text = std::fs::read_to_string(&path).map_err(|e| CharmError::Metadata {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        let meta: serde_yaml::Value =
+            serde_yaml::from_str(&text).map_err(|e| CharmError::Metadata {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        let name = meta
+            .get("name")
+            .and_then(serde_yaml::Value::as_str)
+            .ok_or_else(|| CharmError::Metadata {
+                path: path.clone(),
+                reason: "no `name:`".into(),
+            })?;
+        Self::from_name(name)
+    }
+}
+
+/// Runs one hook of whichever charm `ctx.charm_dir` holds, on the real host.
+pub fn run<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<(), CharmError> {
+    let kind = CharmKind::from_charm_dir(&ctx.charm_dir)?;
+    let runner = SystemRunner;
+    let host = Host::new(Host::root_from_env(), &runner);
+    run_with(kind, ctx, backend, &host)
+}
+
+/// Runs one hook of `kind` against `host`.
+pub fn run_with<B: ModelBackend>(
+    kind: CharmKind,
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
+) -> Result<(), CharmError> {
+    match kind {
+        CharmKind::Slurmd => slurmd::handle(ctx, backend, host),
+        CharmKind::Slurmctld => slurmctld::handle(ctx, backend, host),
+    }
+}

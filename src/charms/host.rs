@@ -1,0 +1,537 @@
+//! The charms' view of the machine: files under `SLURM_CHARMS_ROOT` (docs/CONTRACTS.md) and
+//! external commands. Everything a charm does to the host goes through [`Host`], so tests can
+//! point it at a scratch directory and a recording command runner.
+//!
+//! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory)
+//! and skipped when the bytes and mode are already right.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Environment variable naming the prefix of every host path (default `/`).
+pub const ROOT_ENV: &str = "SLURM_CHARMS_ROOT";
+
+/// A failure touching the host.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// Reading a file failed (other than it being absent).
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The full path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Writing, renaming or setting the mode of a file failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The full path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file owner could not be set.
+    #[error("cannot give {path} to {user}:{group}: {reason}")]
+    Owner {
+        /// The full path.
+        path: PathBuf,
+        /// Wanted user.
+        user: String,
+        /// Wanted group.
+        group: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A command could not be started.
+    #[error("cannot run `{command}`: {source} (is it installed and on PATH?)")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A command exited non-zero.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// Exit status in words.
+        status: String,
+        /// The end of its stderr (or stdout when stderr is empty).
+        stderr: String,
+    },
+}
+
+/// A command line: program (looked up on `PATH`) and arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    /// Program name, e.g. `systemctl`.
+    pub program: String,
+    /// Arguments.
+    pub args: Vec<String>,
+}
+
+impl Cmd {
+    /// Builds a command from a program and its arguments.
+    pub fn new<I, S>(program: &str, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            program: program.to_string(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl fmt::Display for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program)?;
+        for a in &self.args {
+            if a.is_empty() || a.chars().any(|c| c.is_whitespace() || c == '"') {
+                write!(f, " {a:?}")?;
+            } else {
+                write!(f, " {a}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command printed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CmdOutput {
+    /// Exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+impl CmdOutput {
+    /// True for exit code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs external commands.
+pub trait Runner {
+    /// Runs `cmd` to completion and returns what it printed.
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError>;
+}
+
+/// Runs commands for real, found on `PATH`, with no stdin.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemRunner;
+
+impl Runner for SystemRunner {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        let out = std::process::Command::new(&cmd.program)
+            .args(&cmd.args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|source| HostError::Spawn {
+                command: cmd.to_string(),
+                source,
+            })?;
+        Ok(CmdOutput {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+}
+
+/// Test runner: records every command and answers from a table (program + first argument →
+/// output); anything else succeeds with empty output.
+#[derive(Debug, Default)]
+pub struct RecordingRunner {
+    /// Commands in the order they ran.
+    pub calls: Mutex<Vec<Cmd>>,
+    /// Canned answers keyed by `"<program> <first arg>"` or `"<program>"`.
+    pub answers: Mutex<Vec<(String, CmdOutput)>>,
+}
+
+impl RecordingRunner {
+    /// Registers the output of commands whose line starts with `prefix`.
+    pub fn answer(&self, prefix: &str, out: CmdOutput) {
+        if let Ok(mut a) = self.answers.lock() {
+            a.push((prefix.to_string(), out));
+        }
+    }
+
+    /// The command lines run so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.calls
+            .lock()
+            .map(|c| c.iter().map(ToString::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets the recorded commands.
+    pub fn clear(&self) {
+        if let Ok(mut c) = self.calls.lock() {
+            c.clear();
+        }
+    }
+}
+
+impl Runner for RecordingRunner {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        if let Ok(mut c) = self.calls.lock() {
+            c.push(cmd.clone());
+        }
+        let line = cmd.to_string();
+        let answers = self.answers.lock().map(|a| a.clone()).unwrap_or_default();
+        let found = answers
+            .into_iter()
+            .rev()
+            .find(|(p, _)| line.starts_with(p.as_str()));
+        Ok(found.map(|(_, o)| o).unwrap_or(CmdOutput {
+            code: Some(0),
+            ..Default::default()
+        }))
+    }
+}
+
+/// File owner by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    /// User name, e.g. `slurm`.
+    pub user: &'static str,
+    /// Group name.
+    pub group: &'static str,
+}
+
+/// The machine: a root directory for paths plus a command runner.
+pub struct Host<'r> {
+    root: PathBuf,
+    runner: &'r dyn Runner,
+}
+
+impl<'r> Host<'r> {
+    /// A host rooted at `root` running commands with `runner`.
+    pub fn new(root: impl Into<PathBuf>, runner: &'r dyn Runner) -> Self {
+        Self {
+            root: root.into(),
+            runner,
+        }
+    }
+
+    /// The root from `SLURM_CHARMS_ROOT` (default `/`).
+    pub fn root_from_env() -> PathBuf {
+        std::env::var_os(ROOT_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"))
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// True when running against the real `/` (production).
+    pub fn is_real_root(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    /// The full path of a host path such as `/etc/slurm/slurm.conf`.
+    pub fn path(&self, host_path: &str) -> PathBuf {
+        self.root.join(host_path.trim_start_matches('/'))
+    }
+
+    /// True if the host path exists.
+    pub fn exists(&self, host_path: &str) -> bool {
+        self.path(host_path).exists()
+    }
+
+    /// The file's bytes, or `None` if it does not exist.
+    pub fn read(&self, host_path: &str) -> Result<Option<Vec<u8>>, HostError> {
+        let path = self.path(host_path);
+        match std::fs::read(&path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(HostError::Read { path, source }),
+        }
+    }
+
+    /// Removes a file; absent is fine.
+    pub fn remove(&self, host_path: &str) -> Result<(), HostError> {
+        let path = self.path(host_path);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(HostError::Write { path, source }),
+        }
+    }
+
+    /// Writes `data` atomically with `mode` and `owner` unless the file already holds exactly
+    /// these bytes (then only a wrong mode or owner is fixed). Returns true if the bytes changed.
+    pub fn write(
+        &self,
+        host_path: &str,
+        data: &[u8],
+        mode: u32,
+        owner: Option<Owner>,
+    ) -> Result<bool, HostError> {
+        let path = self.path(host_path);
+        if self.read(host_path)?.as_deref() == Some(data) {
+            let meta = std::fs::metadata(&path).map_err(|source| HostError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            if meta.permissions().mode() & 0o7777 != mode {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(
+                    |source| HostError::Write {
+                        path: path.clone(),
+                        source,
+                    },
+                )?;
+            }
+            self.chown(&path, owner)?;
+            return Ok(false);
+        }
+        let werr = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| HostError::Write { path, source }
+        };
+        let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
+        let mut tmp_name = OsString::from(".");
+        tmp_name.push(path.file_name().unwrap_or_default());
+        tmp_name.push(format!(".tmp-{}", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        {
+            let mut f = std::fs::File::create(&tmp).map_err(werr(&tmp))?;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(werr(&tmp))?;
+            f.write_all(data).map_err(werr(&tmp))?;
+            f.sync_all().map_err(werr(&tmp))?;
+        }
+        if let Err(e) = self.chown(&tmp, owner) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, &path).map_err(werr(&path))?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(true)
+    }
+
+    fn chown(&self, path: &Path, owner: Option<Owner>) -> Result<(), HostError> {
+        let Some(owner) = owner else { return Ok(()) };
+        let err = |reason: String| HostError::Owner {
+            path: path.to_path_buf(),
+            user: owner.user.into(),
+            group: owner.group.into(),
+            reason,
+        };
+        let ids = lookup_id("/etc/passwd", owner.user)
+            .and_then(|u| lookup_id("/etc/group", owner.group).map(|g| (u, g)));
+        let result = match ids {
+            Some((uid, gid)) => {
+                std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| err(e.to_string()))
+            }
+            None => Err(err(
+                "no such user or group (is the package that creates it installed?)".into(),
+            )),
+        };
+        match result {
+            // Under a test root the users may not exist, or we may not be root: not an error.
+            Err(e) if !self.is_real_root() => {
+                tracing::debug!("{e} (ignored under {ROOT_ENV})");
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Runs a command and returns its output whatever the exit code.
+    pub fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        tracing::debug!("running {cmd}");
+        self.runner.run(cmd)
+    }
+
+    /// Runs a command and fails unless it exits 0.
+    pub fn run_ok(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        let out = self.run(cmd)?;
+        if out.success() {
+            return Ok(out);
+        }
+        let text = if out.stderr.trim().is_empty() {
+            &out.stdout
+        } else {
+            &out.stderr
+        };
+        let tail: String = text
+            .trim()
+            .chars()
+            .rev()
+            .take(400)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        Err(HostError::Failed {
+            command: cmd.to_string(),
+            status: out.code.map_or_else(
+                || "killed by a signal".to_string(),
+                |c| format!("exit code {c}"),
+            ),
+            stderr: tail,
+        })
+    }
+
+    /// `n` random bytes from the kernel (`/dev/urandom` of the real machine).
+    pub fn random_bytes(&self, n: usize) -> Result<Vec<u8>, HostError> {
+        use std::io::Read;
+        let path = PathBuf::from("/dev/urandom");
+        let mut buf = vec![0u8; n];
+        std::fs::File::open(&path)
+            .and_then(|mut f| f.read_exact(&mut buf))
+            .map_err(|source| HostError::Read { path, source })?;
+        Ok(buf)
+    }
+
+    /// This machine's short host name: `<root>/proc/sys/kernel/hostname` (tests may plant it),
+    /// falling back to the real kernel's.
+    pub fn hostname(&self) -> Result<String, HostError> {
+        let planted = self.read("/proc/sys/kernel/hostname")?;
+        let raw = match planted {
+            Some(b) => b,
+            None => {
+                let path = PathBuf::from("/proc/sys/kernel/hostname");
+                std::fs::read(&path).map_err(|source| HostError::Read { path, source })?
+            }
+        };
+        let text = String::from_utf8_lossy(&raw);
+        Ok(text
+            .trim()
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_string())
+    }
+}
+
+/// Finds the numeric id of `name` in a passwd/group style file.
+fn lookup_id(file: &str, name: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|line| {
+        let mut f = line.split(':');
+        (f.next()? == name).then_some(())?;
+        f.next()?;
+        f.next()?.parse().ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_atomically_and_skips_identical_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = RecordingRunner::default();
+        let host = Host::new(dir.path(), &runner);
+        assert!(
+            host.write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+                .unwrap()
+        );
+        let p = dir.path().join("etc/slurm/slurm.conf");
+        assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        let before = std::fs::metadata(&p).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            !host
+                .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+                .unwrap()
+        );
+        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
+        // Mode drift is fixed without a rewrite.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(
+            !host
+                .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+                .unwrap()
+        );
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        assert!(
+            host.write("/etc/slurm/slurm.conf", b"b\n", 0o400, None)
+                .unwrap()
+        );
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o400
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("etc/slurm"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    }
+
+    #[test]
+    fn commands_are_recorded_and_failures_explained() {
+        let runner = RecordingRunner::default();
+        runner.answer(
+            "scontrol reconfigure",
+            CmdOutput {
+                code: Some(1),
+                stderr: "slurm_reconfigure error: Unable to contact slurm controller".into(),
+                ..Default::default()
+            },
+        );
+        let host = Host::new("/nonexistent", &runner);
+        host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))
+            .unwrap();
+        let e = host
+            .run_ok(&Cmd::new("scontrol", ["reconfigure"]))
+            .unwrap_err();
+        assert!(e.to_string().contains("Unable to contact"), "{e}");
+        assert_eq!(
+            runner.lines(),
+            ["systemctl restart slurmctld", "scontrol reconfigure"]
+        );
+        assert_eq!(
+            Cmd::new("scontrol", ["update", "reason=New node."]).to_string(),
+            "scontrol update \"reason=New node.\""
+        );
+    }
+
+    #[test]
+    fn missing_program_is_a_clear_error() {
+        let host = Host::new("/", &SystemRunner);
+        let e = host
+            .run(&Cmd::new("no-such-program-xyz", ["x"]))
+            .unwrap_err();
+        assert!(e.to_string().contains("is it installed"), "{e}");
+    }
+
+    #[test]
+    fn hostname_can_be_planted() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = RecordingRunner::default();
+        let host = Host::new(dir.path(), &runner);
+        assert!(!host.hostname().unwrap().is_empty());
+        std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+        std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "ctl-0.lan\n").unwrap();
+        assert_eq!(host.hostname().unwrap(), "ctl-0");
+    }
+}

@@ -1,0 +1,113 @@
+//! Applies the slurmd charm's desired state: relation data only when changed, files only when
+//! their bytes differ, restarts only when the config server, the key or the GPUs changed.
+
+use super::desired::Desired;
+use super::observe::Observed;
+use super::{MUNGE_KEY, SLURMD_DEFAULTS};
+use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::host::{Cmd, Host, Owner};
+use crate::charms::util::status;
+use crate::interface::{NODE_KEY, PARTITION_KEY};
+use crate::juju::backend::{Bag, ModelBackend, Status, StatusKind};
+
+const MUNGE: Owner = Owner {
+    user: "munge",
+    group: "munge",
+};
+const ROOT: Owner = Owner {
+    user: "root",
+    group: "root",
+};
+
+/// Applies `des`; returns the status to set.
+pub fn apply<B: ModelBackend>(
+    backend: &B,
+    host: &Host<'_>,
+    obs: &Observed,
+    des: &Desired,
+) -> Result<Status, CharmError> {
+    for w in &des.warnings {
+        tracing::warn!("{w}");
+    }
+    if let Some(rel) = &obs.relation {
+        if let Some(raw) = &des.publish_node {
+            tracing::info!("publishing this node's record");
+            let bag = Bag::from([(NODE_KEY.to_string(), raw.clone())]);
+            backend.relation_set(rel, false, &bag).juju()?;
+        }
+        if let Some(raw) = &des.publish_partition {
+            tracing::info!("publishing partition {raw}");
+            let bag = Bag::from([(PARTITION_KEY.to_string(), raw.clone())]);
+            backend.relation_set(rel, true, &bag).juju()?;
+        }
+    }
+    if obs.relation_broken && obs.relation.is_none() {
+        tracing::info!("slurmctld relation removed: stopping slurmd");
+        host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
+        host.remove(SLURMD_DEFAULTS)?;
+        return Ok(des.status.clone());
+    }
+    let (Some(cluster), Some(defaults)) = (&des.cluster, &des.defaults) else {
+        return Ok(des.status.clone());
+    };
+    let key_changed = host.write(MUNGE_KEY, &cluster.munge_key, 0o400, Some(MUNGE))?;
+    if key_changed {
+        tracing::info!("munge key changed: restarting munge");
+        host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
+    }
+    let server_changed = host.write(SLURMD_DEFAULTS, defaults.as_bytes(), 0o644, Some(ROOT))?;
+    let missing = ensure_device_files(host, &des.device_files)?;
+    if !missing.is_empty() {
+        return Ok(status(
+            StatusKind::Blocked,
+            format!(
+                "GPU device files missing: {} (load the NVIDIA driver or run nvidia-modprobe; slurmd not started)",
+                missing.join(",")
+            ),
+        ));
+    }
+    let why = if key_changed {
+        Some("the munge key changed")
+    } else if server_changed {
+        Some("the config server changed")
+    } else if des.gres_changed {
+        Some("this node's GPUs changed")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => {
+            tracing::info!("restarting slurmd: {why}");
+            host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
+        }
+        None => {
+            let active = host.run(&Cmd::new("systemctl", ["is-active", "--quiet", "slurmd"]))?;
+            if !active.success() {
+                tracing::info!("slurmd is not running: starting it");
+                host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
+            }
+        }
+    }
+    Ok(des.status.clone())
+}
+
+/// Makes sure every `/dev/nvidiaN` slurmd will be told about exists (slurmd exits when one is
+/// missing); tries `nvidia-modprobe -c N` for missing ones. Returns those still missing.
+pub fn ensure_device_files(host: &Host<'_>, files: &[String]) -> Result<Vec<String>, CharmError> {
+    let mut missing = Vec::new();
+    for f in files {
+        if host.exists(f) {
+            continue;
+        }
+        if let Some(minor) = f.strip_prefix("/dev/nvidia") {
+            let out = host.run(&Cmd::new("nvidia-modprobe", ["-c", minor]));
+            if let Err(e) = out {
+                tracing::debug!("{e}");
+            }
+        }
+        if !host.exists(f) {
+            missing.push(f.clone());
+        }
+    }
+    Ok(missing)
+}

@@ -1,0 +1,186 @@
+//! The slurmd charm's desired state: a pure function of what was observed.
+
+use super::facts::build_node_record;
+use super::facts::gres_entries;
+use super::observe::Observed;
+use crate::charms::util::{parse_key_values, short, status};
+use crate::interface::node::GresEntry;
+use crate::interface::partition::check_partition_parameter;
+use crate::interface::token::check_device_files;
+use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
+use crate::juju::backend::{Status, StatusKind};
+use std::collections::BTreeMap;
+
+/// What this hook should converge to.
+#[derive(Debug, Clone)]
+pub struct Desired {
+    /// The node record (None when the facts cannot be read).
+    pub node: Option<NodeRecord>,
+    /// New `node` value to publish (only when it differs from the bag).
+    pub publish_node: Option<String>,
+    /// New `partition` value to publish (leader, only when it differs).
+    pub publish_partition: Option<String>,
+    /// The controller's data, when valid.
+    pub cluster: Option<ClusterInfo>,
+    /// `/etc/default/slurmd` content when configured.
+    pub defaults: Option<String>,
+    /// This node's GRES differ from what was published before (slurmd must restart).
+    pub gres_changed: bool,
+    /// Device files that must exist before slurmd starts.
+    pub device_files: Vec<String>,
+    /// Status to set unless applying finds a problem.
+    pub status: Status,
+    /// Problems to log as warnings.
+    pub warnings: Vec<String>,
+}
+
+/// `/etc/default/slurmd` for a configless slurmd (Debian's unit passes `$SLURMD_OPTIONS`).
+pub fn slurmd_defaults(info: &ClusterInfo) -> String {
+    format!(
+        "# Managed by the slurmd charm: slurmd fetches slurm.conf and gres.conf from slurmctld.\n\
+         SLURMD_OPTIONS=\"--conf-server {}\"\n",
+        info.conf_server()
+    )
+}
+
+/// Parses `partition-config` into validated partition parameters.
+pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (k, v) in parse_key_values(text)? {
+        check_partition_parameter(&k, &v)?;
+        out.insert(k, v);
+    }
+    Ok(out)
+}
+
+/// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`.
+pub fn gpu_summary(node: &NodeRecord) -> String {
+    let total: u64 = node.node_parameters.gres.iter().map(|g| g.count).sum();
+    if total == 0 {
+        return "no GPUs".into();
+    }
+    let plural = if total == 1 { "GPU" } else { "GPUs" };
+    format!("{total} {plural}: {}", node.node_parameters.gres_string())
+}
+
+fn published_gres(raw: Option<&String>) -> Option<Vec<GresEntry>> {
+    let raw = raw?;
+    NodeRecord::from_relation_value(raw).ok().map(|r| r.gres)
+}
+
+/// Computes the desired state.
+pub fn desired(obs: &Observed) -> Desired {
+    let mut warnings = Vec::new();
+    let mut blocked: Option<String> = None;
+
+    let overrides = match &obs.overrides {
+        Ok(o) => o.clone(),
+        Err(e) => {
+            warnings.push(format!(
+                "{e}; ignoring node-config overrides (run node-config reset=true)"
+            ));
+            Default::default()
+        }
+    };
+    let inventory = match &obs.inventory {
+        Ok(inv) => Some(inv),
+        Err(e) => {
+            blocked.get_or_insert(e.clone());
+            None
+        }
+    };
+    let gres = inventory
+        .map(|i| gres_entries(&i.gres()))
+        .unwrap_or_default();
+    if let Some(inv) = inventory {
+        for f in &inv.findings {
+            if f.is_blocking() {
+                blocked.get_or_insert(f.to_string());
+            } else {
+                warnings.push(f.to_string());
+            }
+        }
+    }
+    let node = match &obs.facts {
+        Ok(facts) => match build_node_record(facts, gres.clone(), &overrides, obs.new_node) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
+                warnings.push(format!("node-config overrides do not fit this node: {e}"));
+                build_node_record(facts, gres, &Default::default(), obs.new_node)
+                    .map_err(|e| blocked.get_or_insert(format!("cannot describe this node: {e}")))
+                    .ok()
+            }
+        },
+        Err(e) => {
+            blocked.get_or_insert(format!("cannot read node facts: {e}"));
+            None
+        }
+    };
+
+    let mut publish_node = None;
+    let mut gres_changed = false;
+    if let (Some(_), Some(n)) = (&obs.relation, &node) {
+        let raw = n.to_relation_value();
+        if obs.own_node_raw.as_deref() != Some(raw.as_str()) {
+            publish_node = Some(raw);
+        }
+        gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres);
+    }
+
+    let mut publish_partition = None;
+    if obs.leader && obs.relation.is_some() {
+        match partition_params(&obs.partition_config) {
+            Ok(extra) => {
+                let raw = PartitionRecord::new(&obs.app_name, &extra).to_relation_value();
+                if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
+                    publish_partition = Some(raw);
+                }
+            }
+            Err(e) => {
+                blocked.get_or_insert(format!("partition-config: {e}"));
+            }
+        }
+    }
+
+    let cluster = match &obs.cluster_info_raw {
+        None => None,
+        Some(raw) => match ClusterInfo::from_relation_value(raw) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                blocked.get_or_insert(format!("slurmctld sent bad data: {e}"));
+                None
+            }
+        },
+    };
+    let defaults = cluster.as_ref().map(slurmd_defaults);
+    let device_files = node
+        .iter()
+        .flat_map(|n| n.gres.iter())
+        .filter_map(|g| g.file.as_deref())
+        .filter_map(|f| check_device_files(f).ok())
+        .flatten()
+        .collect();
+
+    let st = if let Some(b) = blocked {
+        status(StatusKind::Blocked, short(&b, 200))
+    } else if obs.relation.is_none() {
+        status(StatusKind::Blocked, "Need relation: slurmctld")
+    } else if cluster.is_none() {
+        status(StatusKind::Waiting, "Waiting for slurmctld")
+    } else {
+        let summary = node.as_ref().map(gpu_summary).unwrap_or_default();
+        status(StatusKind::Active, summary)
+    };
+    Desired {
+        node,
+        publish_node,
+        publish_partition,
+        cluster,
+        defaults,
+        gres_changed,
+        device_files,
+        status: st,
+        warnings,
+    }
+}

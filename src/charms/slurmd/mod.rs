@@ -1,0 +1,97 @@
+//! The slurmd (compute node) charm.
+//!
+//! Every hook: observe (config, leadership, relation bags, unit state, `slurmd -C`, GPUs, files)
+//! → desired (the `node` record, the `partition` record, munge key, configless settings, status)
+//! → apply (publish only changes, write only differing files, restart only when needed) →
+//! `status-set` once. `install` first installs the packages; actions run between observe and
+//! desired so their effect is published in the same hook.
+
+pub mod actions;
+pub mod apply;
+pub mod desired;
+pub mod facts;
+pub mod observe;
+
+use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::host::{Cmd, Host};
+use crate::charms::util::status;
+use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
+use crate::juju::event::{Event, HookContext};
+
+/// The munge key file.
+pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
+/// slurmd's environment file (Debian's unit reads `SLURMD_OPTIONS` from it).
+pub const SLURMD_DEFAULTS: &str = "/etc/default/slurmd";
+/// Unit-state key: `"false"` once `node-configured` ran.
+pub const NEW_NODE_STATE: &str = "new-node";
+/// Unit-state key: the `node-config` overrides (JSON).
+pub const NODE_CONFIG_STATE: &str = "node-config";
+/// Packages the install hook installs.
+pub const PACKAGES: &[&str] = &["slurmd", "munge", "slurm-client"];
+
+/// Runs one slurmd hook or action.
+pub fn handle<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
+) -> Result<(), CharmError> {
+    match &ctx.event {
+        Event::Install => {
+            install(backend, host, PACKAGES, "slurmd")?;
+        }
+        Event::UpgradeCharm => set_version(backend, host, "slurmd"),
+        Event::Stop | Event::Remove => {
+            // Nothing to converge: the machine is going away.
+            return Ok(());
+        }
+        _ => {}
+    }
+    let mut obs = observe::observe(ctx, backend, host)?;
+    if let Event::Action(a) = &ctx.event {
+        actions::run_action(&a.name, backend, &mut obs)?;
+    }
+    let des = desired::desired(&obs);
+    let st = apply::apply(backend, host, &obs, &des)?;
+    backend.status_set(StatusScope::Unit, &st).juju()
+}
+
+/// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
+/// with maintenance statuses, then records the workload version from `<daemon> -V`.
+pub fn install<B: ModelBackend>(
+    backend: &B,
+    host: &Host<'_>,
+    packages: &[&str],
+    daemon: &str,
+) -> Result<(), CharmError> {
+    let msg = format!("installing {}", packages.join(", "));
+    backend
+        .status_set(StatusScope::Unit, &status(StatusKind::Maintenance, msg))
+        .juju()?;
+    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    args.extend_from_slice(packages);
+    let cmd = Cmd::new("apt-get", args);
+    if let Err(first) = host.run_ok(&cmd) {
+        tracing::warn!("{first}; refreshing the package lists and trying again");
+        host.run_ok(&Cmd::new("apt-get", ["update"]))?;
+        host.run_ok(&cmd)?;
+    }
+    set_version(backend, host, daemon);
+    Ok(())
+}
+
+/// Sets the workload version from `<daemon> -V` (`slurm-wlm 22.05.8` → `22.05.8`); a failure
+/// is logged, not fatal.
+pub fn set_version<B: ModelBackend>(backend: &B, host: &Host<'_>, daemon: &str) {
+    let version = host
+        .run_ok(&Cmd::new(daemon, ["-V"]))
+        .ok()
+        .and_then(|o| o.stdout.split_whitespace().last().map(str::to_string));
+    match version {
+        Some(v) => {
+            if let Err(e) = backend.application_version_set(&v) {
+                tracing::warn!("cannot set the workload version: {e}");
+            }
+        }
+        None => tracing::warn!("cannot read the {daemon} version (`{daemon} -V`)"),
+    }
+}
