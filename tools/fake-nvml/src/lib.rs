@@ -1,1 +1,18 @@
-//! Fake `libnvidia-ml.so.1` for GPU-less CI (see `../shared/reference/nvml.md` §5).
+//! Fake `libnvidia-ml.so.1` for GPU-less CI (see `../shared/reference/nvml.md` §5 and
+//! `docs/fake-nvml.md` for the JSON format).
+//!
+//! The library exports the NVML C functions the charm calls, with the C signatures of the NVML 13
+//! header; struct layouts are the `nvml-wrapper-sys` bindgen types nvml-wrapper itself reads.
+//! Configuration comes from `$FAKE_NVML_CONFIG`, else `<path of this .so>.json`, else zero devices.
+//! Every call can be made to return any NVML return code (`errors` maps, globally or per device).
+
+#![allow(non_snake_case)]
+// The exported functions are called by C code through raw pointers the caller owns.
+#![allow(clippy::missing_safety_doc)]
+
+mod config;
+mod exports;
+mod rc;
+mod state;
+
+pub use exports::*;

@@ -1,0 +1,330 @@
+//! Reading the GPUs from NVML.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use nvml_wrapper::error::{NvmlError, nvml_sym, nvml_try};
+use nvml_wrapper::{Device, Nvml};
+
+use super::cores::{cpus_to_cores, mask_to_cpus};
+use super::error::GpuError;
+use super::finding::Finding;
+use super::host::{count_nvidia_pci, mig_minors};
+use super::links::{links_row, normalize_bus_id};
+use super::model::{Gpu, Inventory, MigInstance};
+use super::naming::{mig_profile, mig_type, slurm_type};
+
+/// Highest NVLink index NVML knows (`NVML_NVLINK_MAX_LINKS`).
+const MAX_NVLINKS: u32 = 18;
+/// 64-bit words asked for in `nvmlDeviceGetCpuAffinity` (4096 CPUs).
+const AFFINITY_WORDS: usize = 64;
+
+/// Where to find NVML and the host files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectOptions {
+    /// Explicit NVML library path; `None` = `libnvidia-ml.so.1` through the dlopen search
+    /// (`LD_LIBRARY_PATH`, ld.so.cache, …).
+    pub nvml_lib: Option<PathBuf>,
+    /// Root of the host files: `<root>/sys/bus/pci/devices`, `<root>/sys/devices/system/cpu`,
+    /// `<root>/proc/driver/nvidia-caps/mig-minors`. `/` in production.
+    pub host_root: PathBuf,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        Self::from_host_root("/")
+    }
+}
+
+impl DetectOptions {
+    /// Default library search, host files under `root`.
+    pub fn from_host_root(root: impl Into<PathBuf>) -> Self {
+        DetectOptions {
+            nvml_lib: None,
+            host_root: root.into(),
+        }
+    }
+
+    /// Default library search, host root from `$SLURM_CHARMS_ROOT` (default `/`), as in
+    /// `docs/CONTRACTS.md`.
+    pub fn from_env() -> Self {
+        let root = std::env::var_os("SLURM_CHARMS_ROOT")
+            .filter(|r| !r.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        Self::from_host_root(root)
+    }
+}
+
+/// Detects the GPUs. "No driver" (library missing, driver not loaded) and "reboot required" are
+/// successful results with zero GPUs and a [`Finding`]; a device that fails mid-enumeration is
+/// skipped with a finding. Only NVML-wide failures (no permission, broken library, …) are errors.
+pub fn detect(opts: &DetectOptions) -> Result<Inventory, GpuError> {
+    let mut builder = Nvml::builder();
+    if let Some(path) = &opts.nvml_lib {
+        builder.lib_path(path.as_os_str());
+    }
+    let nvml = match builder.init() {
+        Ok(nvml) => nvml,
+        Err(
+            NvmlError::LibloadingError(_) | NvmlError::DriverNotLoaded | NvmlError::LibraryNotFound,
+        ) => return Ok(no_driver(&opts.host_root)),
+        Err(NvmlError::LibRmVersionMismatch) => {
+            return Ok(Inventory {
+                findings: vec![Finding::RebootRequired],
+                ..Inventory::default()
+            });
+        }
+        Err(NvmlError::NoPermission) => return Err(GpuError::NoPermission),
+        Err(NvmlError::FailedToLoadSymbol(s)) => return Err(GpuError::BrokenLibrary(s)),
+        Err(e) => return Err(GpuError::Init(e)),
+    };
+    let inventory = read_all(&nvml, &opts.host_root);
+    // Errors from nvmlShutdown change nothing we report; dropping would also call it.
+    let _ = nvml.shutdown();
+    inventory
+}
+
+/// Zero GPUs, plus `DriverNotLoaded` when sysfs shows NVIDIA GPUs.
+fn no_driver(root: &Path) -> Inventory {
+    let present = count_nvidia_pci(root);
+    let findings = if present > 0 {
+        vec![Finding::DriverNotLoaded { present }]
+    } else {
+        Vec::new()
+    };
+    Inventory {
+        findings,
+        ..Inventory::default()
+    }
+}
+
+fn read_all(nvml: &Nvml, root: &Path) -> Result<Inventory, GpuError> {
+    let count = match nvml.device_count() {
+        Ok(n) => n,
+        Err(NvmlError::NoPermission) => return Err(GpuError::NoPermission),
+        Err(e) => return Err(GpuError::DeviceCount(e)),
+    };
+    let minors = mig_minors(root);
+    let mut inv = Inventory {
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_version: nvml
+            .sys_cuda_driver_version()
+            .ok()
+            .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        ..Inventory::default()
+    };
+    let mut nvlink_supported = Vec::new();
+    for index in 0..count {
+        match read_gpu(nvml, index, root, &minors, &mut inv.findings) {
+            Ok((gpu, links_ok)) => {
+                inv.gpus.push(gpu);
+                nvlink_supported.push(links_ok);
+            }
+            Err(reason) => inv.findings.push(Finding::DeviceSkipped { index, reason }),
+        }
+    }
+    fill_links(&mut inv.gpus, &nvlink_supported);
+    Ok(inv)
+}
+
+/// Sets `links` on every GPU whose NVLink state could be read, unless a GPU is in MIG mode
+/// (Slurm's device indexes then count MIG instances, so a per-GPU matrix would not line up).
+fn fill_links(gpus: &mut [Gpu], supported: &[bool]) {
+    if gpus.iter().any(|g| g.mig.is_some()) {
+        return;
+    }
+    let mut bus_ids: Vec<String> = gpus
+        .iter()
+        .map(|g| normalize_bus_id(&g.pci_bus_id))
+        .collect();
+    bus_ids.sort();
+    for (gpu, ok) in gpus.iter_mut().zip(supported) {
+        if !ok {
+            continue;
+        }
+        let me = normalize_bus_id(&gpu.pci_bus_id);
+        if let Some(pos) = bus_ids.iter().position(|b| *b == me) {
+            gpu.links = Some(links_row(&bus_ids, pos, &gpu.nvlink_remotes));
+        }
+    }
+}
+
+fn what(call: &str, e: NvmlError) -> String {
+    format!("cannot read {call}: {e}")
+}
+
+/// Reads one GPU; `Err` is the reason it is skipped. Also returns whether NVLink was readable.
+fn read_gpu(
+    nvml: &Nvml,
+    index: u32,
+    root: &Path,
+    minors: &HashMap<String, u32>,
+    findings: &mut Vec<Finding>,
+) -> Result<(Gpu, bool), String> {
+    let dev = nvml
+        .device_by_index(index)
+        .map_err(|e| what("the device handle", e))?;
+    let name = dev.name().map_err(|e| what("the name", e))?;
+    let minor = dev
+        .minor_number()
+        .map_err(|e| what("the minor number", e))?;
+    let uuid = dev.uuid().map_err(|e| what("the UUID", e))?;
+    let pci_bus_id = dev.pci_info().map_err(|e| what("the PCI info", e))?.bus_id;
+    let memory_total_bytes = dev.memory_info().ok().map(|m| m.total);
+    let cores = dev
+        .cpu_affinity(AFFINITY_WORDS)
+        .ok()
+        .map(|words| mask_to_cpus(&words))
+        .filter(|cpus| !cpus.is_empty())
+        .map(|cpus| cpus_to_cores(root, &cpus));
+    let (nvlink_remotes, links_ok) = read_nvlinks(&dev);
+    let mig = match dev.mig_mode() {
+        Ok(mode) if mode.current == 1 => {
+            let list = read_mig(nvml, &dev, &name, minor, minors, findings);
+            if list.is_empty() {
+                findings.push(Finding::MigWithoutInstances { index, minor });
+            }
+            Some(list)
+        }
+        Ok(_) | Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)) => None,
+        Err(e) => return Err(what("the MIG mode", e)),
+    };
+    let gpu = Gpu {
+        index,
+        slurm_type: slurm_type(&name),
+        name,
+        minor,
+        uuid,
+        pci_bus_id,
+        memory_total_bytes,
+        cores,
+        links: None,
+        nvlink_remotes,
+        mig,
+    };
+    Ok((gpu, links_ok))
+}
+
+/// Remote PCI bus ids of the active NVLinks, and whether any link state was readable at all.
+fn read_nvlinks(dev: &Device<'_>) -> (Vec<String>, bool) {
+    let mut remotes = Vec::new();
+    let mut readable = false;
+    for link in 0..MAX_NVLINKS {
+        let wrapper = dev.link_wrapper_for(link);
+        match wrapper.is_active() {
+            Ok(true) => {
+                readable = true;
+                if let Ok(pci) = wrapper.remote_pci_info() {
+                    remotes.push(pci.bus_id);
+                }
+            }
+            Ok(false) => readable = true,
+            Err(_) => {}
+        }
+    }
+    (remotes, readable)
+}
+
+/// The MIG instances of a GPU in MIG mode, skipping empty slots (NOT_FOUND).
+fn read_mig(
+    nvml: &Nvml,
+    dev: &Device<'_>,
+    parent_name: &str,
+    minor: u32,
+    minors: &HashMap<String, u32>,
+    findings: &mut Vec<Finding>,
+) -> Vec<MigInstance> {
+    let max = match dev.mig_device_count() {
+        Ok(n) => n,
+        Err(e) => {
+            findings.push(Finding::MigInstanceSkipped {
+                minor,
+                slot: 0,
+                reason: what("the MIG device count", e),
+            });
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for slot in 0..max {
+        let mig = match dev.mig_device_by_index(slot) {
+            Ok(m) => m,
+            Err(NvmlError::NotFound) => continue,
+            Err(e) => {
+                findings.push(Finding::MigInstanceSkipped {
+                    minor,
+                    slot,
+                    reason: what("the MIG device handle", e),
+                });
+                continue;
+            }
+        };
+        match read_mig_instance(nvml, &mig, parent_name, minor, minors) {
+            Ok(inst) => out.push(inst),
+            Err(reason) => findings.push(Finding::MigInstanceSkipped {
+                minor,
+                slot,
+                reason,
+            }),
+        }
+    }
+    out
+}
+
+fn read_mig_instance(
+    nvml: &Nvml,
+    mig: &Device<'_>,
+    parent_name: &str,
+    minor: u32,
+    minors: &HashMap<String, u32>,
+) -> Result<MigInstance, String> {
+    let uuid = mig.uuid().map_err(|e| what("the MIG UUID", e))?;
+    let attrs = mig
+        .attributes()
+        .map_err(|e| what("the MIG attributes", e))?;
+    let (gi, ci) = instance_ids(nvml, mig).map_err(|e| what("the MIG instance ids", e))?;
+    let gi_key = format!("gpu{minor}/gi{gi}/access");
+    let ci_key = format!("gpu{minor}/gi{gi}/ci{ci}/access");
+    let (Some(gi_minor), Some(ci_minor)) = (minors.get(&gi_key), minors.get(&ci_key)) else {
+        return Err(format!(
+            "no {gi_key} / {ci_key} in /proc/driver/nvidia-caps/mig-minors \
+             (is the nvidia-caps module loaded?)"
+        ));
+    };
+    Ok(MigInstance {
+        uuid,
+        gpu_instance_id: gi,
+        compute_instance_id: ci,
+        slices: attrs.gpu_instance_slice_count,
+        memory_mb: attrs.memory_size_mb,
+        profile: mig_profile(attrs.gpu_instance_slice_count, attrs.memory_size_mb),
+        slurm_type: mig_type(
+            parent_name,
+            attrs.gpu_instance_slice_count,
+            attrs.memory_size_mb,
+        ),
+        files: vec![
+            format!("/dev/nvidia{minor}"),
+            format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"),
+            format!("/dev/nvidia-caps/nvidia-cap{ci_minor}"),
+        ],
+    })
+}
+
+/// GPU and compute instance ids of a MIG handle (`nvmlDeviceGetGpuInstanceId`,
+/// `nvmlDeviceGetComputeInstanceId`), which nvml-wrapper 0.13 does not wrap.
+fn instance_ids(nvml: &Nvml, mig: &Device<'_>) -> Result<(u32, u32), NvmlError> {
+    let lib = nvml.lib();
+    let gi_fn = nvml_sym(lib.nvmlDeviceGetGpuInstanceId.as_ref())?;
+    let ci_fn = nvml_sym(lib.nvmlDeviceGetComputeInstanceId.as_ref())?;
+    let mut gi = 0;
+    let mut ci = 0;
+    // SAFETY: `mig` is a live handle of this `nvml` (it borrows it), and both out-pointers point
+    // to local `c_uint`s, as the NVML signatures require.
+    unsafe {
+        nvml_try(gi_fn(mig.handle(), &mut gi))?;
+        nvml_try(ci_fn(mig.handle(), &mut ci))?;
+    }
+    Ok((gi, ci))
+}

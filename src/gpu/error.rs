@@ -1,0 +1,26 @@
+//! Errors of GPU detection that the operator must act on.
+
+use nvml_wrapper::error::NvmlError;
+
+/// NVML failed in a way that is not "no GPUs" and not a per-device problem.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// NVML refused access (NVML_ERROR_NO_PERMISSION).
+    #[error(
+        "NVML denied access to the GPUs (no permission): run the charm as root and check the \
+         permissions of /dev/nvidiactl and /dev/nvidia*"
+    )]
+    NoPermission,
+    /// The library was found but is not a usable NVML (a symbol is missing).
+    #[error(
+        "the NVIDIA management library is incomplete ({0}): reinstall the NVIDIA driver \
+         packages so libnvidia-ml.so.1 matches the kernel module"
+    )]
+    BrokenLibrary(String),
+    /// NVML initialisation failed for another reason.
+    #[error("NVML initialisation failed: {0}; check the NVIDIA driver with `nvidia-smi`")]
+    Init(NvmlError),
+    /// The GPU count could not be read.
+    #[error("NVML could not count the GPUs: {0}; check the NVIDIA driver with `nvidia-smi`")]
+    DeviceCount(NvmlError),
+}
