@@ -9,6 +9,7 @@ use std::time::Duration;
 
 const SLURM_CONF: &str = include_str!("e2e/fixtures/slurm.conf");
 const GRES_CONF: &str = include_str!("e2e/fixtures/gres.conf");
+const CGROUP_CONF: &str = include_str!("e2e/fixtures/cgroup.conf");
 const T4: &str = "gpu:tesla_t4:2";
 const H100: &str = "gpu:nvidia_h100_80gb_hbm3:4";
 const REGISTER: Duration = Duration::from_secs(30);
@@ -45,11 +46,13 @@ fn start_cluster(watch: &mut Stopwatch) -> Cluster {
     c.set_munge_key("e2e-b", &key);
     c.write("e2e-ctl", "etc/slurm/slurm.conf", SLURM_CONF.as_bytes());
     c.write("e2e-ctl", "etc/slurm/gres.conf", GRES_CONF.as_bytes());
+    c.write("e2e-ctl", "etc/slurm/cgroup.conf", CGROUP_CONF.as_bytes());
     c.add_gpus("e2e-a", &[0, 1]);
     c.add_gpus("e2e-b", &[0, 1, 2, 3]);
     for h in ["e2e-ctl", "e2e-a", "e2e-b"] {
         c.systemctl(h, &["enable", "--now", "munge"]);
-        c.run(h, "systemctl", &["is-active", "--quiet", "munge"]).ok();
+        c.run(h, "systemctl", &["is-active", "--quiet", "munge"])
+            .ok();
     }
     c.systemctl("e2e-ctl", &["enable", "--now", "slurmctld"]);
     watch.lap("munge x3, slurmctld");
@@ -72,7 +75,9 @@ fn e2e_hand_written_gpu_cluster() {
         b"SLURMD_OPTIONS=\"--conf-server e2e-ctl:6817\"\n",
     );
     c.systemctl("e2e-a", &["start", "slurmd"]);
-    let r = c.run("e2e-a", "systemctl", &["is-active", "slurmd"]).fails();
+    let r = c
+        .run("e2e-a", "systemctl", &["is-active", "slurmd"])
+        .fails();
     assert_eq!(r.stdout.trim(), "inactive", "{r}");
 
     for h in ["e2e-a", "e2e-b"] {
@@ -83,9 +88,7 @@ fn e2e_hand_written_gpu_cluster() {
     c.wait_node_idle("e2e-ctl", "e2e-b", H100, REGISTER);
     watch.lap("2 configless slurmd registered IDLE");
 
-    let sinfo = c
-        .run("e2e-ctl", "sinfo", &["-N", "-o", "%N %T %G %E"])
-        .ok();
+    let sinfo = c.run("e2e-ctl", "sinfo", &["-N", "-o", "%N %T %G %E"]).ok();
     e2e::eprint_block("sinfo -N -o '%N %T %G %E'", &sinfo.stdout);
     let nodes = c.run("e2e-ctl", "scontrol", &["show", "node"]).ok();
     e2e::eprint_block("scontrol show node", &nodes.stdout);
@@ -127,7 +130,35 @@ fn e2e_hand_written_gpu_cluster() {
         .run("e2e-ctl", "srun", &["--gres=gpu:tesla_t4:2", "env"])
         .ok();
     assert_eq!(env_var(&r.stdout, "SLURMD_NODENAME"), Some("e2e-a"), "{r}");
-    assert_eq!(env_var(&r.stdout, "CUDA_VISIBLE_DEVICES"), Some("0,1"), "{r}");
+    assert_eq!(
+        env_var(&r.stdout, "CUDA_VISIBLE_DEVICES"),
+        Some("0,1"),
+        "{r}"
+    );
+    // ConstrainDevices=yes: the job's device cgroup lets it open only its GPU. (The fake
+    // nodes have no driver behind them, so the one it may open answers ENXIO; the other EPERM.)
+    let r = c
+        .run(
+            "e2e-ctl",
+            "srun",
+            &[
+                "--gres=gpu:tesla_t4:1",
+                "-w",
+                "e2e-a",
+                "bash",
+                "-c",
+                "for d in /dev/nvidia0 /dev/nvidia1; do head -c1 $d 2>&1 || true; done",
+            ],
+        )
+        .ok();
+    assert!(
+        r.stdout.contains("/dev/nvidia0' for reading: No such device or address"),
+        "{r}"
+    );
+    assert!(
+        r.stdout.contains("/dev/nvidia1' for reading: Operation not permitted"),
+        "{r}"
+    );
     // More GPUs than a node has, or a type nobody has, is refused at submission.
     for ask in [
         "--gres=gpu:tesla_t4:3",
@@ -164,8 +195,8 @@ fn e2e_hand_written_gpu_cluster() {
     );
     let ping = c.run("e2e-b", "scontrol", &["ping"]).fails();
     assert!(ping.stdout.contains("DOWN"), "{ping}");
-    let ctld = std::fs::read_to_string(c.root("e2e-ctl").join("var/log/slurm/slurmctld.log"))
-        .unwrap();
+    let ctld =
+        std::fs::read_to_string(c.root("e2e-ctl").join("var/log/slurm/slurmctld.log")).unwrap();
     assert!(
         ctld.contains("Munge decode failed: Invalid credential"),
         "{ctld}"

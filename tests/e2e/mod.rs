@@ -569,11 +569,7 @@ impl Stopwatch {
         for (what, d) in &self.laps {
             let _ = writeln!(s, "  {:>7.2}s  {what}", d.as_secs_f64());
         }
-        let _ = writeln!(
-            s,
-            "  {:>7.2}s  total",
-            self.start.elapsed().as_secs_f64()
-        );
+        let _ = writeln!(s, "  {:>7.2}s  total", self.start.elapsed().as_secs_f64());
         s
     }
 }
