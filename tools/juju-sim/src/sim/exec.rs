@@ -1,0 +1,593 @@
+//! Running one queued operation: preparing the context and environment, spawning the handler,
+//! committing deferred changes on exit 0 (or putting the unit in error), and settling the queue.
+
+use super::hooks::{Hook, Queued};
+use super::{HookRecord, Simulator, unit_number};
+use crate::context::{BagOwner, HookContext, RelationInfo};
+use crate::error::{Result, SimError};
+use crate::model::{Life, LogEntry, Model, UnitExtras};
+use crate::server::lock;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Everything needed to spawn a handler.
+pub(super) struct Prepared {
+    pub ctx: HookContext,
+    pub env: Vec<(String, String)>,
+    pub charm_dir: PathBuf,
+    pub handler: Option<PathBuf>,
+    pub prefix: Vec<String>,
+    pub remote_unit: String,
+}
+
+/// What came back from the handler.
+pub(super) struct Outcome {
+    pub ctx: HookContext,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+    pub env: Vec<(String, String)>,
+    pub remote_unit: String,
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl Simulator {
+    /// A fresh `JUJU_CONTEXT_ID`: `<unit>-<hook>-<32 hex>`.
+    pub(super) fn new_context_id(&mut self, unit: &str, hook: &str) -> String {
+        self.ctx_counter += 1;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let a = splitmix(self.ctx_counter ^ nanos);
+        let b = splitmix(a ^ self.ctx_counter.rotate_left(17));
+        format!("{unit}-{hook}-{a:016x}{b:016x}")
+    }
+
+    /// The environment Juju sets for every hook and action (reference §1.3).
+    pub(super) fn base_env(
+        &self,
+        model: &Model,
+        ctx: &HookContext,
+        charm_dir: &Path,
+        dispatch_path: &str,
+        extras: &UnitExtras,
+    ) -> Vec<(String, String)> {
+        let unit = model.units.get(&ctx.unit);
+        let machine = unit.map(|u| u.machine.clone()).unwrap_or_default();
+        let dir = charm_dir.display().to_string();
+        let mut path = vec![self.tools_dir.display().to_string()];
+        path.extend(extras.path.iter().map(|p| p.display().to_string()));
+        path.push("/usr/sbin:/usr/bin:/sbin:/bin".into());
+        let hook_name = if ctx.action.is_some() {
+            String::new()
+        } else {
+            ctx.hook_name.clone()
+        };
+        let mut env: Vec<(String, String)> = [
+            ("JUJU_CHARM_DIR", dir.clone()),
+            ("CHARM_DIR", dir),
+            ("JUJU_CONTEXT_ID", ctx.id.clone()),
+            ("JUJU_HOOK_NAME", hook_name),
+            ("JUJU_DISPATCH_PATH", dispatch_path.to_owned()),
+            (
+                "JUJU_AGENT_SOCKET_ADDRESS",
+                self.server.path().display().to_string(),
+            ),
+            ("JUJU_AGENT_SOCKET_NETWORK", "unix".into()),
+            ("JUJU_UNIT_NAME", ctx.unit.clone()),
+            ("JUJU_MODEL_UUID", model.uuid.clone()),
+            ("JUJU_MODEL_NAME", model.name.clone()),
+            ("JUJU_API_ADDRESSES", "10.0.0.254:17070".into()),
+            ("JUJU_MACHINE_ID", machine),
+            ("JUJU_PRINCIPAL_UNIT", String::new()),
+            ("JUJU_AVAILABILITY_ZONE", String::new()),
+            ("JUJU_VERSION", "3.6.8".into()),
+            ("CLOUD_API_VERSION", String::new()),
+            ("JUJU_CHARM_HTTP_PROXY", String::new()),
+            ("JUJU_CHARM_HTTPS_PROXY", String::new()),
+            ("JUJU_CHARM_FTP_PROXY", String::new()),
+            ("JUJU_CHARM_NO_PROXY", String::new()),
+            ("PATH", path.join(":")),
+            ("LANG", "C.UTF-8".into()),
+            ("DEBIAN_FRONTEND", "noninteractive".into()),
+            ("APT_LISTCHANGES_FRONTEND", "none".into()),
+            ("TERM", "tmux-256color".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        if let Some(r) = &ctx.relation {
+            env.push(("JUJU_RELATION".into(), r.endpoint.clone()));
+            env.push((
+                "JUJU_RELATION_ID".into(),
+                format!("{}:{}", r.endpoint, r.id),
+            ));
+            env.push(("JUJU_REMOTE_APP".into(), r.remote_app.clone()));
+            env.push(("JUJU_REMOTE_UNIT".into(), r.remote_unit.clone()));
+        }
+        if let Some(a) = &ctx.action {
+            env.push(("JUJU_ACTION_NAME".into(), a.name.clone()));
+            env.push(("JUJU_ACTION_UUID".into(), a.id.to_string()));
+            env.push(("JUJU_ACTION_TAG".into(), format!("action-{}", a.id)));
+        }
+        for (k, v) in &extras.env {
+            if let Some(slot) = env.iter_mut().find(|(ek, _)| ek == k) {
+                slot.1 = v.clone();
+            } else {
+                env.push((k.clone(), v.clone()));
+            }
+        }
+        env
+    }
+
+    /// Queue a hook (relation-changed entries are coalesced while still queued).
+    pub(crate) fn enqueue(&mut self, unit: &str, hook: Hook) {
+        if let Hook::RelationChanged(rel, remote) = &hook
+            && !self
+                .queued_changed
+                .insert((unit.to_owned(), *rel, remote.clone()))
+        {
+            return;
+        }
+        self.queue.push_back(Queued::Hook {
+            unit: unit.to_owned(),
+            hook,
+        });
+    }
+
+    fn next_runnable(&self) -> Option<usize> {
+        for (i, q) in self.queue.iter().enumerate() {
+            match q {
+                Queued::FinalizeRelation(rel) => {
+                    let busy = self.queue.iter().enumerate().any(|(j, o)| {
+                        j != i && matches!(o, Queued::Hook { hook, .. } if hook.relation() == Some(*rel))
+                    }) || self.failed.values().any(
+                        |f| matches!(f, Queued::Hook { hook, .. } if hook.relation() == Some(*rel)),
+                    );
+                    if !busy {
+                        return Some(i);
+                    }
+                }
+                other => {
+                    if other.unit().is_some_and(|u| !self.failed.contains_key(u)) {
+                        return Some(i);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Run queued hooks until nothing runnable is left (units in error keep their hooks queued).
+    /// Returns the number of operations run.
+    pub fn settle(&mut self) -> Result<usize> {
+        let mut ran = 0;
+        while let Some(i) = self.next_runnable() {
+            let Some(item) = self.queue.remove(i) else {
+                break;
+            };
+            ran += 1;
+            if ran > self.opts.max_hooks_per_settle {
+                return Err(SimError::NotQuiescent(ran - 1));
+            }
+            self.run_queued(item)?;
+        }
+        Ok(ran)
+    }
+
+    /// Retry a unit's failed hook (like `juju resolve`), then settle.
+    pub fn resolve(&mut self, unit: &str) -> Result<()> {
+        self.resolve_with(unit, true)
+    }
+
+    /// `juju resolve [--no-retry]`: clear the error and retry the hook (`retry`) or skip it.
+    pub fn resolve_with(&mut self, unit: &str, retry: bool) -> Result<()> {
+        let failed = self.failed.remove(unit);
+        self.with_model_mut(|m| {
+            if let Some(u) = m.units.get_mut(unit) {
+                u.error = None;
+            }
+        });
+        if let (Some(item), true) = (failed, retry) {
+            if let Queued::Hook {
+                hook: Hook::RelationChanged(rel, remote),
+                ..
+            } = &item
+            {
+                self.queued_changed
+                    .insert((unit.to_owned(), *rel, remote.clone()));
+            }
+            self.queue.push_front(item);
+        }
+        self.settle().map(|_| ())
+    }
+
+    fn run_queued(&mut self, item: Queued) -> Result<()> {
+        match item {
+            Queued::Hook { unit, hook } => {
+                if let Hook::RelationChanged(rel, remote) = &hook {
+                    self.queued_changed
+                        .remove(&(unit.clone(), *rel, remote.clone()));
+                }
+                let Some(prepared) = self.prepare_hook(&unit, &hook) else {
+                    return Ok(());
+                };
+                let outcome = self.spawn(prepared)?;
+                let ok = outcome.code.is_none_or(|c| c == 0);
+                self.finish(outcome, Some(&hook));
+                if !ok {
+                    self.failed
+                        .insert(unit.clone(), Queued::Hook { unit, hook });
+                }
+                Ok(())
+            }
+            Queued::FinalizeUnit(unit) => {
+                self.finalize_unit(&unit);
+                Ok(())
+            }
+            Queued::FinalizeRelation(rel) => {
+                self.with_model_mut(|m| m.relations.remove(&rel));
+                Ok(())
+            }
+        }
+    }
+
+    /// Update membership and Juju-set statuses, build the context; `None` = skip this hook.
+    fn prepare_hook(&mut self, unit: &str, hook: &Hook) -> Option<Prepared> {
+        let shared = self.shared.clone();
+        let mut g = lock(&shared);
+        let model = &mut g.model;
+        let u = model.units.get(unit)?;
+        let app_name = u.app.clone();
+        let extras = u.extras.clone();
+        let status_set = u.status_set_by_charm;
+        let charm_dir = model.apps.get(&app_name)?.charm.dir.clone();
+        let mut relation = None;
+        let mut broken_relation = None;
+        if let Some(rel_id) = hook.relation() {
+            let rel = model.relations.get_mut(&rel_id)?;
+            let endpoint = rel.side_of(&app_name)?.endpoint.clone();
+            let remote_app = rel.remote_app(&app_name)?.to_owned();
+            let part = rel.scope.get_mut(unit)?;
+            if part.broken {
+                return None;
+            }
+            let remote_unit = match hook {
+                Hook::RelationCreated(_) => {
+                    part.entered = true;
+                    String::new()
+                }
+                Hook::RelationJoined(_, r) => {
+                    part.joining.remove(r);
+                    part.members.insert(r.clone());
+                    r.clone()
+                }
+                Hook::RelationChanged(_, Some(r)) => {
+                    if !part.members.contains(r) {
+                        return None;
+                    }
+                    r.clone()
+                }
+                Hook::RelationChanged(_, None) => String::new(),
+                Hook::RelationDeparted { remote, .. } => {
+                    part.joining.remove(remote);
+                    part.members.remove(remote);
+                    remote.clone()
+                }
+                Hook::RelationBroken(_) => {
+                    part.broken = true;
+                    part.members.clear();
+                    broken_relation = Some(rel_id);
+                    String::new()
+                }
+                _ => String::new(),
+            };
+            relation = Some(RelationInfo {
+                id: rel_id,
+                endpoint,
+                remote_app,
+                remote_unit,
+            });
+        }
+        match hook {
+            Hook::Install if !status_set => {
+                model.set_unit_status(unit, "maintenance", "installing charm software")
+            }
+            Hook::Stop => model.set_unit_status(unit, "maintenance", "stopping charm software"),
+            Hook::Remove => {
+                model.set_unit_status(unit, "maintenance", "cleaning up prior to charm deletion")
+            }
+            _ => {}
+        }
+        let endpoint = relation.as_ref().map(|r| r.endpoint.as_str()).unwrap_or("");
+        let hook_name = hook.name(endpoint);
+        let leader = model.is_leader(unit);
+        drop(g);
+        let id = self.new_context_id(unit, &hook_name);
+        let mut ctx = HookContext::new(id, unit, &app_name, hook_name.clone(), leader);
+        let remote_unit = relation
+            .as_ref()
+            .map(|r| r.remote_unit.clone())
+            .unwrap_or_default();
+        ctx.relation = relation;
+        ctx.broken_relation = broken_relation;
+        let g = lock(&shared);
+        let mut env = self.base_env(
+            &g.model,
+            &ctx,
+            &charm_dir,
+            &format!("hooks/{hook_name}"),
+            &extras,
+        );
+        drop(g);
+        if let Hook::RelationDeparted { departing, .. } = hook {
+            env.push(("JUJU_DEPARTING_UNIT".into(), departing.clone()));
+        }
+        let handler = find_handler(&charm_dir, "hooks", &hook_name);
+        Some(Prepared {
+            ctx,
+            env,
+            charm_dir,
+            handler,
+            prefix: extras.command_prefix,
+            remote_unit,
+        })
+    }
+
+    /// Spawn the handler with the context installed in the tool server.
+    pub(super) fn spawn(&mut self, p: Prepared) -> Result<Outcome> {
+        let Some(handler) = p.handler else {
+            return Ok(Outcome {
+                ctx: p.ctx,
+                code: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                duration: Duration::ZERO,
+                env: p.env,
+                remote_unit: p.remote_unit,
+            });
+        };
+        lock(&self.shared).current = Some(p.ctx);
+        let mut cmd = match p.prefix.split_first() {
+            Some((prog, rest)) => {
+                let mut c = Command::new(prog);
+                c.args(rest).arg(&handler);
+                c
+            }
+            None => Command::new(&handler),
+        };
+        cmd.env_clear()
+            .envs(p.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&p.charm_dir)
+            .stdin(Stdio::null());
+        let start = Instant::now();
+        let output = cmd.output();
+        let duration = start.elapsed();
+        let ctx = lock(&self.shared).current.take();
+        let output = output.map_err(|source| SimError::Spawn {
+            what: handler.display().to_string(),
+            source,
+        })?;
+        let ctx = ctx.ok_or_else(|| SimError::Jujuc("hook context vanished".into()))?;
+        Ok(Outcome {
+            ctx,
+            code: Some(output.status.code().unwrap_or(-1)),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            duration,
+            env: p.env,
+            remote_unit: p.remote_unit,
+        })
+    }
+
+    /// Commit or fail, log output, record. `hook` is `None` for actions.
+    pub(super) fn finish(&mut self, o: Outcome, hook: Option<&Hook>) {
+        let ok = o.code.is_none_or(|c| c == 0);
+        let shared = self.shared.clone();
+        let mut g = lock(&shared);
+        let model = &mut g.model;
+        if model.keep_logs {
+            for (text, level) in [(&o.stdout, "DEBUG"), (&o.stderr, "WARNING")] {
+                for line in text.lines() {
+                    model.logs.push(LogEntry {
+                        unit: o.ctx.unit.clone(),
+                        hook: o.ctx.hook_name.clone(),
+                        level: level.into(),
+                        message: line.to_owned(),
+                    });
+                }
+            }
+        }
+        let mut notify = Vec::new();
+        if ok {
+            notify = commit(model, &o.ctx);
+            match hook {
+                Some(Hook::Start) => {
+                    let set = model
+                        .units
+                        .get(&o.ctx.unit)
+                        .is_some_and(|u| u.status_set_by_charm);
+                    if let Some(u) = model.units.get_mut(&o.ctx.unit) {
+                        u.started = true;
+                    }
+                    if !set {
+                        model.set_unit_status(&o.ctx.unit, "unknown", "");
+                    }
+                }
+                Some(Hook::Remove) => model.set_unit_status(&o.ctx.unit, "terminated", ""),
+                _ => {}
+            }
+        } else if hook.is_some() {
+            let msg = format!("hook failed: {:?}", o.ctx.hook_name);
+            let since = model.tick();
+            if let Some(u) = model.units.get_mut(&o.ctx.unit) {
+                u.error = Some(msg.clone());
+                u.status_history
+                    .push(crate::model::Status::new("error", &msg, since));
+            }
+        }
+        drop(g);
+        for (unit, hook) in notify {
+            self.enqueue(&unit, hook);
+        }
+        self.records.push(HookRecord {
+            unit: o.ctx.unit.clone(),
+            hook: o.ctx.hook_name.clone(),
+            action: hook.is_none(),
+            remote_unit: o.remote_unit,
+            env: if self.opts.record_env {
+                o.env
+            } else {
+                Vec::new()
+            },
+            calls: o.ctx.calls,
+            code: o.code,
+            stdout: o.stdout,
+            stderr: o.stderr,
+            duration: o.duration,
+        });
+    }
+
+    fn finalize_unit(&mut self, unit: &str) {
+        let mut elect = None;
+        self.with_model_mut(|m| {
+            let Some(u) = m.units.remove(unit) else {
+                return;
+            };
+            for rel in m.relations.values_mut() {
+                rel.scope.remove(unit);
+            }
+            if let Some(app) = m.apps.get_mut(&u.app) {
+                app.units.remove(unit);
+                if app.leader.as_deref() == Some(unit) {
+                    let next = app
+                        .units
+                        .iter()
+                        .filter(|n| m.units.get(*n).is_some_and(|x| x.life == Life::Alive))
+                        .min_by_key(|n| unit_number(n))
+                        .cloned();
+                    app.leader = next.clone();
+                    elect = next;
+                }
+            }
+        });
+        if let Some(new) = elect {
+            self.enqueue(&new, Hook::LeaderElected);
+        }
+    }
+}
+
+/// `dispatch` if present, else the legacy `<kind>/<name>` handler.
+pub(super) fn find_handler(charm_dir: &Path, kind: &str, name: &str) -> Option<PathBuf> {
+    let dispatch = charm_dir.join("dispatch");
+    if dispatch.is_file() {
+        return Some(dispatch);
+    }
+    let legacy = charm_dir.join(kind).join(name);
+    legacy.is_file().then_some(legacy)
+}
+
+/// Apply a successful hook's deferred changes; returns the relation-changed hooks to queue.
+fn commit(model: &mut Model, ctx: &HookContext) -> Vec<(String, Hook)> {
+    let mut notify = Vec::new();
+    let writer_alive = model
+        .units
+        .get(&ctx.unit)
+        .is_some_and(|u| u.life == Life::Alive);
+    for ((rel_id, owner), changes) in &ctx.pending_bags {
+        let Some(rel) = model.relations.get_mut(rel_id) else {
+            continue;
+        };
+        let bag = match owner {
+            BagOwner::Unit => rel.unit_bags.entry(ctx.unit.clone()).or_default(),
+            BagOwner::App => rel.app_bags.entry(ctx.app.clone()).or_default(),
+        };
+        let mut changed = false;
+        for (k, v) in changes {
+            let before = bag.get(k).cloned();
+            match v {
+                Some(v) => {
+                    bag.insert(k.clone(), v.clone());
+                }
+                None => {
+                    bag.remove(k);
+                }
+            }
+            changed |= bag.get(k) != before.as_ref();
+        }
+        if !changed {
+            continue;
+        }
+        if *owner == BagOwner::App {
+            *rel.app_bag_versions.entry(ctx.app.clone()).or_default() += 1;
+        }
+        if !writer_alive || rel.dying {
+            continue;
+        }
+        let Some(remote_app) = rel.remote_app(&ctx.app).map(str::to_owned) else {
+            continue;
+        };
+        let Some(app) = model.apps.get(&remote_app) else {
+            continue;
+        };
+        for other in &app.units {
+            if *other == ctx.unit {
+                continue;
+            }
+            let alive = model
+                .units
+                .get(other)
+                .is_some_and(|u| u.life == Life::Alive);
+            let Some(part) = rel.scope.get(other) else {
+                continue;
+            };
+            if !alive || part.broken {
+                continue;
+            }
+            match owner {
+                BagOwner::Unit if part.members.contains(&ctx.unit) => {
+                    notify.push((
+                        other.clone(),
+                        Hook::RelationChanged(*rel_id, Some(ctx.unit.clone())),
+                    ));
+                }
+                BagOwner::App if part.created => {
+                    notify.push((other.clone(), Hook::RelationChanged(*rel_id, None)));
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(u) = model.units.get_mut(&ctx.unit) {
+        for (k, v) in &ctx.pending_state {
+            match v {
+                Some(v) => {
+                    u.state.insert(k.clone(), v.clone());
+                }
+                None => {
+                    u.state.remove(k);
+                }
+            }
+        }
+        for op in &ctx.pending_ports {
+            if op.open {
+                u.ports.insert(op.range.clone(), op.endpoints.clone());
+            } else {
+                u.ports.remove(&op.range);
+            }
+        }
+        if ctx.reboot {
+            u.reboots += 1;
+        }
+    }
+    notify
+}

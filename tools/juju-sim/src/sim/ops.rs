@@ -1,0 +1,685 @@
+//! Juju operations and the hook sequences they cause (reference §4).
+
+use super::hooks::{Hook, Queued};
+use super::{ExtrasFn, Simulator, unit_number};
+use crate::charm::{Charm, Role, check_option_value};
+use crate::error::{Result, SimError};
+use crate::model::{
+    Application, Life, Model, Participation, Relation, RelationSide, Status, Unit, UnitExtras,
+};
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What to deploy.
+#[derive(Clone)]
+pub struct DeploySpec {
+    /// Application name.
+    pub app: String,
+    /// Charm directory.
+    pub charm_dir: PathBuf,
+    /// Number of units.
+    pub units: u32,
+    /// Config values (checked against config.yaml).
+    pub config: BTreeMap<String, Json>,
+    /// Test-only extras for every unit; `{unit}`, `{unit_dash}` (`app-0`) and `{n}` in env
+    /// values, PATH entries and prefix arguments are replaced per unit.
+    pub extras: UnitExtras,
+    /// Optional per-unit extras function, applied after `extras` (its env/path/prefix win).
+    pub extras_fn: Option<ExtrasFn>,
+}
+
+impl std::fmt::Debug for DeploySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeploySpec")
+            .field("app", &self.app)
+            .field("charm_dir", &self.charm_dir)
+            .field("units", &self.units)
+            .finish()
+    }
+}
+
+impl DeploySpec {
+    /// Deploy `app` from `charm_dir` with one unit.
+    pub fn new(app: &str, charm_dir: impl Into<PathBuf>) -> Self {
+        DeploySpec {
+            app: app.to_owned(),
+            charm_dir: charm_dir.into(),
+            units: 1,
+            config: BTreeMap::new(),
+            extras: UnitExtras::default(),
+            extras_fn: None,
+        }
+    }
+    /// Number of units.
+    pub fn units(mut self, n: u32) -> Self {
+        self.units = n;
+        self
+    }
+    /// One config value.
+    pub fn config(mut self, key: &str, value: impl Into<Json>) -> Self {
+        self.config.insert(key.to_owned(), value.into());
+        self
+    }
+    /// One extra environment variable for every unit (templated, see [`DeploySpec::extras`]).
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.extras.env.insert(key.to_owned(), value.to_owned());
+        self
+    }
+    /// One extra PATH directory for every unit.
+    pub fn path_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.extras.path.push(dir.into());
+        self
+    }
+    /// A command prefix for every unit's handler.
+    pub fn command_prefix(mut self, argv: &[&str]) -> Self {
+        self.extras.command_prefix = argv.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    /// Per-unit extras computed from the unit name.
+    pub fn extras_fn(mut self, f: impl Fn(&str) -> UnitExtras + Send + Sync + 'static) -> Self {
+        self.extras_fn = Some(Arc::new(f));
+        self
+    }
+}
+
+/// Per relation: id, the dying unit's remote members, the units that see it depart.
+type DeparturePlan = (u32, Vec<String>, Vec<String>);
+
+fn template(s: &str, unit: &str) -> String {
+    s.replace("{unit}", unit)
+        .replace("{unit_dash}", &unit.replace('/', "-"))
+        .replace("{n}", &unit_number(unit).to_string())
+}
+
+fn unit_extras(base: &UnitExtras, f: Option<&ExtrasFn>, unit: &str) -> UnitExtras {
+    let mut e = UnitExtras {
+        env: base
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), template(v, unit)))
+            .collect(),
+        path: base
+            .path
+            .iter()
+            .map(|p| PathBuf::from(template(&p.display().to_string(), unit)))
+            .collect(),
+        command_prefix: base
+            .command_prefix
+            .iter()
+            .map(|a| template(a, unit))
+            .collect(),
+    };
+    if let Some(f) = f {
+        let more = f(unit);
+        e.env.extend(more.env);
+        e.path.extend(more.path);
+        if !more.command_prefix.is_empty() {
+            e.command_prefix = more.command_prefix;
+        }
+    }
+    e
+}
+
+fn address_for(machine: u32) -> String {
+    let host = machine % 254 + 1;
+    let net = machine / 254;
+    format!("10.{}.{}.{host}", (net / 256) % 256, net % 256)
+}
+
+fn juju_keys(address: &str) -> crate::model::Bag {
+    [
+        ("private-address", address.to_owned()),
+        ("ingress-address", address.to_owned()),
+        ("egress-subnets", format!("{address}/32")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+fn validate_config(charm: &Charm, config: &BTreeMap<String, Json>) -> Result<()> {
+    for (k, v) in config {
+        let opt = charm.options.get(k).ok_or_else(|| {
+            SimError::Config(format!("unknown option {k:?} for charm {:?}", charm.name))
+        })?;
+        if !v.is_null() {
+            check_option_value(opt.kind, v)
+                .map_err(|m| SimError::Config(format!("option {k:?}: {m}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Parse `app` or `app:endpoint`.
+fn split_endpoint(s: &str) -> (&str, Option<&str>) {
+    match s.split_once(':') {
+        Some((a, e)) => (a, Some(e)),
+        None => (s, None),
+    }
+}
+
+impl Simulator {
+    fn app_units_alive(model: &Model, app: &str) -> Vec<String> {
+        let mut v: Vec<String> = model
+            .apps
+            .get(app)
+            .map(|a| {
+                a.units
+                    .iter()
+                    .filter(|u| model.units.get(*u).is_some_and(|x| x.life == Life::Alive))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Deploy an application (`juju deploy`), run install → leader-elected → config-changed →
+    /// start on each unit (and peer relation hooks), and settle.
+    pub fn deploy(&mut self, spec: DeploySpec) -> Result<Vec<String>> {
+        let charm = Charm::load(&spec.charm_dir)?;
+        validate_config(&charm, &spec.config)?;
+        let peers: Vec<(String, String)> = charm
+            .endpoints
+            .values()
+            .filter(|e| e.role == Role::Peers)
+            .map(|e| (e.name.clone(), e.interface.clone()))
+            .collect();
+        self.with_model_mut(|m| {
+            if m.apps.contains_key(&spec.app) {
+                return Err(SimError::AppExists(spec.app.clone()));
+            }
+            m.apps.insert(
+                spec.app.clone(),
+                Application {
+                    name: spec.app.clone(),
+                    charm,
+                    config: spec.config.clone(),
+                    next_unit: 0,
+                    leader: None,
+                    status: None,
+                    status_history: Vec::new(),
+                    units: BTreeSet::new(),
+                },
+            );
+            for (ep, interface) in peers {
+                let id = m.next_relation_id;
+                m.next_relation_id += 1;
+                let side = RelationSide {
+                    app: spec.app.clone(),
+                    endpoint: ep,
+                };
+                m.relations.insert(
+                    id,
+                    Relation {
+                        id,
+                        interface,
+                        sides: [side.clone(), side],
+                        app_bags: [(spec.app.clone(), Default::default())].into(),
+                        app_bag_versions: BTreeMap::new(),
+                        unit_bags: BTreeMap::new(),
+                        scope: BTreeMap::new(),
+                        dying: false,
+                    },
+                );
+            }
+            Ok(())
+        })?;
+        self.app_templates.insert(
+            spec.app.clone(),
+            (spec.extras.clone(), spec.extras_fn.clone()),
+        );
+        self.add_unit(&spec.app, spec.units)
+    }
+
+    /// Add `n` units to an application (`juju add-unit`) and settle. Returns the new unit names.
+    pub fn add_unit(&mut self, app: &str, n: u32) -> Result<Vec<String>> {
+        let (base, f) = self
+            .app_templates
+            .get(app)
+            .cloned()
+            .ok_or_else(|| SimError::AppNotFound(app.to_owned()))?;
+        let mut created = Vec::new();
+        for _ in 0..n {
+            let name = self.with_model_mut(|m| -> Result<String> {
+                let machine = m.next_machine;
+                m.next_machine += 1;
+                let a = m
+                    .apps
+                    .get_mut(app)
+                    .ok_or_else(|| SimError::AppNotFound(app.to_owned()))?;
+                let name = format!("{app}/{}", a.next_unit);
+                a.next_unit += 1;
+                a.units.insert(name.clone());
+                let elect = a.leader.is_none();
+                if elect {
+                    a.leader = Some(name.clone());
+                }
+                let since = m.tick();
+                let initial = Status::new("waiting", "agent initialising", since);
+                let address = address_for(machine);
+                m.units.insert(
+                    name.clone(),
+                    Unit {
+                        name: name.clone(),
+                        app: app.to_owned(),
+                        machine: machine.to_string(),
+                        address: address.clone(),
+                        status: initial.clone(),
+                        status_set_by_charm: false,
+                        status_history: vec![initial],
+                        error: None,
+                        workload_version: String::new(),
+                        state: Default::default(),
+                        ports: Default::default(),
+                        life: Life::Alive,
+                        started: false,
+                        reboots: 0,
+                        extras: unit_extras(&base, f.as_ref(), &name),
+                    },
+                );
+                Ok(name)
+            })?;
+            created.push(name);
+        }
+        for name in &created {
+            self.queue_unit_start(name);
+        }
+        self.settle()?;
+        Ok(created)
+    }
+
+    /// Enter scope of every relation of the unit's app and queue its start-up hooks.
+    fn queue_unit_start(&mut self, unit: &str) {
+        let (app, leader, rels) = self.with_model_mut(|m| {
+            let app = m.units[unit].app.clone();
+            let address = m.units[unit].address.clone();
+            let leader = m.apps[&app].leader.as_deref() == Some(unit);
+            let mut rels = Vec::new();
+            for rel in m.relations.values_mut() {
+                if rel.side_of(&app).is_none() || rel.dying {
+                    continue;
+                }
+                rel.unit_bags.insert(unit.to_owned(), juju_keys(&address));
+                rel.scope.insert(
+                    unit.to_owned(),
+                    Participation {
+                        created: true,
+                        ..Default::default()
+                    },
+                );
+                rels.push(rel.id);
+            }
+            (app, leader, rels)
+        });
+        self.enqueue(unit, Hook::Install);
+        for rel in &rels {
+            self.enqueue(unit, Hook::RelationCreated(*rel));
+        }
+        if leader {
+            self.enqueue(unit, Hook::LeaderElected);
+        }
+        self.enqueue(unit, Hook::ConfigChanged);
+        self.enqueue(unit, Hook::Start);
+        for rel in rels {
+            // Pending app data of the remote side first, then joins both ways.
+            let (remote_units, remote_app_written) = self.with_model(|m| {
+                let r = &m.relations[&rel];
+                let remote_app = r.remote_app(&app).unwrap_or_default().to_owned();
+                let units: Vec<String> = Self::app_units_alive(m, &remote_app)
+                    .into_iter()
+                    .filter(|u| u != unit && r.scope.contains_key(u))
+                    .collect();
+                let written = r.app_bag_versions.get(&remote_app).copied().unwrap_or(0) > 0
+                    && !(r.is_peer() && m.apps[&app].leader.as_deref() == Some(unit));
+                (units, written)
+            });
+            if remote_app_written {
+                self.enqueue(unit, Hook::RelationChanged(rel, None));
+            }
+            for r in &remote_units {
+                self.queue_join(unit, rel, r);
+            }
+            for r in &remote_units {
+                self.queue_join(r, rel, unit);
+            }
+        }
+    }
+
+    /// Queue joined + changed on `unit` for `remote`.
+    fn queue_join(&mut self, unit: &str, rel: u32, remote: &str) {
+        self.with_model_mut(|m| {
+            if let Some(p) = m
+                .relations
+                .get_mut(&rel)
+                .and_then(|r| r.scope.get_mut(unit))
+            {
+                p.joining.insert(remote.to_owned());
+            }
+        });
+        self.enqueue(unit, Hook::RelationJoined(rel, remote.to_owned()));
+        self.enqueue(unit, Hook::RelationChanged(rel, Some(remote.to_owned())));
+    }
+
+    /// Relate two applications (`juju integrate a b`, each `app` or `app:endpoint`), run
+    /// relation-created on every unit, then joined+changed per remote unit, and settle.
+    /// Returns the relation id.
+    pub fn integrate(&mut self, a: &str, b: &str) -> Result<u32> {
+        let (app_a, ep_a) = split_endpoint(a);
+        let (app_b, ep_b) = split_endpoint(b);
+        let id = self.with_model_mut(|m| -> Result<u32> {
+            let ca = &m
+                .apps
+                .get(app_a)
+                .ok_or_else(|| SimError::AppNotFound(app_a.into()))?
+                .charm;
+            let cb = &m
+                .apps
+                .get(app_b)
+                .ok_or_else(|| SimError::AppNotFound(app_b.into()))?
+                .charm;
+            let mut matches = Vec::new();
+            for ea in ca.endpoints.values() {
+                for eb in cb.endpoints.values() {
+                    let roles_ok = matches!(
+                        (ea.role, eb.role),
+                        (Role::Provides, Role::Requires) | (Role::Requires, Role::Provides)
+                    );
+                    if roles_ok
+                        && ea.interface == eb.interface
+                        && ep_a.is_none_or(|e| e == ea.name)
+                        && ep_b.is_none_or(|e| e == eb.name)
+                    {
+                        matches.push((ea.name.clone(), eb.name.clone(), ea.interface.clone()));
+                    }
+                }
+            }
+            let (na, nb, interface) = match matches.len() {
+                0 => {
+                    return Err(SimError::Relation(format!(
+                        "no relations found between {a:?} and {b:?}"
+                    )));
+                }
+                1 => matches.remove(0),
+                _ => {
+                    return Err(SimError::Relation(format!(
+                        "ambiguous relation: {a:?} {b:?} could refer to {}; specify endpoints",
+                        matches
+                            .iter()
+                            .map(|(x, y, _)| format!("\"{app_a}:{x} {app_b}:{y}\""))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )));
+                }
+            };
+            let exists = m.relations.values().any(|r| {
+                !r.dying
+                    && r.sides.iter().any(|s| s.app == app_a && s.endpoint == na)
+                    && r.sides.iter().any(|s| s.app == app_b && s.endpoint == nb)
+            });
+            if exists {
+                return Err(SimError::Relation(format!(
+                    "relation \"{app_a}:{na} {app_b}:{nb}\" already exists"
+                )));
+            }
+            let id = m.next_relation_id;
+            m.next_relation_id += 1;
+            let mut rel = Relation {
+                id,
+                interface,
+                sides: [
+                    RelationSide {
+                        app: app_a.into(),
+                        endpoint: na,
+                    },
+                    RelationSide {
+                        app: app_b.into(),
+                        endpoint: nb,
+                    },
+                ],
+                app_bags: [
+                    (app_a.to_owned(), Default::default()),
+                    (app_b.to_owned(), Default::default()),
+                ]
+                .into(),
+                app_bag_versions: BTreeMap::new(),
+                unit_bags: BTreeMap::new(),
+                scope: BTreeMap::new(),
+                dying: false,
+            };
+            for app in [app_a, app_b] {
+                for u in Self::app_units_alive(m, app) {
+                    rel.unit_bags
+                        .insert(u.clone(), juju_keys(&m.units[&u].address));
+                    rel.scope.insert(
+                        u,
+                        Participation {
+                            created: true,
+                            ..Default::default()
+                        },
+                    );
+                }
+            }
+            m.relations.insert(id, rel);
+            Ok(id)
+        })?;
+        let (units_a, units_b) = self.with_model(|m| {
+            (
+                Self::app_units_alive(m, app_a),
+                Self::app_units_alive(m, app_b),
+            )
+        });
+        for u in units_a.iter().chain(&units_b) {
+            self.enqueue(u, Hook::RelationCreated(id));
+        }
+        for u in &units_a {
+            for r in &units_b {
+                self.queue_join(u, id, r);
+            }
+        }
+        for u in &units_b {
+            for r in &units_a {
+                self.queue_join(u, id, r);
+            }
+        }
+        self.settle()?;
+        Ok(id)
+    }
+
+    /// Remove a unit (`juju remove-unit`): departed on both sides (the departing unit already
+    /// absent from `relation-list`), broken on the dying unit, stop, remove; a new leader is
+    /// elected if it led. Settles.
+    pub fn remove_unit(&mut self, unit: &str) -> Result<()> {
+        let plan = self.with_model_mut(|m| -> Result<Vec<DeparturePlan>> {
+            let u = m
+                .units
+                .get_mut(unit)
+                .ok_or_else(|| SimError::UnitNotFound(unit.to_owned()))?;
+            u.life = Life::Dying;
+            let mut plan = Vec::new();
+            for rel in m.relations.values() {
+                let Some(part) = rel.scope.get(unit) else {
+                    continue;
+                };
+                if part.broken {
+                    continue;
+                }
+                let mine: Vec<String> = part.members.union(&part.joining).cloned().collect();
+                let others: Vec<String> = rel
+                    .scope
+                    .iter()
+                    .filter(|(o, p)| {
+                        *o != unit && (p.members.contains(unit) || p.joining.contains(unit))
+                    })
+                    .map(|(o, _)| o.clone())
+                    .collect();
+                plan.push((rel.id, mine, others));
+            }
+            Ok(plan)
+        })?;
+        for (rel, mine, others) in plan {
+            for o in others {
+                self.enqueue(
+                    &o,
+                    Hook::RelationDeparted {
+                        rel,
+                        remote: unit.to_owned(),
+                        departing: unit.to_owned(),
+                    },
+                );
+            }
+            for r in mine {
+                self.enqueue(
+                    unit,
+                    Hook::RelationDeparted {
+                        rel,
+                        remote: r,
+                        departing: unit.to_owned(),
+                    },
+                );
+            }
+            let peer = self.with_model(|m| m.relations.get(&rel).is_some_and(Relation::is_peer));
+            if !peer {
+                self.enqueue(unit, Hook::RelationBroken(rel));
+            }
+        }
+        self.enqueue(unit, Hook::Stop);
+        self.enqueue(unit, Hook::Remove);
+        self.queue.push_back(Queued::FinalizeUnit(unit.to_owned()));
+        self.settle().map(|_| ())
+    }
+
+    /// Remove the relation between two applications (`juju remove-relation a b`): every unit
+    /// gets departed for each remote unit, then broken. Settles.
+    pub fn remove_relation(&mut self, a: &str, b: &str) -> Result<()> {
+        let (app_a, _) = split_endpoint(a);
+        let (app_b, _) = split_endpoint(b);
+        let id = self.relation_id(app_a, app_b).ok_or_else(|| {
+            SimError::Relation(format!("relation between {a:?} and {b:?} not found"))
+        })?;
+        self.remove_relation_id(id)
+    }
+
+    /// Remove a relation by id.
+    pub fn remove_relation_id(&mut self, id: u32) -> Result<()> {
+        let plan = self.with_model_mut(|m| -> Result<Vec<(String, Vec<String>)>> {
+            let rel = m
+                .relations
+                .get_mut(&id)
+                .ok_or_else(|| SimError::Relation(format!("relation {id} not found")))?;
+            if rel.is_peer() {
+                return Err(SimError::Relation("cannot remove a peer relation".into()));
+            }
+            rel.dying = true;
+            Ok(rel
+                .scope
+                .iter()
+                .filter(|(_, p)| !p.broken)
+                .map(|(u, p)| (u.clone(), p.members.union(&p.joining).cloned().collect()))
+                .collect())
+        })?;
+        for (unit, remotes) in plan {
+            for r in remotes {
+                self.enqueue(
+                    &unit,
+                    Hook::RelationDeparted {
+                        rel: id,
+                        remote: r.clone(),
+                        departing: r,
+                    },
+                );
+            }
+            self.enqueue(&unit, Hook::RelationBroken(id));
+        }
+        self.queue.push_back(Queued::FinalizeRelation(id));
+        self.settle().map(|_| ())
+    }
+
+    /// Change config (`juju config app k=v`; `null` resets to the default). Queues
+    /// config-changed on every unit if the effective config changed, and settles.
+    pub fn set_config(&mut self, app: &str, values: BTreeMap<String, Json>) -> Result<()> {
+        let units = self.with_model_mut(|m| -> Result<Vec<String>> {
+            let a = m
+                .apps
+                .get_mut(app)
+                .ok_or_else(|| SimError::AppNotFound(app.to_owned()))?;
+            validate_config(&a.charm, &values)?;
+            let before = a.effective_config();
+            for (k, v) in values {
+                if v.is_null() {
+                    a.config.remove(&k);
+                } else {
+                    a.config.insert(k, v);
+                }
+            }
+            if a.effective_config() == before {
+                return Ok(Vec::new());
+            }
+            Ok(Self::app_units_alive(m, app))
+        })?;
+        for u in units {
+            self.enqueue(&u, Hook::ConfigChanged);
+        }
+        self.settle().map(|_| ())
+    }
+
+    /// Upgrade an application's charm (`juju refresh --path`), optionally from a new dir:
+    /// upgrade-charm then config-changed on every unit. Settles.
+    pub fn upgrade_charm(&mut self, app: &str, charm_dir: Option<PathBuf>) -> Result<()> {
+        let units = self.with_model_mut(|m| -> Result<Vec<String>> {
+            let a = m
+                .apps
+                .get_mut(app)
+                .ok_or_else(|| SimError::AppNotFound(app.to_owned()))?;
+            let dir = charm_dir.unwrap_or_else(|| a.charm.dir.clone());
+            a.charm = Charm::load(&dir)?;
+            Ok(Self::app_units_alive(m, app))
+        })?;
+        for u in units {
+            self.enqueue(&u, Hook::UpgradeCharm);
+            self.enqueue(&u, Hook::ConfigChanged);
+        }
+        self.settle().map(|_| ())
+    }
+
+    /// Make `unit` the leader of its application and run leader-elected on it. Settles.
+    pub fn set_leader(&mut self, unit: &str) -> Result<()> {
+        self.with_model_mut(|m| -> Result<()> {
+            let app = m
+                .units
+                .get(unit)
+                .ok_or_else(|| SimError::UnitNotFound(unit.to_owned()))?
+                .app
+                .clone();
+            if let Some(a) = m.apps.get_mut(&app) {
+                a.leader = Some(unit.to_owned());
+            }
+            Ok(())
+        })?;
+        self.enqueue(unit, Hook::LeaderElected);
+        self.settle().map(|_| ())
+    }
+
+    /// Run update-status on every unit (or the units of `app`). Settles.
+    pub fn update_status(&mut self, app: Option<&str>) -> Result<()> {
+        let units: Vec<String> = self.with_model(|m| {
+            m.apps
+                .keys()
+                .filter(|a| app.is_none_or(|x| x == *a))
+                .flat_map(|a| Self::app_units_alive(m, a))
+                .collect()
+        });
+        for u in units {
+            self.enqueue(&u, Hook::UpdateStatus);
+        }
+        self.settle().map(|_| ())
+    }
+
+    /// Queue an arbitrary hook on a unit without settling (for tests of unusual orders).
+    pub fn queue_hook(&mut self, unit: &str, hook: Hook) {
+        self.enqueue(unit, hook);
+    }
+}
