@@ -67,6 +67,19 @@ pub fn available() -> Result<(), String> {
         .unwrap_or(false);
     if !root {
         missing.push("root (namespaces, mknod, mounts)".into());
+    } else if missing.is_empty() {
+        let ns = Command::new("unshare")
+            .args([
+                "--uts", "--mount", "--net", "--pid", "--cgroup", "--fork", "--", "true",
+            ])
+            .stdin(Stdio::null())
+            .output();
+        if !ns.is_ok_and(|o| o.status.success()) {
+            missing.push(
+                "permission to create namespaces (unshare --uts --mount --net --pid --cgroup)"
+                    .into(),
+            );
+        }
     }
     if missing.is_empty() {
         Ok(())
