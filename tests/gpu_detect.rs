@@ -62,3 +62,99 @@ fn device_file_comes_from_the_minor_not_the_index() {
     assert_eq!(gres[0].file_spec(), "/dev/nvidia[0,3,7]");
     assert_eq!(gres[0].count(), 3);
 }
+
+#[test]
+fn mixed_models_are_grouped_per_type_in_pci_order() {
+    let fake = Fake::fixture("mixed");
+    let inv = fake.detect();
+    let gres = inv.gres();
+    let lines: Vec<String> = gres.iter().map(|r| r.conf_line("node1")).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia[0,3]",
+            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[2,5]",
+        ]
+    );
+    assert_eq!(
+        inv.gres_strings(),
+        vec!["gpu:tesla_t4:2", "gpu:nvidia_l40s:2"]
+    );
+}
+
+#[test]
+fn type_order_follows_the_lowest_pci_bus_id_not_the_nvml_index() {
+    let fake = Fake::new(&config(vec![
+        device("NVIDIA L4", 0, "00000000:C1:00.0"),
+        device("NVIDIA A10", 1, "00000000:01:00.0"),
+    ]));
+    let inv = fake.detect();
+    assert_eq!(
+        inv.gres_strings(),
+        vec!["gpu:nvidia_a10:1", "gpu:nvidia_l4:1"]
+    );
+}
+
+fn with_affinity(name: &str, minor: u32, bus: &str, cpus: Vec<u32>) -> serde_json::Value {
+    let mut d = device(name, minor, bus);
+    d["cpu_affinity"] = serde_json::json!(cpus);
+    d
+}
+
+#[test]
+fn affinity_over_two_sockets_splits_records_per_device() {
+    // 2 sockets x 4 cores x 2 threads: socket 0 = CPUs 0-3,8-11, socket 1 = CPUs 4-7,12-15
+    let s0: Vec<u32> = (0..4).chain(8..12).collect();
+    let s1: Vec<u32> = (4..8).chain(12..16).collect();
+    let fake = Fake::new(&config(vec![
+        with_affinity("NVIDIA L40S", 0, "00000000:17:00.0", s0.clone()),
+        with_affinity("NVIDIA L40S", 1, "00000000:31:00.0", s0),
+        with_affinity("NVIDIA L40S", 2, "00000000:B1:00.0", s1.clone()),
+        with_affinity("NVIDIA L40S", 3, "00000000:CA:00.0", s1),
+    ]));
+    // without topology the CPU ids are used as they are
+    let raw = fake.detect();
+    assert_eq!(raw.gpus[0].cores, Some(vec![0, 1, 2, 3, 8, 9, 10, 11]));
+    let lines: Vec<String> = raw.gres().iter().map(|r| r.conf_line("n")).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia[0-1] Cores=0-3,8-11",
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia[2-3] Cores=4-7,12-15",
+        ]
+    );
+    assert_eq!(raw.gres_strings(), vec!["gpu:nvidia_l40s:4"]);
+    // with topology, hyperthreads fold into Slurm core ids (socket-major)
+    support::write_cpu_topology(&fake.root, 2, 4, 2);
+    let inv = fake.detect();
+    assert_eq!(inv.gpus[0].cores, Some(vec![0, 1, 2, 3]));
+    assert_eq!(inv.gpus[3].cores, Some(vec![4, 5, 6, 7]));
+    let cores: Vec<Option<String>> = inv.gres().into_iter().map(|r| r.cores).collect();
+    assert_eq!(
+        cores,
+        vec![Some("0-3".to_string()), Some("4-7".to_string())]
+    );
+}
+
+#[test]
+fn devices_of_one_type_with_different_cores_are_not_grouped() {
+    let fake = Fake::new(&config(vec![
+        with_affinity("Tesla T4", 0, "00000000:01:00.0", vec![0]),
+        with_affinity("Tesla T4", 1, "00000000:02:00.0", vec![1]),
+        with_affinity("Tesla T4", 2, "00000000:03:00.0", vec![0]),
+    ]));
+    let specs: Vec<(String, Option<String>)> = fake
+        .detect()
+        .gres()
+        .into_iter()
+        .map(|r| (r.file_spec(), r.cores))
+        .collect();
+    assert_eq!(
+        specs,
+        vec![
+            ("/dev/nvidia0".to_string(), Some("0".to_string())),
+            ("/dev/nvidia1".to_string(), Some("1".to_string())),
+            ("/dev/nvidia2".to_string(), Some("0".to_string())),
+        ]
+    );
+}

@@ -84,10 +84,11 @@ struct Unit {
 }
 
 impl Inventory {
-    /// The gres.conf records of this node: types in order of their lowest PCI bus id, devices of a
-    /// type grouped into one `File=` range when their Cores and Links agree (otherwise one record
-    /// per device, in PCI order); each MIG instance is its own `MultipleFiles=` record; a GPU in
-    /// MIG mode never appears as its whole `/dev/nvidiaN`.
+    /// The gres.conf records of this node. Types come in order of their lowest PCI bus id; within
+    /// a type, devices are taken in PCI order and consecutive devices with the same Cores (and no
+    /// Links) share one `File=` range record, so a type whose devices all agree is one line, and
+    /// devices that differ (other socket, or any Links) get their own records. Each MIG instance is
+    /// its own `MultipleFiles=` record; a GPU in MIG mode never appears as its whole `/dev/nvidiaN`.
     pub fn gres(&self) -> Vec<GresRecord> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
         gpus.sort_by_key(|g| normalize_bus_id(&g.pci_bus_id));
@@ -118,42 +119,30 @@ impl Inventory {
                 types.push(&u.type_name);
             }
         }
-        let mut out = Vec::new();
+        let mut out: Vec<GresRecord> = Vec::new();
         for t in types {
-            let of_type: Vec<&Unit> = units.iter().filter(|u| u.type_name == t).collect();
-            let devices: Vec<&Unit> = of_type
-                .iter()
-                .copied()
-                .filter(|u| matches!(u.files, GresFiles::Devices(_)))
-                .collect();
-            let uniform = devices
-                .windows(2)
-                .all(|w| w[0].cores == w[1].cores && w[0].links == w[1].links);
-            if uniform && devices.len() > 1 {
-                let mut minors: Vec<u32> = devices
-                    .iter()
-                    .flat_map(|u| match &u.files {
-                        GresFiles::Devices(m) => m.clone(),
-                        GresFiles::Multiple(_) => Vec::new(),
-                    })
-                    .collect();
-                minors.sort_unstable();
-                minors.dedup();
-                out.push(GresRecord {
-                    type_name: t.to_owned(),
-                    files: GresFiles::Devices(minors),
-                    cores: devices[0].cores.clone(),
-                    links: devices[0].links.clone(),
-                });
-                out.extend(
-                    of_type
-                        .iter()
-                        .filter(|u| matches!(u.files, GresFiles::Multiple(_)))
-                        .map(|u| to_record(u)),
-                );
-            } else {
-                out.extend(of_type.iter().map(|u| to_record(u)));
+            let mut run: Option<GresRecord> = None;
+            for u in units.iter().filter(|u| u.type_name == t) {
+                let GresFiles::Devices(minors) = &u.files else {
+                    out.extend(run.take());
+                    out.push(to_record(u));
+                    continue;
+                };
+                match &mut run {
+                    Some(r) if r.cores == u.cores && r.links == u.links && u.links.is_none() => {
+                        if let GresFiles::Devices(acc) = &mut r.files {
+                            acc.extend(minors);
+                            acc.sort_unstable();
+                            acc.dedup();
+                        }
+                    }
+                    _ => {
+                        out.extend(run.take());
+                        run = Some(to_record(u));
+                    }
+                }
             }
+            out.extend(run);
         }
         out
     }
