@@ -1,15 +1,57 @@
 //! The slurmctld (controller) charm.
+//!
+//! Leader hooks: observe (config, the relation cache updated with the event's one bag) →
+//! munge key and `cluster_info` → desired (both files rendered holistically from every current
+//! unit's record) → apply (atomic writes; restart, reconfigure or nothing; resume nodes that
+//! left DownNodes) → save the cache → `status-set` once. A relation event costs a constant
+//! number of hook-tool calls (see [`cache`]). Non-leaders only report that they stand by.
 
-use crate::charms::error::CharmError;
+pub mod actions;
+pub mod apply;
+pub mod cache;
+pub mod desired;
+pub mod observe;
+
+use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::Host;
-use crate::juju::backend::ModelBackend;
-use crate::juju::event::HookContext;
+use crate::charms::slurmd::{install, set_version};
+use crate::charms::util::status;
+use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
+use crate::juju::event::{Event, HookContext};
+
+/// slurm.conf.
+pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
+/// gres.conf (beside slurm.conf; served to slurmd by configless).
+pub const GRES_CONF: &str = "/etc/slurm/gres.conf";
+/// Packages the install hook installs.
+pub const PACKAGES: &[&str] = &["slurmctld", "munge", "slurm-client"];
 
 /// Runs one slurmctld hook or action.
 pub fn handle<B: ModelBackend>(
-    _ctx: &HookContext,
-    _backend: &B,
-    _host: &Host<'_>,
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
 ) -> Result<(), CharmError> {
-    Ok(())
+    match &ctx.event {
+        Event::Install => install(backend, host, PACKAGES, "slurmctld")?,
+        Event::UpgradeCharm => set_version(backend, host, "slurmctld"),
+        Event::Action(a) => return actions::run_action(&a.name, backend, host),
+        Event::Stop | Event::Remove => return Ok(()),
+        _ => {}
+    }
+    if !backend.is_leader().juju()? {
+        let st = status(
+            StatusKind::Active,
+            "standby (the leader manages slurm.conf)",
+        );
+        return backend.status_set(StatusScope::Unit, &st).juju();
+    }
+    let mut obs = observe::observe(ctx, backend, host)?;
+    let key = apply::ensure_munge_key(host, &obs)?;
+    apply::publish_cluster_info(backend, &mut obs, key)?;
+    let plan = desired::plan(&obs.settings, &obs.cache.relations);
+    let st = apply::plan_status(&obs, &plan);
+    apply::apply_files(host, &mut obs, &plan)?;
+    apply::save_cache(host, &obs)?;
+    backend.status_set(StatusScope::Unit, &st).juju()
 }

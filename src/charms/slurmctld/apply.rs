@@ -1,0 +1,249 @@
+//! Applies the controller's desired state: munge key and `cluster_info`, both files (atomic,
+//! skipped when identical), then restart/reconfigure/resume as [`super::desired::decide`] says,
+//! then the cache. Returns the status to set.
+
+use super::cache::CACHE_PATH;
+use super::desired::{Decision, Plan, Reload, decide};
+use super::observe::Observed;
+use super::{GRES_CONF, SLURM_CONF};
+use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::host::{Cmd, Host, Owner};
+use crate::charms::slurmd::MUNGE_KEY;
+use crate::charms::util::{short, status};
+use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
+use crate::juju::backend::{Bag, ModelBackend, RelationId, Status, StatusKind};
+
+const MUNGE: Owner = Owner {
+    user: "munge",
+    group: "munge",
+};
+const SLURM: Owner = Owner {
+    user: "slurm",
+    group: "slurm",
+};
+const ROOT: Owner = Owner {
+    user: "root",
+    group: "root",
+};
+
+/// Size of a generated munge key (bytes), as `mungekey` makes it.
+pub const MUNGE_KEY_LEN: usize = 1024;
+
+/// The munge key: the one on disk; else the one this application already published (a new
+/// leader adopts it); else a new random one. Written 0400 munge:munge; munge is restarted when
+/// the file changed.
+pub fn ensure_munge_key(host: &Host<'_>, obs: &Observed) -> Result<Vec<u8>, CharmError> {
+    let on_disk = host.read(MUNGE_KEY)?.filter(|k| k.len() >= 32);
+    let published = obs
+        .cache
+        .relations
+        .values()
+        .filter_map(|r| r.cluster_info_published.as_deref())
+        .find_map(|raw| ClusterInfo::from_relation_value(raw).ok())
+        .map(|c| c.munge_key);
+    let key = match (on_disk, published) {
+        (Some(k), _) => k,
+        (None, Some(k)) => {
+            tracing::info!("adopting the munge key this application already shares");
+            k
+        }
+        (None, None) => {
+            tracing::info!("generating a new munge key");
+            host.random_bytes(MUNGE_KEY_LEN)?
+        }
+    };
+    if host.write(MUNGE_KEY, &key, 0o400, Some(MUNGE))? {
+        host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
+    }
+    Ok(key)
+}
+
+/// Publishes `cluster_info` on every relation where it differs from what was published.
+pub fn publish_cluster_info<B: ModelBackend>(
+    backend: &B,
+    obs: &mut Observed,
+    key: Vec<u8>,
+) -> Result<(), CharmError> {
+    let info = ClusterInfo {
+        munge_key: key,
+        slurmctld_host: obs.settings.hostname.clone(),
+        nhc_params: String::new(),
+    };
+    let raw = info.to_relation_value();
+    for rel in obs.cache.relations.values_mut() {
+        if rel.cluster_info_published.as_deref() == Some(raw.as_str()) {
+            continue;
+        }
+        let id = RelationId::new(rel.endpoint.clone(), rel.id);
+        let bag = Bag::from([(CLUSTER_INFO_KEY.to_string(), raw.clone())]);
+        backend.relation_set(&id, true, &bag).juju()?;
+        rel.cluster_info_published = Some(raw.clone());
+    }
+    Ok(())
+}
+
+/// `scontrol reconfigure`, retried while a just-restarted slurmctld comes up.
+fn reconfigure(host: &Host<'_>, after_restart: bool) -> Result<(), CharmError> {
+    let cmd = Cmd::new("scontrol", ["reconfigure"]);
+    let tries = if after_restart { 10 } else { 1 };
+    let mut last = None;
+    for i in 0..tries {
+        match host.run_ok(&cmd) {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                last = Some(e);
+                if i + 1 < tries {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+            }
+        }
+    }
+    Err(last.map_or_else(
+        || CharmError::Render("reconfigure".into()),
+        CharmError::from,
+    ))
+}
+
+fn hostlist(names: &[String]) -> String {
+    crate::slurm::hostlist::compress(names)
+}
+
+/// Clears drains a GRES count mismatch left behind on `nodes` (fixed by the restart).
+fn clear_gres_drains(host: &Host<'_>, nodes: &[String]) {
+    let list = hostlist(nodes);
+    let nodes_arg = format!("--nodes={list}");
+    let query = Cmd::new(
+        "sinfo",
+        [
+            "--noheader",
+            "--Node",
+            nodes_arg.as_str(),
+            "--format=%N|%T|%E",
+        ],
+    );
+    let out = match host.run_ok(&query) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!("cannot check for GRES drains: {e}");
+            return;
+        }
+    };
+    let drained: Vec<String> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '|');
+            let (n, st, reason) = (f.next()?, f.next()?, f.next()?);
+            let gres = reason.contains("gres/gpu") || reason.to_ascii_lowercase().contains("gres");
+            (st.to_ascii_lowercase().contains("drain") && gres).then(|| n.trim().to_string())
+        })
+        .collect();
+    if drained.is_empty() {
+        return;
+    }
+    resume(host, &drained, "GRES mismatch fixed by the restart");
+}
+
+fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
+    let arg = format!("nodename={}", hostlist(nodes));
+    tracing::info!("resuming {} ({why})", hostlist(nodes));
+    let cmd = Cmd::new("scontrol", ["update", arg.as_str(), "state=resume"]);
+    if let Err(e) = host.run_ok(&cmd) {
+        tracing::warn!("cannot resume {}: {e}", hostlist(nodes));
+    }
+}
+
+/// Writes the files and reloads slurmctld as needed; updates `obs.cache.applied`.
+pub fn apply_files(
+    host: &Host<'_>,
+    obs: &mut Observed,
+    plan: &Plan,
+) -> Result<Decision, CharmError> {
+    let (Some(slurm), Some(gres)) = (&plan.slurm_conf, &plan.gres_conf) else {
+        return Ok(Decision {
+            reload: Reload::Nothing,
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        });
+    };
+    host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
+    host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
+    let decision = decide(obs.cache.applied.as_ref(), &plan.applied);
+    match decision.reload {
+        Reload::Nothing => {}
+        Reload::Reconfigure => {
+            tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
+            reconfigure(host, false)?;
+        }
+        Reload::Restart => {
+            tracing::info!("nodes or their GRES changed: restarting slurmctld, then reconfigure");
+            host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))?;
+            reconfigure(host, true)?;
+        }
+    }
+    if !decision.resume.is_empty() {
+        resume(host, &decision.resume, "left DownNodes");
+    }
+    if decision.reload == Reload::Restart && !decision.gres_changed.is_empty() {
+        clear_gres_drains(host, &decision.gres_changed);
+    }
+    obs.cache.applied = Some(plan.applied.clone());
+    Ok(decision)
+}
+
+/// Saves the cache (last step before the status: every hook tool call has succeeded).
+pub fn save_cache(host: &Host<'_>, obs: &Observed) -> Result<(), CharmError> {
+    host.write(CACHE_PATH, &obs.cache.to_bytes(), 0o600, Some(ROOT))?;
+    Ok(())
+}
+
+/// The leader's status message.
+pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
+    for (who, why) in &plan.rejected {
+        tracing::warn!("left out {who}: {why}");
+    }
+    if let Some(e) = &plan.render_error {
+        tracing::error!("not writing slurm.conf/gres.conf: {e}");
+        return status(
+            StatusKind::Blocked,
+            short(&format!("config not written: {e}"), 240),
+        );
+    }
+    if obs.cache.relations.is_empty() {
+        return status(StatusKind::Blocked, "Need relation: slurmd");
+    }
+    let gpus: u64 = plan
+        .nodes
+        .values()
+        .flat_map(|n| n.record.node_parameters.gres.iter())
+        .map(|g| g.count)
+        .sum();
+    let n = plan.nodes.len();
+    let mut msg = format!(
+        "{n} node{}, {gpus} GPU{}",
+        if n == 1 { "" } else { "s" },
+        if gpus == 1 { "" } else { "s" }
+    );
+    if !plan.applied.down.is_empty() {
+        msg.push_str(&format!(
+            ", {} new (run node-configured on the slurmd unit)",
+            plan.applied.down.len()
+        ));
+    }
+    if let Some((who, why)) = plan.rejected.first() {
+        let more = plan.rejected.len() - 1;
+        let extra = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        msg.push_str(&format!("; rejected {who}{extra}: {why}"));
+    }
+    if !plan.waiting_apps.is_empty() {
+        msg.push_str(&format!(
+            "; waiting for partition from {}",
+            plan.waiting_apps.join(",")
+        ));
+    }
+    status(StatusKind::Active, short(&msg, 300))
+}

@@ -1,0 +1,345 @@
+//! The controller's desired state: slurm.conf and gres.conf rendered holistically from every
+//! current unit's cached record, plus the decision what slurmctld needs (nothing, reconfigure,
+//! restart) and which nodes to resume. Pure: same inputs, byte-identical output.
+
+use super::cache::{Applied, CachedRelation, fnv1a};
+use crate::interface::{NodeRecord, PartitionRecord};
+use crate::slurm::hostlist::natural_cmp;
+use crate::slurm::{DownNodes, GresConf, GresLine, NodeConf, NodeState, Partition, SlurmConf};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `DownNodes` reason for nodes that are new (until `node-configured`).
+pub const NEW_NODE_REASON: &str = "New node.";
+
+/// Config and facts the rendering depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// `cluster-name`.
+    pub cluster_name: String,
+    /// `default-partition` (empty: none).
+    pub default_partition: String,
+    /// `slurm-conf-parameters` (Key=Value, lines or spaces).
+    pub slurm_conf_parameters: String,
+    /// This controller's host name (`SlurmctldHost`).
+    pub hostname: String,
+}
+
+/// One node that made it into the files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedNode {
+    /// The unit that sent it.
+    pub unit: String,
+    /// Its application (partition).
+    pub app: String,
+    /// The record.
+    pub record: NodeRecord,
+}
+
+/// The rendered result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// slurm.conf text (None when rendering failed).
+    pub slurm_conf: Option<String>,
+    /// gres.conf text.
+    pub gres_conf: Option<String>,
+    /// Why rendering failed (the old files stay).
+    pub render_error: Option<String>,
+    /// Nodes in the files, by node name.
+    pub nodes: BTreeMap<String, AcceptedNode>,
+    /// Units (or applications) left out, with the reason.
+    pub rejected: Vec<(String, String)>,
+    /// Applications whose nodes wait for their `partition` record.
+    pub waiting_apps: Vec<String>,
+    /// What slurmctld will have once applied.
+    pub applied: Applied,
+}
+
+/// What slurmctld needs after the files are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reload {
+    /// Nothing changed.
+    Nothing,
+    /// `scontrol reconfigure`.
+    Reconfigure,
+    /// `systemctl restart slurmctld` then `scontrol reconfigure` (nodes added/removed or a
+    /// node's GRES changed: 22.05 cannot take that by reconfigure).
+    Restart,
+}
+
+/// The decision and its follow-ups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Restart, reconfigure or nothing.
+    pub reload: Reload,
+    /// Nodes that left `DownNodes` and need `state=resume`.
+    pub resume: Vec<String>,
+    /// Nodes whose GRES changed (a leftover gres-mismatch drain is cleared for them).
+    pub gres_changed: Vec<String>,
+}
+
+fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
+    let p = &record.node_parameters;
+    let mut node = NodeConf::new(&p.node_name);
+    for (k, v) in p.ordered().into_iter().skip(1) {
+        node.set(&k, &v).map_err(|e| e.to_string())?;
+    }
+    node.validate().map_err(|e| e.to_string())?;
+    let mut lines = Vec::new();
+    for g in &record.gres {
+        let mut line = GresLine::default();
+        line.set("Name", &g.name).map_err(|e| e.to_string())?;
+        line.set("Type", &g.type_name).map_err(|e| e.to_string())?;
+        let opt = [
+            ("File", &g.file),
+            ("MultipleFiles", &g.multiple_files),
+            ("Cores", &g.cores),
+            ("Links", &g.links),
+        ];
+        for (k, v) in opt {
+            if let Some(v) = v {
+                line.set(k, v).map_err(|e| e.to_string())?;
+            }
+        }
+        lines.push(line);
+    }
+    Ok((node, lines))
+}
+
+/// Applies `slurm-conf-parameters` (`Key=Value` items separated by spaces or newlines; `#`
+/// starts a comment line) to the model.
+pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> {
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        for item in line.split_whitespace() {
+            let Some((k, v)) = item.split_once('=') else {
+                return Err(format!("{item:?} is not Key=Value"));
+            };
+            conf.set_global(k, v).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Renders the files from every cached relation.
+pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -> Plan {
+    let mut rejected = Vec::new();
+    let mut waiting_apps = Vec::new();
+    let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
+    let mut confs: BTreeMap<String, (NodeConf, Vec<GresLine>)> = BTreeMap::new();
+    let mut partitions: Vec<Partition> = Vec::new();
+
+    // Units sorted by name across relations, so "first come" is deterministic.
+    for rel in relations.values() {
+        let partition = match rel.partition.as_deref() {
+            None => {
+                if !rel.units.is_empty() {
+                    waiting_apps.push(rel.app.clone());
+                }
+                continue;
+            }
+            Some(raw) => match PartitionRecord::from_relation_value(raw) {
+                Ok(p) => p,
+                Err(e) => {
+                    rejected.push((rel.app.clone(), e.to_string()));
+                    continue;
+                }
+            },
+        };
+        let mut part = Partition::new(&partition.name);
+        let mut part_ok = true;
+        for (k, v) in &partition.params {
+            if let Err(e) = part.set(k, v) {
+                rejected.push((rel.app.clone(), format!("`partition`: {e}")));
+                part_ok = false;
+                break;
+            }
+        }
+        if !part_ok {
+            continue;
+        }
+        let mut units: Vec<(&String, &String)> = rel.units.iter().collect();
+        units.sort_by(|a, b| natural_cmp(a.0, b.0));
+        for (unit, raw) in units {
+            let record = match NodeRecord::from_relation_value(raw) {
+                Ok(r) => r,
+                Err(e) => {
+                    rejected.push((unit.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let name = record.node_parameters.node_name.clone();
+            if let Some(other) = nodes.get(&name) {
+                rejected.push((
+                    unit.clone(),
+                    format!("NodeName {name} is already used by {}", other.unit),
+                ));
+                continue;
+            }
+            match node_conf(&record) {
+                Ok(c) => {
+                    confs.insert(name.clone(), c);
+                }
+                Err(e) => {
+                    rejected.push((unit.clone(), e));
+                    continue;
+                }
+            }
+            part.nodes.insert(name.clone());
+            nodes.insert(
+                name,
+                AcceptedNode {
+                    unit: unit.clone(),
+                    app: rel.app.clone(),
+                    record,
+                },
+            );
+        }
+        part.default =
+            !settings.default_partition.is_empty() && part.name == settings.default_partition;
+        if !part.nodes.is_empty() {
+            partitions.push(part);
+        }
+    }
+
+    let mut slurm = SlurmConf::new(&settings.cluster_name, &settings.hostname);
+    let mut gres = GresConf::default();
+    let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
+        .err()
+        .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
+    let mut names: Vec<&String> = confs.keys().collect();
+    names.sort_by(|a, b| natural_cmp(a, b));
+    for name in names {
+        let (node, lines) = &confs[name];
+        slurm.nodes.push(node.clone());
+        if !lines.is_empty() {
+            gres.nodes.insert(name.clone(), lines.clone());
+        }
+    }
+    partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+    slurm.partitions = partitions;
+    let down: BTreeSet<String> = nodes
+        .iter()
+        .filter(|(_, n)| n.record.new_node)
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !down.is_empty() {
+        slurm.down_nodes.push(DownNodes {
+            nodes: down.clone(),
+            state: Some(NodeState::Down),
+            reason: Some(NEW_NODE_REASON.to_string()),
+        });
+    }
+    let (mut slurm_text, mut gres_text) = (None, None);
+    if render_error.is_none() {
+        match crate::slurm::render_files(&slurm, &gres) {
+            Ok(files) => {
+                slurm_text = Some(files.slurm_conf);
+                gres_text = Some(files.gres_conf);
+            }
+            Err(e) => render_error = Some(e.to_string()),
+        }
+    }
+    let applied = Applied {
+        nodes: nodes
+            .iter()
+            .map(|(k, n)| (k.clone(), n.record.node_parameters.gres_string()))
+            .collect(),
+        down,
+        files_hash: fnv1a(&[
+            slurm_text.as_deref().unwrap_or_default().as_bytes(),
+            b"\0",
+            gres_text.as_deref().unwrap_or_default().as_bytes(),
+        ]),
+    };
+    Plan {
+        slurm_conf: slurm_text,
+        gres_conf: gres_text,
+        render_error,
+        nodes,
+        rejected,
+        waiting_apps,
+        applied,
+    }
+}
+
+/// Decides what slurmctld needs to go from `old` (None: unknown) to `new`.
+pub fn decide(old: Option<&Applied>, new: &Applied) -> Decision {
+    let Some(old) = old else {
+        return Decision {
+            reload: Reload::Restart,
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        };
+    };
+    let resume: Vec<String> = old
+        .down
+        .difference(&new.down)
+        .filter(|n| new.nodes.contains_key(*n))
+        .cloned()
+        .collect();
+    let gres_changed: Vec<String> = new
+        .nodes
+        .iter()
+        .filter(|(n, g)| old.nodes.get(*n).is_some_and(|o| o != *g))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let same_nodes = old.nodes.keys().eq(new.nodes.keys());
+    let reload = if old.files_hash == new.files_hash && old.down == new.down {
+        Reload::Nothing
+    } else if !same_nodes || !gres_changed.is_empty() {
+        Reload::Restart
+    } else {
+        Reload::Reconfigure
+    };
+    Decision {
+        reload,
+        resume,
+        gres_changed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
+        Applied {
+            nodes: nodes
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            down: down.iter().map(|s| s.to_string()).collect(),
+            files_hash: hash.into(),
+        }
+    }
+
+    #[test]
+    fn decisions() {
+        let a = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h1");
+        assert_eq!(decide(None, &a).reload, Reload::Restart);
+        assert_eq!(decide(Some(&a), &a).reload, Reload::Nothing);
+        let added = applied(&[("n1", "gpu:t4:1"), ("n2", ""), ("n3", "")], &["n2"], "h2");
+        assert_eq!(decide(Some(&a), &added).reload, Reload::Restart);
+        let removed = applied(&[("n1", "gpu:t4:1")], &[], "h2");
+        let d = decide(Some(&a), &removed);
+        assert_eq!(d.reload, Reload::Restart);
+        assert!(d.resume.is_empty(), "a removed node is not resumed");
+        let gpu = applied(&[("n1", "gpu:t4:2"), ("n2", "")], &["n2"], "h2");
+        let d = decide(Some(&a), &gpu);
+        assert_eq!(
+            (d.reload, d.gres_changed),
+            (Reload::Restart, vec!["n1".to_string()])
+        );
+        let configured = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h2");
+        let d = decide(Some(&a), &configured);
+        assert_eq!(
+            (d.reload, d.resume),
+            (Reload::Reconfigure, vec!["n2".to_string()])
+        );
+        let param = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h3");
+        assert_eq!(decide(Some(&a), &param).reload, Reload::Reconfigure);
+    }
+}
