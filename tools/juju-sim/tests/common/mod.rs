@@ -51,6 +51,28 @@ impl Probe {
         std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
     }
 
+    /// A `run LABEL cmd` result: (stdout, stderr, exit code).
+    pub fn result(&self, label: &str) -> (String, String, i32) {
+        let code = self.read(&format!("{label}.code"));
+        assert!(
+            !code.is_empty(),
+            "no result for {label:?}; hooks: {:?}",
+            self.hooks()
+        );
+        (
+            self.read(&format!("{label}.out")),
+            self.read(&format!("{label}.err")),
+            code.trim().parse().unwrap(),
+        )
+    }
+
+    /// Deploy `a` (1 unit) and `b` (`nb` units) and relate `a:db` with `b:backend`.
+    pub fn pair(&mut self, nb: u32) -> u32 {
+        self.sim.deploy(self.spec("a", 1)).unwrap();
+        self.sim.deploy(self.spec("b", nb)).unwrap();
+        self.sim.integrate("a:db", "b:backend").unwrap()
+    }
+
     /// The hooks log lines: `<unit> <hook> <remote-unit>`.
     pub fn hooks(&self) -> Vec<String> {
         self.read("hooks.log")
