@@ -3,60 +3,9 @@
 
 use slurm_charms::slurm::*;
 
-fn node(name: &str, gpus: &[(&str, u64)]) -> NodeConf {
-    let mut n = NodeConf::new(name);
-    n.cpus = Some(16);
-    n.boards = Some(1);
-    n.sockets_per_board = Some(1);
-    n.cores_per_socket = Some(8);
-    n.threads_per_core = Some(2);
-    n.real_memory = Some(31848);
-    n.gres = gpus.iter().map(|(t, c)| GresSpec::gpu(t, *c)).collect();
-    n.mem_spec_limit = Some(1024);
-    n
-}
-
-fn files(range: std::ops::Range<u32>) -> Vec<String> {
-    range.map(|i| format!("/dev/nvidia{i}")).collect()
-}
-
-fn cluster() -> (SlurmConf, GresConf) {
-    let mut conf = SlurmConf::new("osd-cluster", "ctl-0");
-    conf.nodes
-        .push(node("gpu-2", &[("tesla_t4", 2), ("nvidia_l40s", 2)]));
-    conf.nodes
-        .push(node("gpu-1", &[("tesla_t4", 2), ("nvidia_l40s", 2)]));
-    conf.nodes
-        .push(node("gpu-10", &[("nvidia_a100_80gb_pcie", 1)]));
-    conf.nodes.push(node("cpu-1", &[]));
-    let mut p = Partition::new("slurmd");
-    p.nodes
-        .extend(["gpu-1", "gpu-2", "gpu-10", "cpu-1"].map(String::from));
-    p.default = true;
-    p.state = Some(PartitionState::Up);
-    p.extra.push(("MaxTime".into(), "1:00:00".into()));
-    conf.partitions.push(p);
-    conf.down_nodes.push(DownNodes {
-        nodes: ["gpu-10".to_string()].into(),
-        state: Some(NodeState::Down),
-        reason: Some("New node.".into()),
-    });
-    let mut gres = GresConf::default();
-    for n in ["gpu-1", "gpu-2"] {
-        gres.nodes.insert(
-            n.into(),
-            vec![
-                GresLine::gpu("tesla_t4", files(0..2)),
-                GresLine::gpu("nvidia_l40s", files(2..4)),
-            ],
-        );
-    }
-    gres.nodes.insert(
-        "gpu-10".into(),
-        vec![GresLine::gpu("nvidia_a100_80gb_pcie", files(0..1))],
-    );
-    (conf, gres)
-}
+#[path = "slurm_fixtures.rs"]
+mod fixtures;
+use fixtures::{cluster, files, node};
 
 #[test]
 fn renders_expected_text() {
@@ -80,5 +29,323 @@ fn renders_expected_text() {
             "NodeName=gpu-[1-2] Name=gpu Type=nvidia_l40s File=/dev/nvidia[2-3]",
             "NodeName=gpu-10 Name=gpu Type=nvidia_a100_80gb_pcie File=/dev/nvidia0",
         ]
+    );
+}
+
+#[test]
+fn rendering_is_deterministic_and_order_independent() {
+    let (conf, gres) = cluster();
+    let a = render_files(&conf, &gres).unwrap();
+    let mut shuffled = conf.clone();
+    shuffled.nodes.reverse();
+    shuffled.down_nodes.reverse();
+    let b = render_files(&shuffled, &gres).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn reason_is_quoted_and_escaped() {
+    let (mut conf, _) = cluster();
+    conf.down_nodes[0].reason = Some(r"disk #2 \ bad".into());
+    let out = render_slurm_conf(&conf).unwrap();
+    assert!(out.contains(r#"Reason="disk \#2 \\ bad""#), "{out}");
+}
+
+#[test]
+fn nodes_with_addresses_are_not_folded() {
+    let mut conf = SlurmConf::new("c", "ctl");
+    for i in 1..=2 {
+        let mut n = NodeConf::new(&format!("n{i}"));
+        n.set("NodeAddr", &format!("10.0.0.{i}")).unwrap();
+        n.cpus = Some(2);
+        conf.nodes.push(n);
+    }
+    let out = render_slurm_conf(&conf).unwrap();
+    assert!(
+        out.contains(
+            "NodeName=n1 CPUs=2 NodeAddr=10.0.0.1\nNodeName=n2 CPUs=2 NodeAddr=10.0.0.2\n"
+        ),
+        "{out}"
+    );
+}
+
+fn refused(conf: &SlurmConf, gres: &GresConf) -> ConfigError {
+    render_files(conf, gres).expect_err("must be refused")
+}
+
+#[test]
+fn duplicate_node_is_refused() {
+    let (mut conf, gres) = cluster();
+    conf.nodes.push(node("cpu-1", &[]));
+    assert_eq!(
+        refused(&conf, &gres),
+        ConfigError::DuplicateNode {
+            node: "cpu-1".into()
+        }
+    );
+}
+
+#[test]
+fn duplicate_partition_is_refused() {
+    let (mut conf, gres) = cluster();
+    conf.partitions.push(Partition::new("slurmd"));
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::DuplicatePartition { .. }
+    ));
+}
+
+#[test]
+fn typed_and_untyped_gpu_on_one_node_is_refused() {
+    let (mut conf, gres) = cluster();
+    conf.nodes[0].gres.push(GresSpec::parse("gpu:1").unwrap());
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::MixedTypedGres { .. }
+    ));
+}
+
+#[test]
+fn file_and_no_file_records_are_refused() {
+    let (conf, mut gres) = cluster();
+    let mut bare = GresLine::gpu("tesla_t4", vec![]);
+    bare.count = Some(1);
+    gres.nodes.get_mut("gpu-1").unwrap().push(bare);
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::MixedFileGres { .. }
+    ));
+}
+
+#[test]
+fn typed_and_untyped_records_are_refused() {
+    let (conf, mut gres) = cluster();
+    let mut untyped = GresLine::gpu("x", files(5..6));
+    untyped.gres_type = None;
+    gres.nodes.get_mut("gpu-1").unwrap().push(untyped);
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::MixedTypeGresConf { .. }
+    ));
+}
+
+#[test]
+fn two_bare_records_are_refused() {
+    let mut gres = GresConf::default();
+    let bare = GresLine {
+        name: "gpu".into(),
+        count: Some(1),
+        ..GresLine::default()
+    };
+    gres.nodes.insert("n1".into(), vec![bare.clone(), bare]);
+    assert!(matches!(
+        render_gres_conf(&gres),
+        Err(ConfigError::DuplicateUntypedGres { .. })
+    ));
+}
+
+#[test]
+fn gres_count_must_match_file_count() {
+    let (mut conf, gres) = cluster();
+    conf.nodes
+        .iter_mut()
+        .find(|n| n.name == "gpu-1")
+        .unwrap()
+        .gres[0]
+        .count = 3;
+    assert_eq!(
+        refused(&conf, &gres),
+        ConfigError::GresCountMismatch {
+            node: "gpu-1".into(),
+            spec: "gpu:tesla_t4".into(),
+            slurm_conf: 3,
+            gres_conf: 2
+        }
+    );
+}
+
+#[test]
+fn type_strings_must_match_byte_for_byte() {
+    let (mut conf, gres) = cluster();
+    conf.nodes
+        .iter_mut()
+        .find(|n| n.name == "gpu-10")
+        .unwrap()
+        .gres[0]
+        .gres_type = Some("nvidia_a100".into());
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::GresCountMismatch {
+            slurm_conf: 1,
+            gres_conf: 0,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn gres_conf_devices_without_slurm_conf_gres_are_refused() {
+    let (mut conf, gres) = cluster();
+    conf.nodes
+        .iter_mut()
+        .find(|n| n.name == "gpu-10")
+        .unwrap()
+        .gres
+        .clear();
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::GresCountMismatch {
+            slurm_conf: 0,
+            gres_conf: 1,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn explicit_count_must_match_files() {
+    let (conf, mut gres) = cluster();
+    gres.nodes.get_mut("gpu-1").unwrap()[0].count = Some(4);
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::CountNotFileCount {
+            count: 4,
+            files: 2,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn multiple_files_rules() {
+    let mut gres = GresConf::default();
+    let mig = GresLine {
+        name: "gpu".into(),
+        gres_type: Some("nvidia_a100_1g.5gb".into()),
+        multiple_files: vec!["/dev/nvidia0".into()],
+        ..GresLine::default()
+    };
+    gres.nodes.insert("n1".into(), vec![mig.clone()]);
+    assert!(matches!(
+        render_gres_conf(&gres),
+        Err(ConfigError::MultipleFilesTooFew { count: 1, .. })
+    ));
+    let mut both = mig.clone();
+    both.multiple_files
+        .push("/dev/nvidia-caps/nvidia-cap21".into());
+    both.files = vec!["/dev/nvidia1".into()];
+    gres.nodes.insert("n1".into(), vec![both]);
+    assert!(matches!(
+        render_gres_conf(&gres),
+        Err(ConfigError::FileAndMultipleFiles { .. })
+    ));
+    let mut ok = mig;
+    ok.multiple_files
+        .push("/dev/nvidia-caps/nvidia-cap21".into());
+    ok.multiple_files
+        .push("/dev/nvidia-caps/nvidia-cap22".into());
+    gres.nodes.insert("n1".into(), vec![ok]);
+    let out = render_gres_conf(&gres).unwrap();
+    assert!(out.contains(
+        "NodeName=n1 Name=gpu Type=nvidia_a100_1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22\n"
+    ), "{out}");
+}
+
+#[test]
+fn links_need_one_file_and_one_self() {
+    let mut gres = GresConf::default();
+    let mut r = GresLine::gpu("t4", files(0..2));
+    r.links = vec![-1, 2];
+    gres.nodes.insert("n1".into(), vec![r.clone()]);
+    assert!(matches!(
+        render_gres_conf(&gres),
+        Err(ConfigError::LinksNeedOneFile { .. })
+    ));
+    r.files.truncate(1);
+    r.links = vec![0, 2];
+    gres.nodes.insert("n1".into(), vec![r]);
+    assert!(matches!(
+        render_gres_conf(&gres),
+        Err(ConfigError::InvalidValue { .. })
+    ));
+}
+
+#[test]
+fn gres_name_must_be_in_gres_types() {
+    let (mut conf, gres) = cluster();
+    conf.set_owned(GlobalKey::GresTypes, "mps").unwrap();
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::GresNameNotInGresTypes { .. }
+    ));
+}
+
+#[test]
+fn unknown_references_are_refused() {
+    let (mut conf, gres) = cluster();
+    conf.partitions[0].nodes.insert("ghost".into());
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::UnknownPartitionNode { .. }
+    ));
+    let (mut conf, gres) = cluster();
+    conf.down_nodes[0].nodes.insert("ghost".into());
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::UnknownDownNode { .. }
+    ));
+    let (mut conf, gres) = cluster();
+    conf.down_nodes.push(DownNodes {
+        nodes: ["gpu-10".to_string()].into(),
+        state: Some(NodeState::Drain),
+        reason: None,
+    });
+    assert!(matches!(
+        refused(&conf, &gres),
+        ConfigError::DuplicateDownNode { .. }
+    ));
+}
+
+#[test]
+fn injection_attempts_are_refused_with_key_and_value() {
+    let (conf, gres) = cluster();
+    let attempts: Vec<Box<dyn Fn(&mut SlurmConf, &mut GresConf)>> = vec![
+        Box::new(|c, _| c.nodes[0].name = "cpu-1\nNodeName=evil".into()),
+        Box::new(|c, _| {
+            c.nodes[0]
+                .extra
+                .push(("TmpDisk".into(), "1 State=DOWN".into()))
+        }),
+        Box::new(|c, _| c.nodes[0].features = vec!["a#b".into()]),
+        Box::new(|c, _| c.nodes[0].reason = Some("x\"\nPartitionName=evil".into())),
+        Box::new(|c, _| {
+            c.partitions[0]
+                .extra
+                .push(("MaxTime".into(), "1\nx=y".into()))
+        }),
+        Box::new(|c, _| c.extra.push(("SchedulerParameters".into(), "a b".into()))),
+        Box::new(|c, _| c.extra.push(("Bad Key".into(), "1".into()))),
+        Box::new(|c, _| c.extra.push(("SelectType".into(), "select/linear".into()))),
+        Box::new(|c, _| c.cluster_name = "a=b".into()),
+        Box::new(|c, _| c.includes.push("/etc/slurm/x y".into())),
+        Box::new(|_, g| g.nodes.get_mut("gpu-1").unwrap()[0].gres_type = Some("Tesla T4".into())),
+        Box::new(|_, g| {
+            g.nodes.get_mut("gpu-1").unwrap()[0].files[0] = "/dev/nvidia0 Name=x".into()
+        }),
+    ];
+    for (i, attempt) in attempts.iter().enumerate() {
+        let (mut c, mut g) = (conf.clone(), gres.clone());
+        attempt(&mut c, &mut g);
+        let e = render_files(&c, &g);
+        assert!(e.is_err(), "attempt {i} was rendered: {e:?}");
+    }
+    let mut c = conf.clone();
+    c.nodes[0]
+        .extra
+        .push(("TmpDisk".into(), "1 State=DOWN".into()));
+    let msg = render_slurm_conf(&c).unwrap_err().to_string();
+    assert!(
+        msg.contains("TmpDisk") && msg.contains("1 State=DOWN"),
+        "{msg}"
     );
 }

@@ -105,6 +105,10 @@ fn fold<'a>(items: impl Iterator<Item = (&'a str, String, bool)>) -> Vec<(String
 /// Renders slurm.conf, refusing any configuration Slurm would reject (see [`check_slurm_conf`]).
 pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
     check_slurm_conf(conf)?;
+    Ok(write_slurm_conf(conf))
+}
+
+fn write_slurm_conf(conf: &SlurmConf) -> String {
     let mut out = String::with_capacity(256 + conf.nodes.len() * 160);
     out.push_str(HEADER);
     let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
@@ -164,7 +168,7 @@ pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
         }
         out.push('\n');
     }
-    for d in conf.normalized().down_nodes {
+    for d in super::slurm_conf::merge_down_nodes(&conf.down_nodes) {
         let nodes: Vec<&String> = d.nodes.iter().collect();
         let _ = write!(out, "DownNodes={}", compress(&nodes));
         if let Some(s) = d.state {
@@ -176,7 +180,7 @@ pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
         }
         out.push('\n');
     }
-    Ok(out)
+    out
 }
 
 fn push_record(s: &mut String, r: &GresLine) {
@@ -216,6 +220,10 @@ impl GresConf {
 /// `NodeName=` first; nodes whose record lists are identical share `NodeName=<hostlist>` lines.
 pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
     check_gres_conf(conf)?;
+    Ok(write_gres_conf(conf))
+}
+
+fn write_gres_conf(conf: &GresConf) -> String {
     let mut out = String::with_capacity(128 + conf.nodes.len() * 80);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
@@ -244,7 +252,7 @@ pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
             let _ = writeln!(out, "NodeName={hl}{line}");
         }
     }
-    Ok(out)
+    out
 }
 
 /// Both rendered files.
@@ -259,9 +267,11 @@ pub struct RenderedFiles {
 /// Renders both files after checking them against each other ([`check_consistency`]):
 /// GRES counts and type strings must agree per node.
 pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles, ConfigError> {
+    check_slurm_conf(slurm)?;
+    check_gres_conf(gres)?;
     check_consistency(slurm, gres)?;
     Ok(RenderedFiles {
-        slurm_conf: render_slurm_conf(slurm)?,
-        gres_conf: render_gres_conf(gres)?,
+        slurm_conf: write_slurm_conf(slurm),
+        gres_conf: write_gres_conf(gres),
     })
 }

@@ -104,22 +104,28 @@ impl SlurmConf {
         out.nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
         out.node_sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
         out.partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
-        let mut merged: BTreeMap<(Option<super::NodeState>, Option<String>), DownNodes> =
-            BTreeMap::new();
-        for d in &self.down_nodes {
-            let entry = merged
-                .entry((d.state, d.reason.clone()))
-                .or_insert_with(|| DownNodes {
-                    nodes: BTreeSet::new(),
-                    state: d.state,
-                    reason: d.reason.clone(),
-                });
-            entry.nodes.extend(d.nodes.iter().cloned());
-        }
-        out.down_nodes = merged
-            .into_values()
-            .filter(|d| !d.nodes.is_empty())
-            .collect();
+        out.down_nodes = merge_down_nodes(&self.down_nodes);
         out
     }
+}
+
+/// Merges DownNodes lines with the same (state, reason), sorted by (state, reason); empty
+/// lines are dropped.
+pub fn merge_down_nodes(lines: &[DownNodes]) -> Vec<DownNodes> {
+    let mut merged: BTreeMap<(Option<super::NodeState>, Option<String>), DownNodes> =
+        BTreeMap::new();
+    for d in lines {
+        let entry = merged
+            .entry((d.state, d.reason.clone()))
+            .or_insert_with(|| DownNodes {
+                nodes: BTreeSet::new(),
+                state: d.state,
+                reason: d.reason.clone(),
+            });
+        entry.nodes.extend(d.nodes.iter().cloned());
+    }
+    merged
+        .into_values()
+        .filter(|d| !d.nodes.is_empty())
+        .collect()
 }

@@ -1,0 +1,130 @@
+//! Operator overrides: `slurm-conf-parameters` (multi-line `Key=Value`), `partition-config`
+//! and `node-config` (space-separated `Key=Value`). They go through the same lexer as the
+//! files and may not set keys the charm owns (see `docs/slurm-config.md`).
+
+use std::collections::HashSet;
+
+use super::error::{ConfigError, ParseError, ParseErrorKind};
+use super::keys::{
+    NODE_KEYS, NODE_OWNED, PARTITION_KEYS, PARTITION_OWNED, canonical, owned_global,
+};
+use super::lexer::{include_directive, logical_lines, pairs};
+use super::node::NodeConf;
+use super::partition::Partition;
+use super::validate::{validate_key, validate_value};
+
+/// Which override option the text comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverrideScope {
+    /// slurmctld `slurm-conf-parameters`: one global `Key=Value` per line.
+    SlurmConf,
+    /// slurmd `partition-config`: partition keys.
+    Partition,
+    /// slurmd `node-config`: node keys.
+    Node,
+}
+
+impl OverrideScope {
+    /// The option name, used as the error origin.
+    pub fn option(self) -> &'static str {
+        match self {
+            OverrideScope::SlurmConf => "slurm-conf-parameters",
+            OverrideScope::Partition => "partition-config",
+            OverrideScope::Node => "node-config",
+        }
+    }
+}
+
+/// Parses override text into `(key, value)` pairs, in order. Keys of partition and node
+/// overrides come back in their CamelCase spelling; global keys as written. Refuses unknown
+/// node/partition keys, charm-owned keys, a key given twice, and any value that is not a
+/// valid token for its key.
+pub fn parse_overrides(
+    text: &str,
+    scope: OverrideScope,
+) -> Result<Vec<(String, String)>, ParseError> {
+    let origin = scope.option();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut scratch_node = NodeConf::new("x");
+    let mut scratch_part = Partition::new("x");
+    for ll in logical_lines(text) {
+        let err = |kind: ParseErrorKind| ParseError {
+            origin: origin.to_string(),
+            line: ll.line,
+            kind,
+        };
+        if include_directive(&ll.text).is_some() {
+            return Err(err(ConfigError::OwnedKey {
+                key: "Include".to_string(),
+                context: origin.to_string(),
+            }
+            .into()));
+        }
+        let kv = pairs(&ll.text).map_err(|e| {
+            err(ParseErrorKind::Syntax {
+                expected: e.expected.to_string(),
+                found: e.found,
+            })
+        })?;
+        if scope == OverrideScope::SlurmConf && kv.len() > 1 {
+            return Err(err(ParseErrorKind::Syntax {
+                expected: "one Key=Value per line".to_string(),
+                found: ll.text.trim().to_string(),
+            }));
+        }
+        for (k, v) in kv {
+            let key = check_pair(scope, k, v, &mut scratch_node, &mut scratch_part)
+                .map_err(|e| err(e.into()))?;
+            if !seen.insert(key.to_ascii_lowercase()) {
+                return Err(err(ConfigError::DuplicateKey {
+                    key,
+                    context: origin.to_string(),
+                }
+                .into()));
+            }
+            out.push((key, v.to_string()));
+        }
+    }
+    Ok(out)
+}
+
+fn check_pair(
+    scope: OverrideScope,
+    key: &str,
+    value: &str,
+    node: &mut NodeConf,
+    part: &mut Partition,
+) -> Result<String, ConfigError> {
+    let context = scope.option();
+    validate_key(key, context)?;
+    let owned = |key: &str| ConfigError::OwnedKey {
+        key: key.to_string(),
+        context: context.to_string(),
+    };
+    match scope {
+        OverrideScope::SlurmConf => {
+            if let Some(k) = owned_global(key) {
+                return Err(owned(k));
+            }
+            validate_value(key, value)?;
+            Ok(key.to_string())
+        }
+        OverrideScope::Partition => {
+            let canon = canonical(&PARTITION_KEYS, key);
+            if let Some(k) = canon.and_then(|k| canonical(&PARTITION_OWNED, k)) {
+                return Err(owned(k));
+            }
+            part.set(key, value)?;
+            Ok(canon.unwrap_or(key).to_string())
+        }
+        OverrideScope::Node => {
+            let canon = canonical(&NODE_KEYS, key);
+            if let Some(k) = canon.and_then(|k| canonical(&NODE_OWNED, k)) {
+                return Err(owned(k));
+            }
+            node.set(key, value)?;
+            Ok(canon.unwrap_or(key).to_string())
+        }
+    }
+}

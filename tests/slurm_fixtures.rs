@@ -1,0 +1,101 @@
+//! Shared fixtures for the slurm tests and benchmark (included with `#[path]`; this file is
+//! also built as an empty test crate).
+#![allow(dead_code)]
+
+use slurm_charms::slurm::*;
+
+/// A node as `slurmd -C` plus the charm would publish it.
+pub fn node(name: &str, gpus: &[(&str, u64)]) -> NodeConf {
+    let mut n = NodeConf::new(name);
+    n.cpus = Some(16);
+    n.boards = Some(1);
+    n.sockets_per_board = Some(1);
+    n.cores_per_socket = Some(8);
+    n.threads_per_core = Some(2);
+    n.real_memory = Some(31848);
+    n.gres = gpus.iter().map(|(t, c)| GresSpec::gpu(t, *c)).collect();
+    n.mem_spec_limit = Some(1024);
+    n
+}
+
+/// `/dev/nvidia<i>` for each i in range.
+pub fn files(range: std::ops::Range<u32>) -> Vec<String> {
+    range.map(|i| format!("/dev/nvidia{i}")).collect()
+}
+
+/// A small mixed cluster: two identical T4+L40S nodes, one A100 node (new), one CPU node.
+pub fn cluster() -> (SlurmConf, GresConf) {
+    let mut conf = SlurmConf::new("osd-cluster", "ctl-0");
+    conf.nodes
+        .push(node("gpu-2", &[("tesla_t4", 2), ("nvidia_l40s", 2)]));
+    conf.nodes
+        .push(node("gpu-1", &[("tesla_t4", 2), ("nvidia_l40s", 2)]));
+    conf.nodes
+        .push(node("gpu-10", &[("nvidia_a100_80gb_pcie", 1)]));
+    conf.nodes.push(node("cpu-1", &[]));
+    let mut p = Partition::new("slurmd");
+    p.nodes
+        .extend(["gpu-1", "gpu-2", "gpu-10", "cpu-1"].map(String::from));
+    p.default = true;
+    p.state = Some(PartitionState::Up);
+    p.extra.push(("MaxTime".into(), "1:00:00".into()));
+    conf.partitions.push(p);
+    conf.down_nodes.push(DownNodes {
+        nodes: ["gpu-10".to_string()].into(),
+        state: Some(NodeState::Down),
+        reason: Some("New node.".into()),
+    });
+    let mut gres = GresConf::default();
+    for n in ["gpu-1", "gpu-2"] {
+        gres.nodes.insert(
+            n.into(),
+            vec![
+                GresLine::gpu("tesla_t4", files(0..2)),
+                GresLine::gpu("nvidia_l40s", files(2..4)),
+            ],
+        );
+    }
+    gres.nodes.insert(
+        "gpu-10".into(),
+        vec![GresLine::gpu("nvidia_a100_80gb_pcie", files(0..1))],
+    );
+    (conf, gres)
+}
+
+/// `n` nodes `gpu-00001…` with 8 GPUs each (`/dev/nvidia[0-7]`). With `identical`, every
+/// other node has the same hardware as its neighbours (half the nodes fold into hostlists);
+/// otherwise every node's RealMemory differs, so nothing folds in slurm.conf, and every
+/// node's Cores differ, so nothing folds in gres.conf.
+pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
+    let mut conf = SlurmConf::new("big", "ctl-0");
+    let mut gres = GresConf::default();
+    let mut p = Partition::new("gpu");
+    p.default = true;
+    p.state = Some(PartitionState::Up);
+    let mut down = DownNodes {
+        state: Some(NodeState::Down),
+        reason: Some("New node.".into()),
+        ..DownNodes::default()
+    };
+    for i in 0..n {
+        let name = format!("gpu-{:05}", i + 1);
+        let mut node = node(&name, &[("nvidia_h100_80gb_hbm3", 8)]);
+        let same = identical && i % 2 == 0;
+        if !same {
+            node.real_memory = Some(1_000_000 + i as u64);
+        }
+        let mut line = GresLine::gpu("nvidia_h100_80gb_hbm3", files(0..8));
+        if !same && !identical {
+            line.cores = vec![(i % 128) as u32, 128 + (i / 128) as u32];
+        }
+        gres.nodes.insert(name.clone(), vec![line]);
+        if i % 100 == 7 {
+            down.nodes.insert(name.clone());
+        }
+        p.nodes.insert(name);
+        conf.nodes.push(node);
+    }
+    conf.partitions.push(p);
+    conf.down_nodes.push(down);
+    (conf, gres)
+}
