@@ -1,0 +1,264 @@
+//! Shared helpers for the `tests/charm_*.rs` simulator tests (included with
+//! `#[path = "charm_support.rs"] mod support;`): charm directories holding the real binary,
+//! per-unit host roots (`SLURM_CHARMS_ROOT`), recording fakes of the commands the charms run,
+//! and per-unit fake GPUs (the fake NVML through `LD_LIBRARY_PATH` + `FAKE_NVML_CONFIG`).
+#![allow(dead_code)]
+
+use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`.
+const FAKE: &str = r#"#!/bin/sh
+mkdir -p "$SLURM_CHARMS_ROOT"
+name=$(basename "$0")
+echo "$name $*" >> "$SLURM_CHARMS_ROOT/commands.log"
+case "$name $1" in
+  "slurmd -C")
+    if [ -f "$SLURM_CHARMS_ROOT/slurmd-C.txt" ]; then cat "$SLURM_CHARMS_ROOT/slurmd-C.txt"; else
+    echo "NodeName=$(basename "$SLURM_CHARMS_ROOT") CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=31848"
+    echo "UpTime=0-00:08:47"; fi ;;
+  "slurmd -V"|"slurmctld -V") echo "slurm-wlm 22.05.8" ;;
+  "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
+esac
+if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
+exit 0
+"#;
+
+/// A test cluster: charm dirs, fakes, the fake NVML, and the simulator.
+pub struct Cluster {
+    /// Everything lives here.
+    pub dir: tempfile::TempDir,
+    /// The simulator.
+    pub sim: Simulator,
+    /// The slurmd charm dir.
+    pub slurmd_charm: PathBuf,
+    /// The slurmctld charm dir.
+    pub slurmctld_charm: PathBuf,
+    fakes: PathBuf,
+    nvml: PathBuf,
+}
+
+/// Builds a charm directory: yaml files, `dispatch`, and the binary (symlinked).
+pub fn charm_dir(dest: &Path, yaml_dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dest).unwrap();
+    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
+        std::fs::copy(yaml_dir.join(f), dest.join(f)).unwrap();
+    }
+    std::fs::copy(repo().join("charm/dispatch"), dest.join("dispatch")).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_slurm-charm"), dest.join("slurm-charm"))
+        .unwrap();
+    dest.to_path_buf()
+}
+
+fn fake_nvml_lib() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let so = exe.parent().unwrap().join("libfake_nvml.so");
+    assert!(so.is_file(), "fake NVML not built at {}", so.display());
+    so
+}
+
+impl Cluster {
+    /// A cluster with charm dirs for both charms and a simulator.
+    pub fn new() -> Self {
+        Self::with_options(SimOptions::default())
+    }
+
+    /// As [`Cluster::new`] with simulator options.
+    pub fn with_options(opts: SimOptions) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let slurmd_charm = charm_dir(&dir.path().join("charms/slurmd"), &repo());
+        let slurmctld_charm = charm_dir(
+            &dir.path().join("charms/slurmctld"),
+            &repo().join("charm/slurmctld"),
+        );
+        Self::from_dirs(dir, slurmd_charm, slurmctld_charm, opts)
+    }
+
+    /// A cluster deploying the given charm dirs.
+    pub fn from_dirs(
+        dir: tempfile::TempDir,
+        slurmd_charm: PathBuf,
+        slurmctld_charm: PathBuf,
+        opts: SimOptions,
+    ) -> Self {
+        let fakes = dir.path().join("fakes");
+        std::fs::create_dir_all(&fakes).unwrap();
+        let script = fakes.join("fake-command");
+        std::fs::write(&script, FAKE).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for name in [
+            "apt-get",
+            "systemctl",
+            "scontrol",
+            "sinfo",
+            "slurmd",
+            "slurmctld",
+            "nvidia-modprobe",
+        ] {
+            std::os::unix::fs::symlink(&script, fakes.join(name)).unwrap();
+        }
+        let nvml = dir.path().join("nvml");
+        std::fs::create_dir_all(&nvml).unwrap();
+        std::fs::copy(fake_nvml_lib(), nvml.join("libnvidia-ml.so.1")).unwrap();
+        let sim = Simulator::with_options(opts).unwrap();
+        Cluster {
+            dir,
+            sim,
+            slurmd_charm,
+            slurmctld_charm,
+            fakes,
+            nvml,
+        }
+    }
+
+    /// The host root of a unit (`<tmp>/units/<app>-<n>`).
+    pub fn root(&self, unit: &str) -> PathBuf {
+        self.dir.path().join("units").join(unit.replace('/', "-"))
+    }
+
+    fn extras(&self) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
+        let units = self.dir.path().join("units");
+        let fakes = self.fakes.clone();
+        let nvml = self.nvml.clone();
+        move |unit: &str| {
+            let root = units.join(unit.replace('/', "-"));
+            std::fs::create_dir_all(root.join("proc/sys/kernel")).unwrap();
+            std::fs::write(
+                root.join("proc/sys/kernel/hostname"),
+                unit.replace('/', "-"),
+            )
+            .unwrap();
+            let cfg = root.join("nvml.json");
+            if !cfg.exists() {
+                std::fs::write(&cfg, r#"{"devices":[]}"#).unwrap();
+            }
+            let mut e = UnitExtras::default();
+            e.env
+                .insert("SLURM_CHARMS_ROOT".into(), root.display().to_string());
+            e.env
+                .insert("LD_LIBRARY_PATH".into(), nvml.display().to_string());
+            e.env
+                .insert("FAKE_NVML_CONFIG".into(), cfg.display().to_string());
+            e.path.push(fakes.clone());
+            e
+        }
+    }
+
+    /// A deploy spec for `app` from `charm` with the test extras.
+    pub fn spec(&self, app: &str, charm: &Path, units: u32) -> DeploySpec {
+        DeploySpec::new(app, charm)
+            .units(units)
+            .extras_fn(self.extras())
+    }
+
+    /// Deploys `n` slurmd units as `app`.
+    pub fn deploy_slurmd(&mut self, app: &str, n: u32) -> Vec<String> {
+        let spec = self.spec(app, &self.slurmd_charm.clone(), n);
+        self.sim.deploy(spec).unwrap()
+    }
+
+    /// Deploys one slurmctld unit.
+    pub fn deploy_slurmctld(&mut self) -> Vec<String> {
+        let spec = self.spec("slurmctld", &self.slurmctld_charm.clone(), 1);
+        self.sim.deploy(spec).unwrap()
+    }
+
+    /// Gives `unit` these GPUs (fake NVML devices) and creates their `/dev/nvidiaN` files.
+    pub fn set_gpus(&self, unit: &str, devices: &[(&str, u32, &str)]) {
+        let root = self.root(unit);
+        std::fs::create_dir_all(root.join("dev")).unwrap();
+        let list: Vec<serde_json::Value> = devices
+            .iter()
+            .map(|(name, minor, bus)| {
+                std::fs::write(root.join(format!("dev/nvidia{minor}")), "").unwrap();
+                serde_json::json!({
+                    "name": name,
+                    "uuid": format!("GPU-{minor:08x}-0000-4000-8000-{:012x}", unit.len()),
+                    "pci_bus_id": bus,
+                    "minor": minor,
+                    "memory_total": 16u64 << 30,
+                })
+            })
+            .collect();
+        let cfg = serde_json::json!({"driver_version": "550.54.15", "cuda_driver_version": 12040, "devices": list});
+        std::fs::write(root.join("nvml.json"), cfg.to_string()).unwrap();
+    }
+
+    /// Commands a unit ran, in order.
+    pub fn commands(&self, unit: &str) -> Vec<String> {
+        std::fs::read_to_string(self.root(unit).join("commands.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Forgets a unit's recorded commands.
+    pub fn clear_commands(&self, unit: &str) {
+        let _ = std::fs::remove_file(self.root(unit).join("commands.log"));
+    }
+
+    /// A host file of a unit, as text ("" when missing).
+    pub fn file(&self, unit: &str, path: &str) -> String {
+        std::fs::read_to_string(self.root(unit).join(path.trim_start_matches('/')))
+            .unwrap_or_default()
+    }
+
+    /// Raw bytes of a host file of a unit.
+    pub fn bytes(&self, unit: &str, path: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.root(unit).join(path.trim_start_matches('/'))).ok()
+    }
+
+    /// slurm.conf of the controller unit.
+    pub fn slurm_conf(&self) -> String {
+        self.file("slurmctld/0", "/etc/slurm/slurm.conf")
+    }
+
+    /// gres.conf of the controller unit.
+    pub fn gres_conf(&self) -> String {
+        self.file("slurmctld/0", "/etc/slurm/gres.conf")
+    }
+
+    /// The lines of slurm.conf after the charm-owned globals (nodes, DownNodes, partitions).
+    pub fn slurm_records(&self) -> Vec<String> {
+        self.slurm_conf()
+            .lines()
+            .filter(|l| {
+                l.starts_with("NodeName=")
+                    || l.starts_with("DownNodes=")
+                    || l.starts_with("PartitionName=")
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Workload status `(status, message)` of a unit.
+    pub fn status(&self, unit: &str) -> (String, String) {
+        let s = self.sim.unit_status(unit).unwrap();
+        (s.status.clone(), s.message.clone())
+    }
+
+    /// Asserts no unit is in error, printing the failing hooks' stderr otherwise.
+    pub fn assert_no_errors(&self) {
+        let failed: Vec<String> = self
+            .sim
+            .records()
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| format!("{} {}: {}", r.unit, r.hook, r.stderr))
+            .collect();
+        assert!(failed.is_empty(), "failed hooks:\n{}", failed.join("\n"));
+    }
+}
+
+/// Two Tesla T4s.
+pub const TWO_T4: &[(&str, u32, &str)] = &[
+    ("Tesla T4", 0, "00000000:3B:00.0"),
+    ("Tesla T4", 1, "00000000:D8:00.0"),
+];
