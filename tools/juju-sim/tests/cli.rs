@@ -1,0 +1,52 @@
+//! The `juju-sim run` CLI against the demo scenario.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_juju-sim"))
+        .args(args)
+        .env("JUJU_SIM_JUJUC", env!("CARGO_BIN_EXE_jujuc"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn demo_scenario_runs_and_prints_the_log() {
+    let out = run(&["run", "tools/juju-sim/tests/scenarios/demo-shell.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ctl/0 nodes-relation-changed (remote node/1): exit 0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("$ relation-set --file -"));
+    assert!(stdout.contains("action hello on node/0: completed"));
+    assert!(stdout.contains("greeting: hello juju"));
+    assert!(stdout.contains("expectations met"));
+    assert!(stdout.contains("unit node/1: {"));
+}
+
+#[test]
+fn failing_expectation_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let charm = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/charms/demo-ctl");
+    let file = dir.path().join("s.yaml");
+    std::fs::write(
+        &file,
+        format!("steps:\n  - deploy: {{app: c, charm: {charm}}}\n  - expect: {{status: {{c/0: blocked}}}}\n"),
+    )
+    .unwrap();
+    let out = run(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected c/0 to be blocked"));
+}
+
+#[test]
+fn usage_error_exits_2() {
+    assert_eq!(run(&["bogus"]).status.code(), Some(2));
+}
