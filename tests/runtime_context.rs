@@ -310,14 +310,11 @@ fn dispatch_path_from_dollar_zero_fallback() {
 #[test]
 fn missing_dispatch_path() {
     let err = parse(&without(base("install"), "JUJU_DISPATCH_PATH")).unwrap_err();
-    assert!(matches!(
-        err,
-        ContextError::MissingVar {
-            var: "JUJU_DISPATCH_PATH",
-            ..
-        }
-    ));
+    assert_eq!(err, ContextError::NotInHook);
     assert!(err.to_string().contains("JUJU_DISPATCH_PATH is not set"));
+    // Empty counts as unset.
+    let env = with(base("install"), &[("JUJU_DISPATCH_PATH", "")]);
+    assert_eq!(parse(&env).unwrap_err(), ContextError::NotInHook);
 }
 
 #[test]

@@ -103,10 +103,7 @@ impl HookContext {
         let raw_path = vars
             .get("JUJU_DISPATCH_PATH")
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| ContextError::MissingVar {
-                var: "JUJU_DISPATCH_PATH",
-                hook: "(unknown)".to_owned(),
-            })?;
+            .ok_or(ContextError::NotInHook)?;
         let dispatch = parse_dispatch_path(raw_path)?;
         let hook = match &dispatch {
             Dispatch::Hook(name) => name.clone(),

@@ -5,9 +5,15 @@
 /// Missing or contradictory hook environment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
+    /// `JUJU_DISPATCH_PATH` is unset: the process is not running as a Juju hook at all.
+    #[error(
+        "JUJU_DISPATCH_PATH is not set: this binary is a Juju charm and only runs as a hook or \
+         action, started by Juju's dispatch (or the simulator)"
+    )]
+    NotInHook,
     /// A variable the hook kind requires is absent (or empty where Juju never exports it empty).
     #[error(
-        "{var} is not set, but Juju always exports it for `{hook}`; run the charm through Juju's \
+        "{var} is not set, but Juju always exports it for {hook}; run the charm through Juju's \
          dispatch (or the simulator), not by hand"
     )]
     MissingVar {

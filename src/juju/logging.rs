@@ -23,6 +23,7 @@
 //! `juju-log`.
 
 use super::backend::{LogLevel, ModelBackend};
+use super::hook_tools::level_word;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -177,7 +178,7 @@ impl LogHandle {
         let mut buffer = self.lock();
         if buffer.bytes + line.len() > BUFFER_CAP_BYTES {
             drop(buffer);
-            let _ = writeln!(std::io::stderr(), "{level:?}: {line}");
+            let _ = writeln!(std::io::stderr(), "{}: {line}", level_word(level));
             return;
         }
         buffer.bytes += line.len() + 1;
@@ -206,7 +207,7 @@ impl LogHandle {
                 );
                 for (level, text) in &batches[i..] {
                     for line in text.lines() {
-                        let _ = writeln!(stderr, "{level:?}: {line}");
+                        let _ = writeln!(stderr, "{}: {line}", level_word(*level));
                     }
                 }
                 return Err(e);
