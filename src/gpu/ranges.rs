@@ -10,8 +10,10 @@ pub fn compress_ranges(ids: &[u32]) -> String {
     let mut iter = sorted.into_iter().peekable();
     while let Some(start) = iter.next() {
         let mut end = start;
-        while iter.peek() == end.checked_add(1).as_ref() {
-            end += 1;
+        while let Some(&next) = iter.peek()
+            && Some(next) == end.checked_add(1)
+        {
+            end = next;
             iter.next();
         }
         parts.push(if start == end {
