@@ -2,7 +2,7 @@
 //! charm code a typed model backed by the real hook tools (see `../shared/reference/juju-hook-tools.md`).
 //!
 //! - [`context`]: [`HookContext::from_env`](event::HookContext::from_env), the event from the environment.
-//! - [`backend`]: the [`ModelBackend`](backend::ModelBackend) seam; [`network`] extends it.
+//! - [`backend`]: the [`ModelBackend`] seam; [`network`] extends it.
 //! - [`hook_tools`]: the production backend (runs Juju's hook tools); [`memory`]: the test one.
 //! - [`action_results`]: nested results to validated `action-set` keys.
 //! - [`logging`]: `tracing` records to `juju-log`, batched per hook.
