@@ -4,6 +4,7 @@
 use crate::context::HookContext;
 use crate::model::Model;
 use crate::protocol::{Request, Response};
+use std::collections::HashMap;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +16,8 @@ use std::thread::JoinHandle;
 pub struct Shared {
     /// The model.
     pub model: Model,
-    /// The running hook, if any.
-    pub current: Option<HookContext>,
+    /// The running hooks by `JUJU_CONTEXT_ID` (several when hooks run in parallel).
+    pub contexts: HashMap<String, HookContext>,
 }
 
 /// Lock the shared state, recovering from a poisoned lock (a panicking tool must not wedge tests).
@@ -38,8 +39,8 @@ fn handle(shared: &Mutex<Shared>, mut stream: UnixStream) {
     };
     let resp = {
         let mut guard = lock(shared);
-        let Shared { model, current } = &mut *guard;
-        crate::tools::execute(model, current.as_mut(), &req)
+        let Shared { model, contexts } = &mut *guard;
+        crate::tools::execute(model, contexts.get_mut(&req.context_id), &req)
     };
     let _ = Response::write_to(&resp, &mut stream);
 }

@@ -98,6 +98,7 @@ impl Simulator {
             handler,
             prefix: extras.command_prefix,
             remote_unit: String::new(),
+            argv: None,
         })?;
         let state = outcome.ctx.action.clone();
         let code = outcome.code;

@@ -7,6 +7,7 @@ use crate::context::{BagOwner, HookContext, RelationInfo};
 use crate::error::{Result, SimError};
 use crate::model::{Life, LogEntry, Model, UnitExtras};
 use crate::server::lock;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,6 +20,28 @@ pub(super) struct Prepared {
     pub handler: Option<PathBuf>,
     pub prefix: Vec<String>,
     pub remote_unit: String,
+    /// Run this argv instead of the handler (`run_hook_command`).
+    pub argv: Option<Vec<String>>,
+}
+
+impl Prepared {
+    /// The process to run: prefix + handler (or the override argv); `None` = no handler.
+    fn command(&self) -> Option<Command> {
+        let mut argv: Vec<std::ffi::OsString> = Vec::new();
+        argv.extend(self.prefix.iter().map(Into::into));
+        match &self.argv {
+            Some(a) => argv.extend(a.iter().map(Into::into)),
+            None => argv.push(self.handler.as_ref()?.clone().into_os_string()),
+        }
+        let (prog, rest) = argv.split_first()?;
+        let mut cmd = Command::new(prog);
+        cmd.args(rest)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.charm_dir)
+            .stdin(Stdio::null());
+        Some(cmd)
+    }
 }
 
 /// What came back from the handler.
@@ -167,21 +190,126 @@ impl Simulator {
         None
     }
 
+    /// Indices of the next queue entries to run together: hooks on distinct units that are
+    /// each the first queued entry of their unit (at most `parallelism`), or a single
+    /// finalize entry.
+    fn next_batch(&self) -> Vec<usize> {
+        let limit = self.opts.parallelism.max(1);
+        if limit == 1 {
+            return self.next_runnable().into_iter().collect();
+        }
+        let mut batch = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (i, q) in self.queue.iter().enumerate() {
+            let Queued::Hook { unit, .. } = q else {
+                if batch.is_empty() {
+                    return self.next_runnable().into_iter().collect();
+                }
+                break;
+            };
+            if !seen.insert(unit.as_str()) || self.failed.contains_key(unit) {
+                continue;
+            }
+            batch.push(i);
+            if batch.len() >= limit {
+                break;
+            }
+        }
+        batch
+    }
+
     /// Run queued hooks until nothing runnable is left (units in error keep their hooks queued).
     /// Returns the number of operations run.
     pub fn settle(&mut self) -> Result<usize> {
         let mut ran = 0;
-        while let Some(i) = self.next_runnable() {
-            let Some(item) = self.queue.remove(i) else {
+        loop {
+            let batch = self.next_batch();
+            if batch.is_empty() {
                 break;
-            };
-            ran += 1;
-            if ran > self.opts.max_hooks_per_settle {
-                return Err(SimError::NotQuiescent(ran - 1));
             }
-            self.run_queued(item)?;
+            ran += batch.len();
+            if ran > self.opts.max_hooks_per_settle {
+                return Err(SimError::NotQuiescent(ran - batch.len()));
+            }
+            let mut items = Vec::with_capacity(batch.len());
+            for i in batch.into_iter().rev() {
+                if let Some(item) = self.queue.remove(i) {
+                    items.push(item);
+                }
+            }
+            items.reverse();
+            if items.len() == 1 {
+                if let Some(item) = items.pop() {
+                    self.run_queued(item)?;
+                }
+            } else {
+                self.run_parallel(items)?;
+            }
         }
         Ok(ran)
+    }
+
+    /// Run hooks on distinct units at once; commit in queue order.
+    fn run_parallel(&mut self, items: Vec<Queued>) -> Result<()> {
+        let mut prepared = Vec::new();
+        let mut hooks = Vec::new();
+        for item in items {
+            let Queued::Hook { unit, hook } = item else {
+                self.run_queued(item)?;
+                continue;
+            };
+            if let Hook::RelationChanged(rel, remote) = &hook {
+                self.queued_changed
+                    .remove(&(unit.clone(), *rel, remote.clone()));
+            }
+            if let Some(p) = self.prepare_hook(&unit, &hook) {
+                prepared.push(p);
+                hooks.push((unit, hook));
+            }
+        }
+        let outcomes = self.spawn_many(prepared)?;
+        for (outcome, (unit, hook)) in outcomes.into_iter().zip(hooks) {
+            let ok = outcome.code.is_none_or(|c| c == 0);
+            self.finish(outcome, Some(&hook));
+            if !ok {
+                self.failed
+                    .insert(unit.clone(), Queued::Hook { unit, hook });
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `argv` (after the unit's command prefix) as the handler of `hook` on `unit`, with
+    /// exactly the context and environment the hook would get (like `juju exec` inside a hook
+    /// context). Membership and commit rules apply as for the real hook; a non-zero exit puts
+    /// the unit in error. Settles afterwards and returns the hook's record.
+    pub fn run_hook_command(
+        &mut self,
+        unit: &str,
+        hook: Hook,
+        argv: &[&str],
+    ) -> Result<HookRecord> {
+        self.settle()?;
+        let mut prepared = self.prepare_hook(unit, &hook).ok_or_else(|| {
+            SimError::Relation(format!("hook {hook:?} cannot run on unit {unit:?} now"))
+        })?;
+        prepared.argv = Some(argv.iter().map(|a| a.to_string()).collect());
+        let outcome = self.spawn(prepared)?;
+        let ok = outcome.code.is_none_or(|c| c == 0);
+        let index = self.records.len();
+        self.finish(outcome, Some(&hook));
+        if !ok {
+            self.failed.insert(
+                unit.to_owned(),
+                Queued::Hook {
+                    unit: unit.to_owned(),
+                    hook,
+                },
+            );
+        }
+        let record = self.records.get(index).cloned();
+        self.settle()?;
+        record.ok_or_else(|| SimError::Jujuc("hook record missing".into()))
     }
 
     /// Retry a unit's failed hook (like `juju resolve`), then settle.
@@ -340,53 +468,100 @@ impl Simulator {
             handler,
             prefix: extras.command_prefix,
             remote_unit,
+            argv: None,
         })
     }
 
     /// Spawn the handler with the context installed in the tool server.
     pub(super) fn spawn(&mut self, p: Prepared) -> Result<Outcome> {
-        let Some(handler) = p.handler else {
-            return Ok(Outcome {
-                ctx: p.ctx,
-                code: None,
-                stdout: String::new(),
-                stderr: String::new(),
-                duration: Duration::ZERO,
-                env: p.env,
-                remote_unit: p.remote_unit,
-            });
-        };
-        lock(&self.shared).current = Some(p.ctx);
-        let mut cmd = match p.prefix.split_first() {
-            Some((prog, rest)) => {
-                let mut c = Command::new(prog);
-                c.args(rest).arg(&handler);
-                c
+        let mut out = self.spawn_many(vec![p])?;
+        out.pop()
+            .ok_or_else(|| SimError::Jujuc("no outcome for a spawned hook".into()))
+    }
+
+    /// Spawn several handlers at once (different units), wait for all, in input order.
+    pub(super) fn spawn_many(&mut self, ps: Vec<Prepared>) -> Result<Vec<Outcome>> {
+        let mut jobs = Vec::with_capacity(ps.len());
+        {
+            let mut g = lock(&self.shared);
+            for mut p in ps {
+                let cmd = p.command();
+                let ctx_id = p.ctx.id.clone();
+                if cmd.is_some() {
+                    let ctx = std::mem::replace(
+                        &mut p.ctx,
+                        HookContext::new(String::new(), "", "", String::new(), false),
+                    );
+                    g.contexts.insert(ctx_id.clone(), ctx);
+                }
+                jobs.push((p, cmd, ctx_id));
             }
-            None => Command::new(&handler),
+        }
+        let run = |cmd: &mut Option<Command>| {
+            cmd.as_mut().map(|c| {
+                let start = Instant::now();
+                let out = c.output();
+                (out, start.elapsed())
+            })
         };
-        cmd.env_clear()
-            .envs(p.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&p.charm_dir)
-            .stdin(Stdio::null());
-        let start = Instant::now();
-        let output = cmd.output();
-        let duration = start.elapsed();
-        let ctx = lock(&self.shared).current.take();
-        let output = output.map_err(|source| SimError::Spawn {
-            what: handler.display().to_string(),
-            source,
-        })?;
-        let ctx = ctx.ok_or_else(|| SimError::Jujuc("hook context vanished".into()))?;
-        Ok(Outcome {
-            ctx,
-            code: Some(output.status.code().unwrap_or(-1)),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            duration,
-            env: p.env,
-            remote_unit: p.remote_unit,
-        })
+        let mut cmds: Vec<Option<Command>> = jobs.iter_mut().map(|j| j.1.take()).collect();
+        let results: Vec<_> = if cmds.len() == 1 {
+            cmds.iter_mut().map(run).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = cmds.iter_mut().map(|c| s.spawn(move || run(c))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(None))
+                    .collect()
+            })
+        };
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        let mut first_err = None;
+        let mut g = lock(&self.shared);
+        for ((p, _, ctx_id), result) in jobs.into_iter().zip(results) {
+            let Some((output, duration)) = result else {
+                outcomes.push(Outcome {
+                    ctx: p.ctx,
+                    code: None,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    duration: Duration::ZERO,
+                    env: p.env,
+                    remote_unit: p.remote_unit,
+                });
+                continue;
+            };
+            let Some(ctx) = g.contexts.remove(&ctx_id) else {
+                first_err.get_or_insert(SimError::Jujuc("hook context vanished".into()));
+                continue;
+            };
+            match output {
+                Ok(output) => outcomes.push(Outcome {
+                    ctx,
+                    code: Some(output.status.code().unwrap_or(-1)),
+                    stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                    duration,
+                    env: p.env,
+                    remote_unit: p.remote_unit,
+                }),
+                Err(source) => {
+                    first_err.get_or_insert(SimError::Spawn {
+                        what: p
+                            .handler
+                            .as_ref()
+                            .map(|h| h.display().to_string())
+                            .unwrap_or_default(),
+                        source,
+                    });
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(outcomes),
+        }
     }
 
     /// Commit or fail, log output, record. `hook` is `None` for actions.

@@ -73,6 +73,10 @@ pub struct SimOptions {
     pub keep_logs: bool,
     /// Upper bound on hooks run by one settle (guards against ping-pong charms).
     pub max_hooks_per_settle: usize,
+    /// How many hooks may run at once on different units (default 1: fully serial and
+    /// deterministic). Each unit still runs one hook at a time, in queue order; a batch's
+    /// changes are committed in queue order after the whole batch finished.
+    pub parallelism: usize,
 }
 
 impl Default for SimOptions {
@@ -83,6 +87,7 @@ impl Default for SimOptions {
             record_env: true,
             keep_logs: true,
             max_hooks_per_settle: 1_000_000,
+            parallelism: 1,
         }
     }
 }
@@ -150,7 +155,7 @@ impl Simulator {
         };
         let shared = Arc::new(Mutex::new(Shared {
             model,
-            current: None,
+            contexts: Default::default(),
         }));
         let socket = dir.path().join("agent.socket");
         let server = Server::start(&socket, shared.clone()).map_err(|source| SimError::Spawn {

@@ -1,0 +1,92 @@
+//! Parallel hook execution on different units (SimOptions::parallelism) and run_hook_command.
+
+mod common;
+use common::Probe;
+use juju_sim::{Hook, SimOptions, Simulator};
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn parallel_probe(n: usize) -> Probe {
+    Probe {
+        dir: tempfile::tempdir().unwrap(),
+        sim: Simulator::with_options(SimOptions {
+            jujuc: Some(PathBuf::from(env!("CARGO_BIN_EXE_jujuc"))),
+            parallelism: n,
+            ..SimOptions::default()
+        })
+        .unwrap(),
+    }
+}
+
+fn per_unit(hooks: &[String], unit: &str) -> Vec<String> {
+    hooks
+        .iter()
+        .filter(|h| h.starts_with(&format!("{unit} ")))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn hooks_of_different_units_overlap_but_each_unit_stays_serial() {
+    let mut p = parallel_probe(4);
+    p.script("install", "sleep 0.4\n");
+    let start = Instant::now();
+    p.sim.deploy(p.spec("a", 4)).unwrap();
+    let took = start.elapsed();
+    assert!(took.as_secs_f64() < 1.2, "4 x 0.4 s installs took {took:?}");
+    let hooks = p.hooks();
+    for u in ["a/0", "a/1", "a/2", "a/3"] {
+        let mine = per_unit(&hooks, u);
+        assert_eq!(mine[0], format!("{u} install"));
+        assert_eq!(mine[1], format!("{u} cluster-relation-created"));
+        assert!(mine.contains(&format!("{u} start")));
+    }
+}
+
+#[test]
+fn parallel_and_serial_reach_the_same_model() {
+    let run = |n: usize| {
+        let mut p = parallel_probe(n);
+        p.script(
+            "backend-relation-joined",
+            "relation-set seen=$JUJU_REMOTE_UNIT\n",
+        );
+        p.script(
+            "db-relation-changed",
+            "state-set count=$(relation-list --format=json | tr ',' '\\n' | grep -c / || true)\n",
+        );
+        let rel = p.pair(5);
+        let bags: Vec<_> = (0..5)
+            .map(|i| p.sim.unit_bag(rel, &format!("b/{i}")))
+            .collect();
+        (bags, p.sim.unit_state("a/0"))
+    };
+    assert_eq!(run(1), run(4));
+}
+
+#[test]
+fn run_hook_command_uses_the_hook_context() {
+    let mut p = Probe::new();
+    let rel = p.pair(1);
+    let rec = p
+        .sim
+        .run_hook_command(
+            "b/0",
+            Hook::RelationChanged(rel, Some("a/0".into())),
+            &[
+                "/bin/sh",
+                "-c",
+                "relation-set via=command && relation-get - a/0 --format=json",
+            ],
+        )
+        .unwrap();
+    assert_eq!(rec.code, Some(0));
+    assert!(rec.stdout.contains("private-address"), "{}", rec.stdout);
+    assert_eq!(rec.env_var("JUJU_REMOTE_UNIT"), Some("a/0"));
+    assert_eq!(p.sim.unit_bag(rel, "b/0")["via"], "command");
+    // The commit told the other side.
+    assert!(
+        p.hooks()
+            .contains(&"a/0 db-relation-changed b/0".to_owned())
+    );
+}
