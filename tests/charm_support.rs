@@ -12,7 +12,8 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`.
+/// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`;
+/// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth.
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
 name=$(basename "$0")
@@ -24,6 +25,9 @@ case "$name $1" in
     echo "UpTime=0-00:08:47"; fi ;;
   "slurmd -V"|"slurmctld -V") echo "slurm-wlm 22.05.8" ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
+  "systemctl restart"|"systemctl start") touch "$SLURM_CHARMS_ROOT/running-$2" ;;
+  "systemctl stop") rm -f "$SLURM_CHARMS_ROOT/running-$2" ;;
+  "systemctl is-active") [ -f "$SLURM_CHARMS_ROOT/running-$3" ] || exit 3 ;;
 esac
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
 exit 0

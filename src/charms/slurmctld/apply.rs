@@ -166,9 +166,13 @@ pub fn apply_files(
             gres_changed: Vec::new(),
         });
     };
-    host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
-    host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
-    let decision = decide(obs.cache.applied.as_ref(), &plan.applied);
+    let gres_changed = host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
+    let slurm_changed = host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
+    let decision = decide(
+        obs.cache.applied.as_ref(),
+        &plan.applied,
+        gres_changed || slurm_changed,
+    );
     match decision.reload {
         Reload::Nothing => {}
         Reload::Reconfigure => {

@@ -14,8 +14,8 @@
 //!
 //! **When it is wrong** (e.g. edited by hand with a matching hash), the files follow the cache
 //! until the next full rebuild; deleting the file forces one on the next hook. The `applied`
-//! part only decides restart-versus-reconfigure: if it is lost, the next change restarts
-//! slurmctld (the safe choice).
+//! part only decides restart-versus-reconfigure: if it is lost, slurmctld is restarted when the
+//! rendered files differ from those on disk (the safe choice), and left alone otherwise.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

@@ -265,11 +265,16 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
     }
 }
 
-/// Decides what slurmctld needs to go from `old` (None: unknown) to `new`.
-pub fn decide(old: Option<&Applied>, new: &Applied) -> Decision {
+/// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
+/// a restart if the files on disk changed (`files_changed`), else nothing.
+pub fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Decision {
     let Some(old) = old else {
         return Decision {
-            reload: Reload::Restart,
+            reload: if files_changed {
+                Reload::Restart
+            } else {
+                Reload::Nothing
+            },
             resume: Vec::new(),
             gres_changed: Vec::new(),
         };
@@ -319,27 +324,28 @@ mod tests {
     #[test]
     fn decisions() {
         let a = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h1");
-        assert_eq!(decide(None, &a).reload, Reload::Restart);
-        assert_eq!(decide(Some(&a), &a).reload, Reload::Nothing);
+        assert_eq!(decide(None, &a, true).reload, Reload::Restart);
+        assert_eq!(decide(None, &a, false).reload, Reload::Nothing);
+        assert_eq!(decide(Some(&a), &a, true).reload, Reload::Nothing);
         let added = applied(&[("n1", "gpu:t4:1"), ("n2", ""), ("n3", "")], &["n2"], "h2");
-        assert_eq!(decide(Some(&a), &added).reload, Reload::Restart);
+        assert_eq!(decide(Some(&a), &added, true).reload, Reload::Restart);
         let removed = applied(&[("n1", "gpu:t4:1")], &[], "h2");
-        let d = decide(Some(&a), &removed);
+        let d = decide(Some(&a), &removed, true);
         assert_eq!(d.reload, Reload::Restart);
         assert!(d.resume.is_empty(), "a removed node is not resumed");
         let gpu = applied(&[("n1", "gpu:t4:2"), ("n2", "")], &["n2"], "h2");
-        let d = decide(Some(&a), &gpu);
+        let d = decide(Some(&a), &gpu, true);
         assert_eq!(
             (d.reload, d.gres_changed),
             (Reload::Restart, vec!["n1".to_string()])
         );
         let configured = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h2");
-        let d = decide(Some(&a), &configured);
+        let d = decide(Some(&a), &configured, true);
         assert_eq!(
             (d.reload, d.resume),
             (Reload::Reconfigure, vec!["n2".to_string()])
         );
         let param = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h3");
-        assert_eq!(decide(Some(&a), &param).reload, Reload::Reconfigure);
+        assert_eq!(decide(Some(&a), &param, true).reload, Reload::Reconfigure);
     }
 }
