@@ -1,0 +1,450 @@
+//! Real-Slurm acceptance: files rendered by the model are accepted by Debian's Slurm daemons
+//! (`slurmd -G` for gres.conf, `slurmctld -D` for slurm.conf), and files Slurm rejects are the
+//! ones the renderer refuses. Skipped loudly when the binaries are missing; set
+//! `SLURM_ACCEPTANCE_REQUIRED=1` (CI) to turn a skip into a failure.
+
+#[path = "slurm_fixtures.rs"]
+mod fixtures;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fixtures::cluster;
+use slurm_charms::slurm::*;
+
+fn find(bin: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/usr/bin".into()])
+        .map(|d| d.join(bin))
+        .find(|p| p.is_file())
+}
+
+/// The daemons, or `None` after a loud skip message.
+fn daemons() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    match (find("slurmd"), find("slurmctld"), find("scontrol")) {
+        (Some(d), Some(c), Some(s)) => Some((d, c, s)),
+        _ => {
+            let msg = "SKIPPED real-Slurm acceptance: slurmd/slurmctld/scontrol not found \
+                       (apt-get install slurmd slurmctld slurm-client)";
+            eprintln!("\n*** {msg} ***\n");
+            assert!(
+                std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_none(),
+                "{msg}"
+            );
+            None
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+fn short_hostname() -> String {
+    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");
+    h.trim()
+        .split('.')
+        .next()
+        .unwrap_or("localhost")
+        .to_string()
+}
+
+/// Makes `<dir>/nvidia0..n` character devices (major 195, like the NVIDIA driver).
+fn make_devices(dir: &Path, n: u32) -> bool {
+    (0..n).all(|i| {
+        Command::new("mknod")
+            .arg(dir.join(format!("nvidia{i}")))
+            .args(["c", "195", &i.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// The fixture cluster, pointed at a scratch directory, ports and this host.
+fn scratch_cluster(dir: &Path, node_addr: bool) -> (SlurmConf, GresConf) {
+    let (mut conf, mut gres) = cluster();
+    conf.slurmctld_hosts = vec![format!("{}(127.0.0.1)", short_hostname())];
+    let d = dir.display();
+    for (k, v) in [
+        (GlobalKey::AuthType, "auth/none".to_string()),
+        (GlobalKey::CredType, "cred/none".to_string()),
+        (GlobalKey::SlurmUser, "root".to_string()),
+        (GlobalKey::SlurmctldPort, free_port().to_string()),
+        (GlobalKey::SlurmdPort, free_port().to_string()),
+        (GlobalKey::StateSaveLocation, format!("{d}/state")),
+        (GlobalKey::SlurmdSpoolDir, format!("{d}/spool")),
+        (GlobalKey::SlurmctldPidFile, format!("{d}/slurmctld.pid")),
+        (GlobalKey::SlurmdPidFile, format!("{d}/slurmd.pid")),
+        (GlobalKey::SlurmctldLogFile, format!("{d}/slurmctld.log")),
+        (GlobalKey::SlurmdLogFile, format!("{d}/slurmd.log")),
+    ] {
+        conf.set_owned(k, &v).unwrap();
+    }
+    conf.extra.push(("MpiDefault".into(), "none".into()));
+    if node_addr {
+        for n in &mut conf.nodes {
+            n.set("NodeAddr", "127.0.0.1").unwrap();
+        }
+    }
+    for records in gres.nodes.values_mut() {
+        for r in records {
+            for f in &mut r.files {
+                *f = f.replace("/dev/", &format!("{d}/"));
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.join("state")).unwrap();
+    std::fs::create_dir_all(dir.join("spool")).unwrap();
+    (conf, gres)
+}
+
+fn write(dir: &Path, slurm_conf: &str, gres_conf: &str) -> PathBuf {
+    std::fs::write(dir.join("gres.conf"), gres_conf).unwrap();
+    let path = dir.join("slurm.conf");
+    std::fs::write(&path, slurm_conf).unwrap();
+    path
+}
+
+fn slurmd_g(slurmd: &Path, conf: &Path, node: &str) -> Output {
+    Command::new("timeout")
+        .arg("60")
+        .arg(slurmd)
+        .arg("-G")
+        .arg("-f")
+        .arg(conf)
+        .args(["-N", node])
+        .output()
+        .expect("run slurmd -G")
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("slurm-acc")
+        .tempdir_in("/tmp")
+        .unwrap()
+}
+
+#[test]
+fn slurmd_accepts_rendered_gres_conf() {
+    let Some((slurmd, _, _)) = daemons() else {
+        return;
+    };
+    let dir = scratch();
+    if !make_devices(dir.path(), 4) {
+        eprintln!("\n*** SKIPPED slurmd -G acceptance: mknod failed (needs root) ***\n");
+        assert!(
+            std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_none(),
+            "mknod failed"
+        );
+        return;
+    }
+    let (conf, gres) = scratch_cluster(dir.path(), false);
+    let out = render_files(&conf, &gres).unwrap();
+    assert!(
+        out.gres_conf.contains("NodeName=gpu-[1-2] "),
+        "folded line expected:\n{}",
+        out.gres_conf
+    );
+    let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
+    let d = dir.path().display();
+    for (node, want) in [
+        (
+            "gpu-1",
+            vec![
+                ("tesla_t4", 2, format!("{d}/nvidia[0-1]")),
+                ("nvidia_l40s", 2, format!("{d}/nvidia[2-3]")),
+            ],
+        ),
+        (
+            "gpu-2",
+            vec![
+                ("tesla_t4", 2, format!("{d}/nvidia[0-1]")),
+                ("nvidia_l40s", 2, format!("{d}/nvidia[2-3]")),
+            ],
+        ),
+        (
+            "gpu-10",
+            vec![("nvidia_a100_80gb_pcie", 1, format!("{d}/nvidia0"))],
+        ),
+    ] {
+        let o = slurmd_g(&slurmd, &path, node);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success(),
+            "slurmd -G {node} failed:\n{err}\n{}",
+            out.gres_conf
+        );
+        // One `Gres Name=gpu Type=<t> Count=<n> Index=.. ID=.. File=<f>` line per record
+        // (Index is parsed from the end of File, so it is not checked).
+        let records: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("Gres Name=gpu"))
+            .collect();
+        assert_eq!(records.len(), want.len(), "{node}:\n{err}");
+        for (line, (t, n, f)) in records.iter().zip(&want) {
+            assert!(
+                line.contains(&format!("Type={t} Count={n} "))
+                    && line.contains(&format!(" File={f}")),
+                "{node}: {line:?} is not {t}/{n}/{f}"
+            );
+        }
+        assert!(!err.contains("fatal"), "{err}");
+    }
+}
+
+#[test]
+fn slurmd_rejects_what_the_renderer_refuses() {
+    let Some((slurmd, _, _)) = daemons() else {
+        return;
+    };
+    let dir = scratch();
+    if !make_devices(dir.path(), 4) {
+        eprintln!("\n*** SKIPPED: mknod failed (needs root) ***\n");
+        return;
+    }
+    let (conf, gres) = scratch_cluster(dir.path(), false);
+    let out = render_files(&conf, &gres).unwrap();
+    let d = dir.path().display();
+    // Each of these is refused by our parser/renderer; Slurm itself dies on them too.
+    let bad = [
+        format!("Name=gpu NodeName=gpu-1 Type=tesla_t4 File={d}/nvidia[0-1]\n"),
+        format!("NodeName=gpu-1 Name=gpu Type=tesla_t4 File={d}/nvidia[0-1] Count=3\n"),
+        format!("NodeName=gpu-1 Name=gpu MultipleFiles={d}/nvidia0\n"),
+        format!("NodeName=gpu-1 Name=gpu File={d}/nvidia0 MultipleFiles={d}/nvidia1,{d}/nvidia2\n"),
+        format!(
+            "NodeName=gpu-1 Name=gpu Type=tesla_t4 File={d}/nvidia[0-1]\nNodeName=gpu-1 Name=gpu Type=tesla_t4 Count=1\n"
+        ),
+    ];
+    for text in bad {
+        assert!(
+            parse_gres_conf(&text, "gres.conf")
+                .and_then(|g| g.render().map_err(|e| ParseError {
+                    origin: "render".into(),
+                    line: 0,
+                    kind: e.into()
+                }))
+                .is_err(),
+            "we accept {text:?}"
+        );
+        let path = write(dir.path(), &out.slurm_conf, &text);
+        let o = slurmd_g(&slurmd, &path, "gpu-1");
+        assert!(
+            !o.status.success(),
+            "slurmd accepted {text:?}:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+struct Ctld(Child);
+
+impl Drop for Ctld {
+    fn drop(&mut self) {
+        if let Ok(Some(_)) = self.0.try_wait() {
+            return;
+        }
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts slurmctld in the foreground. Node names are made resolvable with a private
+/// /etc/hosts in a mount namespace when `unshare` works (else the nodes carry NodeAddr).
+fn start_ctld(
+    slurmctld: &Path,
+    dir: &Path,
+    conf: &Path,
+    names: &[&str],
+    private_hosts: bool,
+) -> Ctld {
+    let log = std::fs::File::create(dir.join("slurmctld.out")).unwrap();
+    let mut cmd;
+    if private_hosts {
+        let hosts = dir.join("hosts");
+        std::fs::write(
+            &hosts,
+            format!(
+                "127.0.0.1 localhost {} {}\n",
+                short_hostname(),
+                names.join(" ")
+            ),
+        )
+        .unwrap();
+        cmd = Command::new("unshare");
+        cmd.arg("-m").arg("sh").arg("-c").arg(format!(
+            "mount --bind '{}' /etc/hosts && exec '{}' -D -f '{}'",
+            hosts.display(),
+            slurmctld.display(),
+            conf.display()
+        ));
+    } else {
+        cmd = Command::new(slurmctld);
+        cmd.arg("-D").arg("-f").arg(conf);
+    }
+    Ctld(
+        cmd.stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start slurmctld"),
+    )
+}
+
+fn scontrol(bin: &Path, conf: &Path, args: &[&str]) -> Option<String> {
+    let o = Command::new("timeout")
+        .arg("20")
+        .arg(bin)
+        .args(args)
+        .env("SLURM_CONF", conf)
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+fn private_hosts_work() -> bool {
+    if std::env::var_os("SLURM_ACCEPTANCE_NO_UNSHARE").is_some() {
+        return false;
+    }
+    Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount --bind /etc/hosts /etc/hosts"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn slurmctld_runs_on_rendered_slurm_conf() {
+    let Some((_, slurmctld, scontrol_bin)) = daemons() else {
+        return;
+    };
+    let dir = scratch();
+    let private = private_hosts_work();
+    let (conf, gres) = scratch_cluster(dir.path(), !private);
+    let out = render_files(&conf, &gres).unwrap();
+    if private {
+        assert!(
+            out.slurm_conf.contains("NodeName=gpu-[1-2] "),
+            "{}",
+            out.slurm_conf
+        );
+    }
+    let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
+    let mut ctld = start_ctld(
+        &slurmctld,
+        dir.path(),
+        &path,
+        &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
+        private,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
+    loop {
+        if let Ok(Some(status)) = ctld.0.try_wait() {
+            panic!(
+                "slurmctld exited ({status}):\n{}\n{}",
+                log(),
+                out.slurm_conf
+            );
+        }
+        if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slurmctld did not come up:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let show = |what: &[&str]| scontrol(&scontrol_bin, &path, what).unwrap_or_default();
+    let n1 = show(&["show", "node", "gpu-1"]);
+    assert!(n1.contains("Gres=gpu:tesla_t4:2,gpu:nvidia_l40s:2"), "{n1}");
+    assert!(
+        n1.contains("RealMemory=31848") && n1.contains("MemSpecLimit=1024"),
+        "{n1}"
+    );
+    let n10 = show(&["show", "node", "gpu-10"]);
+    assert!(
+        n10.contains("State=DOWN") && n10.contains("Reason=New node."),
+        "{n10}"
+    );
+    let cpu = show(&["show", "node", "cpu-1"]);
+    assert!(cpu.contains("Gres=(null)"), "{cpu}");
+    let p = show(&["show", "partition", "slurmd"]);
+    assert!(
+        p.contains("Nodes=cpu-1,gpu-[1-2,10]")
+            && p.contains("Default=YES")
+            && p.contains("MaxTime=01:00:00"),
+        "{p}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        ctld.0.try_wait().unwrap().is_none(),
+        "slurmctld stopped:\n{}",
+        log()
+    );
+    drop(ctld);
+    assert!(!log().contains("fatal"), "{}", log());
+}
+
+#[test]
+fn slurmctld_dies_on_a_duplicated_node() {
+    let Some((_, slurmctld, _)) = daemons() else {
+        return;
+    };
+    let dir = scratch();
+    let private = private_hosts_work();
+    let (conf, gres) = scratch_cluster(dir.path(), !private);
+    let out = render_files(&conf, &gres).unwrap();
+    // Duplicate one node line by hand: the renderer refuses this model.
+    let line = out
+        .slurm_conf
+        .lines()
+        .find(|l| l.starts_with("NodeName=cpu-1"))
+        .unwrap()
+        .to_string();
+    let text = format!("{}{line}\n", out.slurm_conf);
+    assert!(matches!(
+        parse_slurm_conf(&text, "s").unwrap_err().kind,
+        ParseErrorKind::Config(ConfigError::DuplicateNode { .. })
+    ));
+    let path = write(dir.path(), &text, &out.gres_conf);
+    let mut ctld = start_ctld(
+        &slurmctld,
+        dir.path(),
+        &path,
+        &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
+        private,
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Ok(Some(s)) = ctld.0.try_wait() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slurmctld kept running on a duplicated node"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let log = std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
+    assert!(
+        !status.success() && log.contains("fatal"),
+        "{status}\n{log}"
+    );
+}
