@@ -6,7 +6,7 @@ use super::error::ConfigError;
 use super::keys::{NODE_KEYS, canonical};
 use super::validate::{
     parse_count, parse_u32, parse_u64, validate_gres_name, validate_gres_type, validate_key,
-    validate_name, validate_node_name, validate_text, validate_value,
+    validate_name, validate_node_name, validate_text, validate_token,
 };
 
 /// A node state as `NodeName ... State=` and `DownNodes ... State=` accept it.
@@ -250,7 +250,7 @@ impl NodeConf {
                     .collect::<Result<_, _>>()?;
             }
             other => {
-                validate_value(other, value)?;
+                validate_token(other, value)?;
                 if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
                     slot.1 = value.to_string();
                 } else {
@@ -275,7 +275,7 @@ impl NodeConf {
         }
         for (k, v) in &self.extra {
             match canonical(&NODE_KEYS, k) {
-                Some(c) if c == k && !MODELLED.contains(&c) => validate_value(k, v)?,
+                Some(c) if c == k && !MODELLED.contains(&c) => validate_token(k, v)?,
                 _ => {
                     return Err(ConfigError::InvalidKey {
                         key: k.clone(),

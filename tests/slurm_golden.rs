@@ -1,0 +1,105 @@
+//! Golden files: the exact bytes the renderer writes for fixed models. Regenerate with
+//! `UPDATE_GOLDEN=1 cargo test --test slurm_golden` and review the diff.
+
+#[path = "slurm_fixtures.rs"]
+mod fixtures;
+
+use std::path::PathBuf;
+
+use fixtures::{big_cluster, cluster, files};
+use slurm_charms::slurm::*;
+
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/slurm")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        actual,
+        want,
+        "{} differs (UPDATE_GOLDEN=1 regenerates)",
+        path.display()
+    );
+}
+
+#[test]
+fn small_cluster() {
+    let (mut conf, gres) = cluster();
+    conf.extra
+        .push(("SchedulerParameters".into(), "bf_interval=60".into()));
+    conf.includes.push("slurm.conf.slurmd".into());
+    conf.node_sets.push(NodeSet {
+        name: "slurmd".into(),
+        feature: Some("slurmd".into()),
+        nodes: Default::default(),
+    });
+    let out = render_files(&conf, &gres).unwrap();
+    golden("small.slurm.conf", &out.slurm_conf);
+    golden("small.gres.conf", &out.gres_conf);
+    assert_eq!(
+        parse_slurm_conf(&out.slurm_conf, "small.slurm.conf").unwrap(),
+        conf.normalized()
+    );
+}
+
+#[test]
+fn folded_cluster() {
+    let (conf, gres) = big_cluster(24, true);
+    let out = render_files(&conf, &gres).unwrap();
+    golden("folded.slurm.conf", &out.slurm_conf);
+    golden("folded.gres.conf", &out.gres_conf);
+}
+
+#[test]
+fn gres_features() {
+    let mut g = GresConf {
+        auto_detect: Some(AutoDetect::Off),
+        ..GresConf::default()
+    };
+    let mut strided = GresLine::gpu(
+        "tesla_t4",
+        vec![
+            "/dev/nvidia0".into(),
+            "/dev/nvidia2".into(),
+            "/dev/nvidia3".into(),
+        ],
+    );
+    strided.cores = vec![0, 1, 2, 3, 8];
+    strided.flags = vec!["nvidia_gpu_env".into()];
+    let mut linked = GresLine::gpu("nvidia_h100_80gb_hbm3", files(1..2));
+    linked.links = vec![-1, 4];
+    let mig = GresLine {
+        name: "gpu".into(),
+        gres_type: Some("nvidia_a100_1g.5gb".into()),
+        multiple_files: vec![
+            "/dev/nvidia0".into(),
+            "/dev/nvidia-caps/nvidia-cap21".into(),
+            "/dev/nvidia-caps/nvidia-cap22".into(),
+        ],
+        ..GresLine::default()
+    };
+    let mps = GresLine {
+        name: "mps".into(),
+        count: Some(200),
+        files: files(0..1),
+        ..GresLine::default()
+    };
+    g.nodes.insert("node-a".into(), vec![strided]);
+    g.nodes.insert("node-b".into(), vec![linked]);
+    g.nodes.insert("node-c".into(), vec![mig, mps]);
+    let out = g.render().unwrap();
+    golden("features.gres.conf", &out);
+    assert_eq!(
+        parse_gres_conf(&out, "features.gres.conf").unwrap(),
+        g.normalized()
+    );
+}
