@@ -1,0 +1,59 @@
+//! `bench-fake`: a fast multi-call stand-in for the commands the charms run (`apt-get`,
+//! `systemctl`, `scontrol`, `sinfo`, `slurmd`, `slurmctld`, `nvidia-modprobe`), behaving like the
+//! shell fakes of `tests/charm_support.rs` but without spawning `mkdir`/`basename`/`echo`, so the
+//! benchmark measures the charm rather than `/bin/sh`. Under `$SLURM_CHARMS_ROOT`:
+//! `slurmd -C` prints `slurmd-C.txt` if present (else the line of an 8x H100 server named
+//! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers that `is-active` reads.
+//! Nothing is logged.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args();
+    let argv0 = argv.next().unwrap_or_default();
+    let name = std::path::Path::new(&argv0)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let args: Vec<String> = argv.collect();
+    let root = PathBuf::from(std::env::var_os("SLURM_CHARMS_ROOT").unwrap_or_else(|| "/".into()));
+    let a1 = args.first().map(String::as_str).unwrap_or("");
+    let a2 = args.get(1).map(String::as_str).unwrap_or("");
+    match (name.as_str(), a1) {
+        ("slurmd", "-C") => match std::fs::read_to_string(root.join("slurmd-C.txt")) {
+            Ok(t) => print!("{t}"),
+            Err(_) => {
+                let node = root
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                // An 8x H100 SXM server: 2 sockets x 56 cores x 2 threads, 2 TiB.
+                println!(
+                    "NodeName={node} CPUs=224 Boards=1 SocketsPerBoard=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=2063937"
+                );
+                println!("UpTime=0-00:08:47");
+            }
+        },
+        ("slurmd" | "slurmctld", "-V") => println!("slurm-wlm 22.05.8"),
+        ("systemctl", "restart" | "start") => {
+            let _ = std::fs::write(root.join(format!("running-{a2}")), "");
+        }
+        ("systemctl", "stop") => {
+            let _ = std::fs::remove_file(root.join(format!("running-{a2}")));
+        }
+        ("systemctl", "is-active") => {
+            let svc = args.get(2).map(String::as_str).unwrap_or(a2);
+            let svc = if svc == "--quiet" || svc == "-q" {
+                a2
+            } else {
+                svc
+            };
+            if !root.join(format!("running-{svc}")).exists() {
+                return ExitCode::from(3);
+            }
+        }
+        _ => {}
+    }
+    ExitCode::SUCCESS
+}

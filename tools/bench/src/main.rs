@@ -1,0 +1,1023 @@
+//! `hook-bench`: whole-hook benchmarks through the Juju simulator (issue 7, and issue 2's
+//! status-only hook), side by side with a minimal Python `ops` charm.
+//!
+//! Build everything, then run (see `docs/BENCHMARKS.md`):
+//!
+//! ```sh
+//! cargo build --release --workspace && target/release/hook-bench
+//! ```
+//!
+//! Each hook is the real `dispatch` → `slurm-charm` process started by `juju-sim`, with
+//! `jujuc-timed` (juju-sim's `jujuc` plus a per-call timer) as the hook tools and `bench-fake`
+//! as `systemctl`/`scontrol`/`slurmd`/…; wall time is the simulator's record (spawn to exit).
+//! Large relations are seeded directly into the simulator's model (unit, scope and bag, as a
+//! committed `relation-set` leaves them), then the controller rebuilds its cache once
+//! (`leader-elected`) and the measured `slurmd-relation-changed` hooks run normally.
+
+mod env;
+mod stats;
+
+use env::{Built, World};
+use juju_sim::{Hook, Simulator};
+use serde::Serialize;
+use stats::Stat;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Preparing executables, charm dirs or the baseline failed.
+    #[error("setup: {0}")]
+    Setup(String),
+    /// The simulator refused an operation.
+    #[error("simulator: {0}")]
+    Sim(#[from] juju_sim::SimError),
+    /// A measured hook did not succeed.
+    #[error("hook {unit} {hook} failed (exit {code:?}): {stderr}")]
+    HookFailed {
+        /// Unit.
+        unit: String,
+        /// Hook.
+        hook: String,
+        /// Exit code.
+        code: Option<i32>,
+        /// Its stderr.
+        stderr: String,
+    },
+}
+
+type Result<T> = std::result::Result<T, BenchError>;
+
+/// Command-line options.
+#[derive(Debug, Clone)]
+struct Opts {
+    sizes: Vec<u32>,
+    samples: usize,
+    ops_samples: usize,
+    ops_samples_10k: usize,
+    enlist_max: u32,
+    enlist_budget: Duration,
+    out: PathBuf,
+}
+
+impl Opts {
+    fn parse() -> Result<Self> {
+        let mut o = Opts {
+            sizes: vec![10, 100, 1_000, 10_000],
+            samples: 21,
+            ops_samples: 11,
+            ops_samples_10k: 3,
+            enlist_max: 10_000,
+            enlist_budget: Duration::from_secs(900),
+            out: env::repo().join("target/hook-bench"),
+        };
+        let mut args = std::env::args().skip(1);
+        let bad = |m: String| BenchError::Setup(m);
+        while let Some(a) = args.next() {
+            let mut val = || args.next().ok_or_else(|| bad(format!("{a} needs a value")));
+            match a.as_str() {
+                "--sizes" => {
+                    o.sizes = val()?
+                        .split(',')
+                        .map(|s| s.trim().parse().map_err(|e| bad(format!("--sizes: {e}"))))
+                        .collect::<Result<_>>()?
+                }
+                "--samples" => o.samples = val()?.parse().map_err(|e| bad(format!("{e}")))?,
+                "--ops-samples" => {
+                    o.ops_samples = val()?.parse().map_err(|e| bad(format!("{e}")))?
+                }
+                "--ops-samples-10k" => {
+                    o.ops_samples_10k = val()?.parse().map_err(|e| bad(format!("{e}")))?
+                }
+                "--enlist" => o.enlist_max = val()?.parse().map_err(|e| bad(format!("{e}")))?,
+                "--enlist-budget-s" => {
+                    o.enlist_budget =
+                        Duration::from_secs(val()?.parse().map_err(|e| bad(format!("{e}")))?)
+                }
+                "--out" => o.out = PathBuf::from(val()?),
+                "--quick" => {
+                    o.sizes = vec![10, 100];
+                    o.samples = 5;
+                    o.ops_samples = 3;
+                    o.enlist_max = 20;
+                    o.enlist_budget = Duration::from_secs(60);
+                }
+                "-h" | "--help" => {
+                    println!(
+                        "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
+                         [--ops-samples 11] [--ops-samples-10k 3] [--enlist 10000] \
+                         [--enlist-budget-s 900] [--out target/hook-bench]"
+                    );
+                    std::process::exit(0);
+                }
+                other => return Err(bad(format!("unknown argument {other:?}"))),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// One measured hook run.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall_ms: f64,
+    calls: usize,
+    /// Time inside the tool processes (`jujuc-timed`'s own measure), ms.
+    tools_inner_ms: f64,
+}
+
+/// One line of results.
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    hook: String,
+    units: Option<u32>,
+    charm: String,
+    wall_ms: Stat,
+    calls_min: usize,
+    calls_max: usize,
+    tools_ms: Stat,
+    outside_ms: Stat,
+    peak_rss_kib: Option<u64>,
+}
+
+/// Per-call process cost `jujuc-timed` cannot see (exec, loading, exit), from `tool-calib`.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+struct Calibration {
+    outer_ms: Stat,
+    inner_ms: Stat,
+    overhead_ms: f64,
+}
+
+struct Bench {
+    world: World,
+    opts: Opts,
+    calib: Calibration,
+    rows: Vec<Row>,
+    notes: Vec<String>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl Bench {
+    /// Runs `hook` on `unit` (the charm's own handler, or `argv` as the handler) and returns the
+    /// first record, which is the measured hook; the tool log is attributed to it in order.
+    fn run_one(
+        &self,
+        sim: &mut Simulator,
+        unit: &str,
+        hook: Hook,
+        argv: Option<&[&str]>,
+    ) -> Result<Sample> {
+        sim.settle()?;
+        self.world.clear_tool_log();
+        let before = sim.records().len();
+        let rec = match argv {
+            Some(a) => sim.run_hook_command(unit, hook, a)?,
+            None => {
+                sim.queue_hook(unit, hook);
+                sim.settle()?;
+                sim.records()
+                    .get(before)
+                    .cloned()
+                    .ok_or_else(|| BenchError::Setup(format!("no hook ran on {unit}")))?
+            }
+        };
+        self.sample_of(&rec)
+    }
+
+    fn sample_of(&self, rec: &juju_sim::HookRecord) -> Result<Sample> {
+        if !rec.succeeded() || rec.code.is_none() {
+            return Err(BenchError::HookFailed {
+                unit: rec.unit.clone(),
+                hook: rec.hook.clone(),
+                code: rec.code,
+                stderr: rec.stderr.chars().take(2000).collect(),
+            });
+        }
+        let log = self.world.tool_log();
+        let calls = rec.calls.len();
+        let inner: u64 = log.iter().take(calls).map(|(_, ns)| ns).sum();
+        Ok(Sample {
+            wall_ms: ms(rec.duration),
+            calls,
+            tools_inner_ms: inner as f64 / 1e6,
+        })
+    }
+
+    fn row(&self, hook: &str, units: Option<u32>, charm: &str, s: &[Sample]) -> Row {
+        let wall: Vec<f64> = s.iter().map(|x| x.wall_ms).collect();
+        let tools: Vec<f64> = s
+            .iter()
+            .map(|x| x.tools_inner_ms + x.calls as f64 * self.calib.overhead_ms)
+            .collect();
+        let outside: Vec<f64> = wall.iter().zip(&tools).map(|(w, t)| w - t).collect();
+        Row {
+            hook: hook.into(),
+            units,
+            charm: charm.into(),
+            wall_ms: Stat::of(&wall),
+            calls_min: s.iter().map(|x| x.calls).min().unwrap_or(0),
+            calls_max: s.iter().map(|x| x.calls).max().unwrap_or(0),
+            tools_ms: Stat::of(&tools),
+            outside_ms: Stat::of(&outside),
+            peak_rss_kib: None,
+        }
+    }
+
+    fn push(&mut self, row: Row) {
+        eprintln!(
+            "  {:<44} {:>6} {:<5} wall {} ms, calls {}-{}, tools {} ms, outside {} ms{}",
+            row.hook,
+            row.units.map(|u| u.to_string()).unwrap_or_default(),
+            row.charm,
+            row.wall_ms.show(2),
+            row.calls_min,
+            row.calls_max,
+            row.tools_ms.show(2),
+            row.outside_ms.show(2),
+            row.peak_rss_kib
+                .map(|k| format!(", peak RSS {:.1} MiB", k as f64 / 1024.0))
+                .unwrap_or_default()
+        );
+        self.rows.push(row);
+    }
+
+    fn repeat(
+        &self,
+        sim: &mut Simulator,
+        n: usize,
+        unit: &str,
+        hook: &Hook,
+        argv: Option<&[&str]>,
+    ) -> Result<Vec<Sample>> {
+        // One warm-up run (page cache, Python byte-code), not counted.
+        self.run_one(sim, unit, hook.clone(), argv)?;
+        (0..n)
+            .map(|_| self.run_one(sim, unit, hook.clone(), argv))
+            .collect()
+    }
+}
+
+fn load_avg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hook-bench: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let opts = Opts::parse()?;
+    let built = Built::locate()?;
+    let venv = env::ops_venv()?;
+    let world = World::new(&built, &venv)?;
+    let started = Instant::now();
+    let mut b = Bench {
+        world,
+        opts: opts.clone(),
+        calib: Calibration::default(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    eprintln!("hook-bench: load average at start {}", load_avg());
+    b.notes
+        .push(format!("load average at start: {}", load_avg()));
+    let ops = b.world.ops_slurmctld.join("dispatch").display().to_string();
+    let ops_node = b.world.ops_slurmd.join("dispatch").display().to_string();
+
+    // --- the cluster: controller, a standby controller app (a non-leader), one 8-GPU node.
+    let mut sim = b.world.simulator()?;
+    let ctl_charm = b.world.slurmctld_charm.clone();
+    let node_charm = b.world.slurmd_charm.clone();
+    sim.deploy(b.world.spec("slurmctld", &ctl_charm, 1))?;
+    sim.deploy(b.world.spec("standby", &ctl_charm, 2))?;
+    sim.deploy(b.world.spec("slurmd", &node_charm, 1))?;
+    let rel = sim.integrate("slurmd", "slurmctld")?;
+    sim.settle()?;
+    for u in ["slurmctld/0", "standby/1", "slurmd/0"] {
+        let st = sim
+            .unit_status(u)
+            .unwrap_or_else(|| juju_sim::Status::new("?", "", 0));
+        eprintln!("  {u}: {} {:?}", st.status, st.message);
+        if st.status == "error" {
+            return Err(BenchError::Setup(format!("{u} is in error after deploy")));
+        }
+    }
+
+    // --- calibration: the process cost of one hook-tool call that jujuc-timed cannot see.
+    let calib = b.world.built.calib.display().to_string();
+    b.world.clear_tool_log();
+    let rec = sim.run_hook_command("standby/1", Hook::UpdateStatus, &[&calib, "300"])?;
+    let v: serde_json::Value = serde_json::from_str(rec.stdout.trim())
+        .map_err(|e| BenchError::Setup(format!("tool-calib output: {e}: {}", rec.stderr)))?;
+    let nums = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_f64())
+                    .map(|x| x / 1e6)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (outer, inner) = (nums("outer_ns"), nums("inner_ns"));
+    let diff: Vec<f64> = outer.iter().zip(&inner).map(|(o, i)| o - i).collect();
+    b.calib = Calibration {
+        outer_ms: Stat::of(&outer),
+        inner_ms: Stat::of(&inner),
+        overhead_ms: Stat::of(&diff).median,
+    };
+    eprintln!(
+        "  one hook-tool call (is-leader) seen by its parent: {} ms; inside jujuc-timed: {} ms; \
+         process overhead added per call: {:.3} ms",
+        b.calib.outer_ms.show(3),
+        b.calib.inner_ms.show(3),
+        b.calib.overhead_ms
+    );
+
+    // --- small hooks.
+    let s = opts.samples;
+    let floor = b.repeat(
+        &mut sim,
+        s,
+        "standby/1",
+        &Hook::UpdateStatus,
+        Some(&["/bin/true"]),
+    )?;
+    let row = b.row(
+        "process floor (`/bin/true` as the handler)",
+        None,
+        "—",
+        &floor,
+    );
+    b.push(row);
+    let x = b.repeat(&mut sim, s, "standby/1", &Hook::UpdateStatus, None)?;
+    let row = b.row(
+        "status only: non-leader slurmctld update-status",
+        None,
+        "rust",
+        &x,
+    );
+    b.push(row);
+    {
+        // The same hook with juju-sim's own jujuc: shows jujuc-timed does not distort wall times.
+        let mut plain = juju_sim::Simulator::with_options(juju_sim::SimOptions {
+            jujuc: Some(b.world.built.jujuc_plain.clone()),
+            record_env: false,
+            keep_logs: false,
+            ..juju_sim::SimOptions::default()
+        })?;
+        plain.deploy(b.world.spec("plain", &ctl_charm, 2))?;
+        let x = b.repeat(&mut plain, s, "plain/1", &Hook::UpdateStatus, None)?;
+        let mut row = b.row("status only, with juju-sim's own `jujuc`", None, "rust", &x);
+        row.tools_ms = Stat::default();
+        row.outside_ms = Stat::default();
+        b.push(row);
+    }
+    let x = b.repeat(
+        &mut sim,
+        opts.ops_samples,
+        "standby/1",
+        &Hook::UpdateStatus,
+        Some(&[&ops]),
+    )?;
+    let row = b.row(
+        "status only: non-leader slurmctld update-status",
+        None,
+        "ops",
+        &x,
+    );
+    b.push(row);
+    let x = b.repeat(&mut sim, s, "slurmd/0", &Hook::UpdateStatus, None)?;
+    let row = b.row("slurmd update-status (8 GPUs)", None, "rust", &x);
+    b.push(row);
+    let x = b.repeat(
+        &mut sim,
+        opts.ops_samples,
+        "slurmd/0",
+        &Hook::UpdateStatus,
+        Some(&[&ops_node]),
+    )?;
+    let row = b.row("slurmd update-status (8 GPUs)", None, "ops", &x);
+    b.push(row);
+    let x = action_samples(&b, &mut sim, "slurmd/0", s)?;
+    let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "rust", &x);
+    b.push(row);
+    // The ops twin of the GPU node: its own app, same fake NVML and fixture.
+    let ops_node_charm = b.world.ops_slurmd.clone();
+    sim.deploy(b.world.spec("opsnode", &ops_node_charm, 1))?;
+    let x = action_samples(&b, &mut sim, "opsnode/0", opts.ops_samples)?;
+    let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "ops", &x);
+    b.push(row);
+
+    // --- the controller at scale.
+    let template = node_template(&sim, rel)?;
+    std::fs::create_dir_all(&opts.out).map_err(|e| BenchError::Setup(e.to_string()))?;
+    let tfile = opts.out.join("node-template.json");
+    let pfile = opts.out.join("partition.json");
+    std::fs::write(&tfile, template.to_string()).map_err(|e| BenchError::Setup(e.to_string()))?;
+    let partition = sim
+        .app_bag(rel, "slurmd")
+        .get("partition")
+        .cloned()
+        .unwrap_or_default();
+    std::fs::write(&pfile, &partition).map_err(|e| BenchError::Setup(e.to_string()))?;
+    let mut have = 1u32;
+    let mut flips: HashMap<u32, bool> = HashMap::new();
+    let mut ctl_medians: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    for &n in &opts.sizes {
+        if n > have {
+            let t = Instant::now();
+            seed_units(&mut sim, rel, &template, have, n)?;
+            have = n;
+            eprintln!(
+                "  seeded {n} slurmd units in {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        // The controller reads everything once (as after a leader change), then runs normally.
+        let x = vec![b.run_one(&mut sim, "slurmctld/0", Hook::LeaderElected, None)?];
+        let row = b.row(
+            "slurmctld leader-elected (full cache rebuild)",
+            Some(n),
+            "rust",
+            &x,
+        );
+        b.push(row);
+        let samples = if n >= 10_000 { s.clamp(5, 11) } else { s };
+        let mut changed = Vec::new();
+        // warm-up
+        toggle(&mut sim, rel, 1 % n, &mut flips)?;
+        b.run_one(&mut sim, "slurmctld/0", changed_hook(rel, 1 % n), None)?;
+        for i in 0..samples {
+            let k = 1 + (i as u32 % (n - 1).max(1));
+            toggle(&mut sim, rel, k, &mut flips)?;
+            changed.push(b.run_one(&mut sim, "slurmctld/0", changed_hook(rel, k), None)?);
+        }
+        let row = b.row(
+            "slurmctld slurmd-relation-changed (node changed)",
+            Some(n),
+            "rust",
+            &changed,
+        );
+        let rust_med = row.wall_ms.median;
+        b.push(row);
+        let same: Vec<Sample> = (0..samples.min(11))
+            .map(|i| {
+                b.run_one(
+                    &mut sim,
+                    "slurmctld/0",
+                    changed_hook(rel, 1 + (i as u32 % (n - 1).max(1))),
+                    None,
+                )
+            })
+            .collect::<Result<_>>()?;
+        let row = b.row(
+            "slurmctld slurmd-relation-changed (no change)",
+            Some(n),
+            "rust",
+            &same,
+        );
+        b.push(row);
+        // Peak RSS of the hook process, under /usr/bin/time.
+        let rss = peak_rss(&b, &mut sim, rel, n, &mut flips)?;
+        if let Some(r) = b.rows.iter_mut().rev().nth(1) {
+            r.peak_rss_kib = rss;
+        }
+        // The ops baseline in the very same hook context.
+        let ops_n = if n >= 10_000 {
+            opts.ops_samples_10k
+        } else {
+            opts.ops_samples
+        };
+        let mut ops_s = Vec::new();
+        b.run_one(
+            &mut sim,
+            "slurmctld/0",
+            changed_hook(rel, 1 % n),
+            Some(&[&ops]),
+        )?;
+        for i in 0..ops_n {
+            let k = 1 + (i as u32 % (n - 1).max(1));
+            ops_s.push(b.run_one(&mut sim, "slurmctld/0", changed_hook(rel, k), Some(&[&ops]))?);
+        }
+        let row = b.row(
+            "slurmctld slurmd-relation-changed (node changed)",
+            Some(n),
+            "ops",
+            &ops_s,
+        );
+        ctl_medians.insert(n, (rust_med, row.wall_ms.median));
+        b.push(row);
+        eprintln!(
+            "  [{:.0} s elapsed, load {}]",
+            started.elapsed().as_secs_f64(),
+            load_avg()
+        );
+    }
+    drop(sim);
+
+    // --- render/parse in one process at the largest size.
+    let render = render_scale(
+        &b,
+        &tfile,
+        &pfile,
+        opts.sizes.iter().copied().max().unwrap_or(10),
+    )?;
+
+    // --- sequential enlistment through the simulator.
+    let enlist = enlist(&b)?;
+    let extrapolation = extrapolate(&enlist, &ctl_medians);
+
+    b.notes.push(format!("load average at end: {}", load_avg()));
+    b.notes.push(format!(
+        "total run time: {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let md = report(&b, &render, &enlist, extrapolation.as_deref());
+    std::fs::write(opts.out.join("results.md"), &md)
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
+    let json = serde_json::json!({
+        "calibration": b.calib, "rows": b.rows, "render": render,
+        "enlist": enlist, "notes": b.notes,
+    });
+    std::fs::write(
+        opts.out.join("results.json"),
+        serde_json::to_string_pretty(&json).unwrap_or_default(),
+    )
+    .map_err(|e| BenchError::Setup(e.to_string()))?;
+    println!("{md}");
+    eprintln!(
+        "hook-bench: wrote {}/results.md and results.json",
+        opts.out.display()
+    );
+    Ok(())
+}
+
+fn changed_hook(rel: u32, k: u32) -> Hook {
+    Hook::RelationChanged(rel, Some(format!("slurmd/{k}")))
+}
+
+fn action_samples(b: &Bench, sim: &mut Simulator, unit: &str, n: usize) -> Result<Vec<Sample>> {
+    let mut out = Vec::new();
+    for i in 0..=n {
+        sim.settle()?;
+        b.world.clear_tool_log();
+        let before = sim.records().len();
+        let res = sim.run_action(unit, "detect-gpus", serde_json::json!({}))?;
+        if res.status != "completed" {
+            return Err(BenchError::HookFailed {
+                unit: unit.into(),
+                hook: "detect-gpus".into(),
+                code: Some(res.return_code),
+                stderr: format!("{} {}", res.message, res.stderr),
+            });
+        }
+        let rec = sim
+            .records()
+            .get(before)
+            .cloned()
+            .ok_or_else(|| BenchError::Setup("no action record".into()))?;
+        if i > 0 {
+            out.push(b.sample_of(&rec)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The `node` value slurmd/0 published, as JSON.
+fn node_template(sim: &Simulator, rel: u32) -> Result<serde_json::Value> {
+    let raw = sim
+        .unit_bag(rel, "slurmd/0")
+        .get("node")
+        .cloned()
+        .ok_or_else(|| {
+            BenchError::Setup("slurmd/0 published no `node` (is the relation set up?)".into())
+        })?;
+    serde_json::from_str(&raw).map_err(|e| BenchError::Setup(format!("node value: {e}")))
+}
+
+fn node_value(template: &serde_json::Value, k: u32, memory: Option<&str>) -> String {
+    let mut v = template.clone();
+    v["node_parameters"]["NodeName"] = serde_json::json!(format!("slurmd-{k}"));
+    v["new_node"] = serde_json::json!(false);
+    if let Some(m) = memory {
+        v["node_parameters"]["RealMemory"] = serde_json::json!(m);
+    }
+    v.to_string()
+}
+
+/// Adds units `slurmd/<from>..<to>` to the model as if each had joined and published its
+/// `node` (a copy of slurmd/0's with its own NodeName): unit, scope on both sides, unit bag
+/// with the keys Juju writes itself. No hooks run.
+fn seed_units(
+    sim: &mut Simulator,
+    rel: u32,
+    template: &serde_json::Value,
+    from: u32,
+    to: u32,
+) -> Result<()> {
+    let values: Vec<(u32, String)> = (from..to)
+        .map(|k| (k, node_value(template, k, None)))
+        .collect();
+    sim.with_model_mut(|m| {
+        let unit0 = m.units.get("slurmd/0").cloned().ok_or("no slurmd/0")?;
+        let r = m.relations.get_mut(&rel).ok_or("no relation")?;
+        let part0 = r
+            .scope
+            .get("slurmd/0")
+            .cloned()
+            .ok_or("slurmd/0 not in scope")?;
+        let bag0 = r.unit_bags.get("slurmd/0").cloned().unwrap_or_default();
+        for (k, value) in &values {
+            let name = format!("slurmd/{k}");
+            let addr = format!("10.{}.{}.{}", 100 + k / 65_536, (k / 256) % 256, k % 256);
+            let mut bag = bag0.clone();
+            for key in ["private-address", "ingress-address"] {
+                bag.insert(key.into(), addr.clone());
+            }
+            bag.insert("egress-subnets".into(), format!("{addr}/32"));
+            bag.insert("node".into(), value.clone());
+            r.unit_bags.insert(name.clone(), bag);
+            r.scope.insert(name.clone(), part0.clone());
+            if let Some(p) = r.scope.get_mut("slurmctld/0") {
+                p.members.insert(name.clone());
+            }
+        }
+        let app = m.apps.get_mut("slurmd").ok_or("no slurmd app")?;
+        for (k, _) in &values {
+            let name = format!("slurmd/{k}");
+            app.units.insert(name.clone());
+            app.next_unit = app.next_unit.max(k + 1);
+            let mut u = unit0.clone();
+            u.name = name.clone();
+            u.machine = format!("{}", 100_000 + k);
+            u.address = format!("10.{}.{}.{}", 100 + k / 65_536, (k / 256) % 256, k % 256);
+            u.status_history.clear();
+            u.extras = juju_sim::UnitExtras::default();
+            m.units.insert(name, u);
+        }
+        Ok::<(), &str>(())
+    })
+    .map_err(|e| BenchError::Setup(format!("seeding: {e}")))
+}
+
+/// Changes slurmd/k's RealMemory (alternating), as that unit's relation-set would.
+fn toggle(sim: &mut Simulator, rel: u32, k: u32, flips: &mut HashMap<u32, bool>) -> Result<()> {
+    let f = flips.entry(k).or_insert(false);
+    *f = !*f;
+    let flipped = *f;
+    sim.with_model_mut(|m| {
+        let bag = m
+            .relations
+            .get_mut(&rel)
+            .and_then(|r| r.unit_bags.get_mut(&format!("slurmd/{k}")))
+            .ok_or("no bag")?;
+        let raw = bag.get("node").ok_or("no node")?;
+        let mut v: serde_json::Value = serde_json::from_str(raw).map_err(|_| "bad node")?;
+        let mem = if flipped { "31000" } else { "31848" };
+        v["node_parameters"]["RealMemory"] = serde_json::json!(mem);
+        bag.insert("node".into(), v.to_string());
+        Ok::<(), &str>(())
+    })
+    .map_err(|e| BenchError::Setup(format!("toggle slurmd/{k}: {e}")))
+}
+
+/// Peak RSS (KiB, max over 3 runs) of the controller's `slurmd-relation-changed` process.
+fn peak_rss(
+    b: &Bench,
+    sim: &mut Simulator,
+    rel: u32,
+    n: u32,
+    flips: &mut HashMap<u32, bool>,
+) -> Result<Option<u64>> {
+    let time = Path::new("/usr/bin/time");
+    if !time.is_file() {
+        return Ok(None);
+    }
+    let out = b.world.dir.path().join("rss.txt");
+    let saved = sim
+        .with_model(|m| m.units.get("slurmctld/0").map(|u| u.extras.clone()))
+        .unwrap_or_default();
+    let mut with = saved.clone();
+    with.command_prefix = vec![
+        time.display().to_string(),
+        "-f".into(),
+        "%M".into(),
+        "-a".into(),
+        "-o".into(),
+        out.display().to_string(),
+    ];
+    let _ = std::fs::remove_file(&out);
+    sim.set_unit_extras("slurmctld/0", with)?;
+    let mut res = Ok(());
+    for i in 0..3 {
+        let k = 1 + (i % (n - 1).max(1));
+        if let Err(e) = toggle(sim, rel, k, flips).and_then(|_| {
+            b.run_one(sim, "slurmctld/0", changed_hook(rel, k), None)
+                .map(|_| ())
+        }) {
+            res = Err(e);
+            break;
+        }
+    }
+    sim.set_unit_extras("slurmctld/0", saved)?;
+    res?;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    Ok(text
+        .lines()
+        .filter_map(|l| l.trim().parse::<u64>().ok())
+        .max())
+}
+
+/// `render-scale` under `/usr/bin/time` (peak RSS) at `n` nodes.
+fn render_scale(b: &Bench, tfile: &Path, pfile: &Path, n: u32) -> Result<serde_json::Value> {
+    let out = std::process::Command::new(&b.world.built.render)
+        .arg(tfile)
+        .arg(pfile)
+        .arg(n.to_string())
+        .arg("7")
+        .output()
+        .map_err(|e| BenchError::Setup(format!("render-scale: {e}")))?;
+    if !out.status.success() {
+        return Err(BenchError::Setup(format!(
+            "render-scale failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| BenchError::Setup(format!("render-scale output: {e}")))?;
+    eprintln!("  render-scale: {v}");
+    Ok(v)
+}
+
+/// Sequential enlistment results.
+#[derive(Debug, Clone, Default, Serialize)]
+struct Enlist {
+    /// (units enlisted, cumulative seconds).
+    checkpoints: Vec<(u32, f64)>,
+    /// Units enlisted in all.
+    units: u32,
+    /// Seconds in all.
+    total_s: f64,
+    /// Per added unit over the last quarter of the run: seconds in controller hooks,
+    /// in slurmd hooks, simulator overhead, and controller hooks per unit.
+    tail_ctl_s: f64,
+    tail_node_s: f64,
+    tail_other_s: f64,
+    tail_ctl_hooks: f64,
+    tail_node_hooks: f64,
+    stopped_by_budget: bool,
+}
+
+fn enlist(b: &Bench) -> Result<Enlist> {
+    let mut sim = b.world.simulator()?;
+    let ctl = b.world.slurmctld_charm.clone();
+    let node = b.world.slurmd_charm.clone();
+    let t0 = Instant::now();
+    sim.deploy(b.world.spec("ectl", &ctl, 1))?;
+    sim.deploy(b.world.spec("enode", &node, 1))?;
+    sim.integrate("enode:slurmctld", "ectl:slurmd")?;
+    let mut e = Enlist::default();
+    let mut n = 1u32;
+    let marks: Vec<u32> = vec![
+        1, 10, 25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10_000,
+    ];
+    e.checkpoints.push((1, t0.elapsed().as_secs_f64()));
+    let mut per_unit: Vec<(f64, f64, f64, usize, usize)> = Vec::new();
+    while n < b.opts.enlist_max {
+        if t0.elapsed() > b.opts.enlist_budget {
+            e.stopped_by_budget = true;
+            break;
+        }
+        sim.clear_records();
+        b.world.clear_tool_log();
+        let t = Instant::now();
+        sim.add_unit("enode", 1)?;
+        let wall = t.elapsed().as_secs_f64();
+        n += 1;
+        let (mut c, mut d, mut ch, mut dh) = (0.0, 0.0, 0, 0);
+        for r in sim.records() {
+            if !r.succeeded() {
+                return Err(BenchError::HookFailed {
+                    unit: r.unit.clone(),
+                    hook: r.hook.clone(),
+                    code: r.code,
+                    stderr: r.stderr.chars().take(2000).collect(),
+                });
+            }
+            if r.unit.starts_with("ectl/") {
+                c += r.duration.as_secs_f64();
+                ch += 1;
+            } else {
+                d += r.duration.as_secs_f64();
+                dh += 1;
+            }
+        }
+        per_unit.push((wall, c, d, ch, dh));
+        if marks.contains(&n) {
+            e.checkpoints.push((n, t0.elapsed().as_secs_f64()));
+            eprintln!(
+                "  enlisted {n} units in {:.1} s (load {})",
+                t0.elapsed().as_secs_f64(),
+                load_avg()
+            );
+        }
+    }
+    e.units = n;
+    e.total_s = t0.elapsed().as_secs_f64();
+    if e.checkpoints.last().map(|c| c.0) != Some(n) {
+        e.checkpoints.push((n, e.total_s));
+    }
+    let tail = &per_unit[per_unit.len() - per_unit.len().div_ceil(4)..];
+    let k = tail.len().max(1) as f64;
+    e.tail_ctl_s = tail.iter().map(|x| x.1).sum::<f64>() / k;
+    e.tail_node_s = tail.iter().map(|x| x.2).sum::<f64>() / k;
+    e.tail_other_s = tail.iter().map(|x| x.0 - x.1 - x.2).sum::<f64>() / k;
+    e.tail_ctl_hooks = tail.iter().map(|x| x.3 as f64).sum::<f64>() / k;
+    e.tail_node_hooks = tail.iter().map(|x| x.4 as f64).sum::<f64>() / k;
+    Ok(e)
+}
+
+/// Linear interpolation of the controller hook's median wall time (ms) at `n` units.
+fn interp(points: &BTreeMap<u32, (f64, f64)>, n: u32) -> f64 {
+    let mut prev: Option<(u32, f64)> = None;
+    for (&x, &(y, _)) in points {
+        if n <= x {
+            return match prev {
+                None => y,
+                Some((px, py)) => py + (y - py) * f64::from(n - px) / f64::from(x - px),
+            };
+        }
+        prev = Some((x, y));
+    }
+    prev.map(|p| p.1).unwrap_or(0.0)
+}
+
+/// Extrapolated time to enlist 10,000 units when the run stopped short (clearly marked).
+fn extrapolate(e: &Enlist, ctl: &BTreeMap<u32, (f64, f64)>) -> Option<String> {
+    let target = 10_000u32;
+    if e.units >= target || ctl.is_empty() || e.units < 2 {
+        return None;
+    }
+    let fixed = e.tail_node_s + e.tail_other_s;
+    let at_measured = interp(ctl, e.units) / 1e3;
+    let per_ctl_extra = if at_measured > 0.0 {
+        e.tail_ctl_s / at_measured
+    } else {
+        e.tail_ctl_hooks
+    };
+    let mut total = e.total_s;
+    for n in e.units + 1..=target {
+        total += fixed + per_ctl_extra * interp(ctl, n) / 1e3;
+    }
+    Some(format!(
+        "**extrapolated, not measured:** {:.0} s ({:.1} h) for 10,000 units = measured {:.0} s for the first {} + for each further unit n: \
+         {:.3} s of slurmd hooks and simulator overhead (measured mean per unit over the last quarter of the run) + \
+         {:.2} × the measured controller `slurmd-relation-changed` median at n units (linear between the measured sizes; \
+         {:.2} = controller hook time per enlisted unit over the last quarter / that median at {} units, {:.2} controller hooks per unit)",
+        total,
+        total / 3600.0,
+        e.total_s,
+        e.units,
+        fixed,
+        per_ctl_extra,
+        per_ctl_extra,
+        e.units,
+        e.tail_ctl_hooks
+    ))
+}
+
+fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "### Whole hooks\n\nms: median (p10–p90), or median (min–max) when n < 5; n = measured runs after one warm-up run.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| hook | related units | charm | n | wall ms | hook-tool calls | in hook tools ms | outside hook tools ms | peak RSS MiB | ops / Rust (median) |"
+    );
+    let _ = writeln!(s, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &b.rows {
+        let ratio = if r.charm == "ops" {
+            b.rows
+                .iter()
+                .find(|x| x.charm == "rust" && x.hook == r.hook && x.units == r.units)
+                .map(|x| format!("**{:.1}×**", r.wall_ms.median / x.wall_ms.median))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let calls = if r.calls_min == r.calls_max {
+            r.calls_min.to_string()
+        } else {
+            format!("{}–{}", r.calls_min, r.calls_max)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.hook,
+            r.units.map(|u| u.to_string()).unwrap_or_else(|| "–".into()),
+            r.charm,
+            r.wall_ms.n,
+            r.wall_ms.show(2),
+            calls,
+            r.tools_ms.show(2),
+            r.outside_ms.show(2),
+            r.peak_rss_kib
+                .map(|k| format!("{:.1}", k as f64 / 1024.0))
+                .unwrap_or_else(|| "–".into()),
+            ratio
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nHook-tool cost: one `is-leader` call seen by its parent {} ms (median (p10–p90), n={}), of which {} ms inside the tool process; \
+         the per-call process overhead added to the in-process times is {:.3} ms.\n",
+        b.calib.outer_ms.show(3),
+        b.calib.outer_ms.n,
+        b.calib.inner_ms.show(3),
+        b.calib.overhead_ms
+    );
+    let _ = writeln!(
+        s,
+        "### Render and parse in one process ({} nodes × 8 GPUs)\n",
+        render["nodes"]
+    );
+    let _ = writeln!(s, "| step | median ms | min–max ms | n |");
+    let _ = writeln!(s, "|---|---:|---:|---:|");
+    for (k, label) in [
+        (
+            "plan",
+            "parse every `node` value + build + render slurm.conf and gres.conf (`slurmctld::desired::plan`)",
+        ),
+        (
+            "parse",
+            "parse slurm.conf + gres.conf (`parse_slurm_conf`, `parse_gres_conf`)",
+        ),
+    ] {
+        let _ = writeln!(
+            s,
+            "| {label} | {:.1} | {:.1}–{:.1} | {} |",
+            render[k]["median_ms"].as_f64().unwrap_or(0.0),
+            render[k]["min_ms"].as_f64().unwrap_or(0.0),
+            render[k]["max_ms"].as_f64().unwrap_or(0.0),
+            render[k]["n"]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nslurm.conf {} bytes, gres.conf {} bytes; peak RSS of the process (VmHWM, input of {} node values included): **{:.1} MiB**.\n",
+        render["slurm_conf_bytes"],
+        render["gres_conf_bytes"],
+        render["nodes"],
+        render["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
+    );
+    let _ = writeln!(
+        s,
+        "### Sequential enlistment through the simulator (`add-unit` one at a time, 8-GPU nodes)\n"
+    );
+    let _ = writeln!(s, "| units enlisted | cumulative s |");
+    let _ = writeln!(s, "|---:|---:|");
+    for (n, t) in &e.checkpoints {
+        let _ = writeln!(s, "| {n} | {t:.1} |");
+    }
+    let _ = writeln!(
+        s,
+        "\nPer added unit over the last quarter of the run: {:.1} ms in controller hooks ({:.2} hooks), {:.1} ms in slurmd hooks ({:.2} hooks), {:.1} ms simulator overhead.{}\n",
+        e.tail_ctl_s * 1e3,
+        e.tail_ctl_hooks,
+        e.tail_node_s * 1e3,
+        e.tail_node_hooks,
+        e.tail_other_s * 1e3,
+        if e.stopped_by_budget {
+            " The run stopped at its time budget."
+        } else {
+            ""
+        }
+    );
+    if let Some(x) = extra {
+        let _ = writeln!(s, "{x}\n");
+    }
+    for n in &b.notes {
+        let _ = writeln!(s, "- {n}");
+    }
+    s
+}
