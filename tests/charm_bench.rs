@@ -1,0 +1,137 @@
+//! Scale measurements through the simulator (ignored by default; run in release):
+//!
+//! ```sh
+//! cargo test --release --test charm_bench -- --ignored --nocapture
+//! ```
+//!
+//! Reports the hook-tool calls of one controller `slurmd-relation-changed` at 10, 100 and 1,000
+//! related units (must not grow with N), and the total time and per-hook median to enlist
+//! 1,000 slurmd units (integrate → settled, every node in slurm.conf).
+
+#[path = "charm_support.rs"]
+mod support;
+
+use juju_sim::{Hook, SimOptions};
+use std::time::{Duration, Instant};
+use support::{Cluster, TWO_T4};
+
+fn quiet() -> SimOptions {
+    SimOptions {
+        record_env: false,
+        keep_logs: false,
+        ..SimOptions::default()
+    }
+}
+
+fn cluster(n: u32) -> Cluster {
+    let mut c = Cluster::with_options(quiet());
+    for i in 0..n {
+        c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
+    }
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", n);
+    c
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// Tool calls of one controller relation-changed for `slurmd/0` in a settled cluster.
+fn calls_per_changed(c: &mut Cluster) -> (usize, Vec<String>, Duration) {
+    let rel = c.sim.relation_id("slurmd", "slurmctld").unwrap();
+    c.sim.clear_records();
+    c.sim.queue_hook(
+        "slurmctld/0",
+        Hook::RelationChanged(rel, Some("slurmd/0".into())),
+    );
+    c.sim.settle().unwrap();
+    let r = &c.sim.records()[0];
+    assert!(r.succeeded(), "{}", r.stderr);
+    let tools = r.calls.iter().map(|t| t.tool.clone()).collect();
+    (r.calls.len(), tools, r.duration)
+}
+
+#[test]
+#[ignore = "benchmark: run with --release -- --ignored --nocapture"]
+fn hook_tool_calls_do_not_grow_with_units() {
+    for n in [10u32, 100, 1000] {
+        let mut c = cluster(n);
+        c.sim.integrate("slurmd", "slurmctld").unwrap();
+        c.assert_no_errors();
+        let nodes = c.slurm_conf().matches("slurmd-").count();
+        assert!(nodes >= 1, "no nodes rendered");
+        let (count, tools, took) = calls_per_changed(&mut c);
+        println!(
+            "controller slurmd-relation-changed at {n:>4} units: {count} hook-tool calls {tools:?}, {:.1} ms",
+            took.as_secs_f64() * 1e3
+        );
+        assert!(count <= 6, "{tools:?}");
+    }
+}
+
+#[test]
+#[ignore = "benchmark: run with --release -- --ignored --nocapture"]
+fn enlist_1000_units() {
+    let n = 1000;
+    let t0 = Instant::now();
+    let mut c = cluster(n);
+    let deployed = t0.elapsed();
+    let deploy_hooks: Vec<Duration> = c.sim.records().iter().map(|r| r.duration).collect();
+    c.sim.clear_records();
+    let t1 = Instant::now();
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    let enlisted = t1.elapsed();
+    c.assert_no_errors();
+    let records = c.sim.records();
+    let all: Vec<Duration> = records.iter().map(|r| r.duration).collect();
+    let ctl: Vec<Duration> = records
+        .iter()
+        .filter(|r| r.unit == "slurmctld/0")
+        .map(|r| r.duration)
+        .collect();
+    let node: Vec<Duration> = records
+        .iter()
+        .filter(|r| r.unit != "slurmctld/0")
+        .map(|r| r.duration)
+        .collect();
+    let gres_lines = c
+        .gres_conf()
+        .lines()
+        .filter(|l| l.starts_with("NodeName="))
+        .count();
+    let restarts = c
+        .commands("slurmctld/0")
+        .iter()
+        .filter(|l| *l == "systemctl restart slurmctld")
+        .count();
+    println!(
+        "deploy {n} slurmd units + slurmctld: {:.1} s, {} hooks, median {:.1} ms",
+        deployed.as_secs_f64(),
+        deploy_hooks.len(),
+        median(deploy_hooks).as_secs_f64() * 1e3
+    );
+    println!(
+        "enlist (integrate -> settled): {:.1} s, {} hooks, median {:.1} ms/hook \
+         (controller {} hooks, median {:.1} ms, max {:.1} ms; slurmd {} hooks, median {:.1} ms)",
+        enlisted.as_secs_f64(),
+        all.len(),
+        median(all).as_secs_f64() * 1e3,
+        ctl.len(),
+        median(ctl.clone()).as_secs_f64() * 1e3,
+        ctl.iter().max().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        node.len(),
+        median(node).as_secs_f64() * 1e3,
+    );
+    println!(
+        "slurm.conf {} bytes, gres.conf {} bytes ({gres_lines} node lines), slurmctld restarts {restarts}",
+        c.slurm_conf().len(),
+        c.gres_conf().len()
+    );
+    assert!(
+        c.status("slurmctld/0")
+            .1
+            .starts_with(&format!("{n} nodes, {} GPUs", 2 * n))
+    );
+}
