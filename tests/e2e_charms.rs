@@ -1,0 +1,524 @@
+//! End to end: the real slurmctld and slurmd charms, run hook by hook by the Juju simulator, drive
+//! Debian's real munged, slurmctld and slurmd on a cluster of namespaced hosts (docs/e2e.md), and
+//! Slurm's own tools check the result (issue 6).
+//!
+//! Hosts (machine N of the model = host `juju-e2e-N` at the simulator's address for machine N):
+//!   juju-e2e-0  slurmctld/0
+//!   juju-e2e-1  slurmd/0   2 x Tesla T4
+//!   juju-e2e-2  slurmd/1   4 x H100 SXM, NVLink between all four
+//!   juju-e2e-3  slurmd/2   added later (1 x T4), then removed
+
+mod e2e;
+
+use e2e::{Cluster, Stopwatch, env_var};
+use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const REGISTER: Duration = Duration::from_secs(60);
+const T4_2: &str = "gpu:tesla_t4:2";
+const T4_3: &str = "gpu:tesla_t4:3";
+const H100_4: &str = "gpu:nvidia_h100_80gb_hbm3:4";
+
+/// Machine N of the simulated model: its host name and the address the simulator gives it.
+fn machine(n: u32) -> (String, String) {
+    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
+}
+
+/// Which host each unit runs on (the simulator numbers machines in deploy order).
+fn unit_hosts() -> BTreeMap<String, String> {
+    [
+        ("slurmctld/0", 0),
+        ("slurmd/0", 1),
+        ("slurmd/1", 2),
+        ("slurmd/2", 3),
+    ]
+    .into_iter()
+    .map(|(u, m)| (u.to_string(), machine(m).0))
+    .collect()
+}
+
+/// A charm directory as `charmcraft pack` would unpack it: dispatch, the binary, the yaml files.
+fn charm_dir(work: &Path, name: &str) -> PathBuf {
+    let repo = e2e::repo_root();
+    let dir = work.join(format!("charm-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml_dir = if name == "slurmd" {
+        repo.clone()
+    } else {
+        repo.join("charm").join(name)
+    };
+    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
+        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
+    dir
+}
+
+/// The fake NVML (`libfake_nvml.so`, built as a dev-dependency next to this test's deps),
+/// installed as `<work>/nvml/libnvidia-ml.so.1`.
+fn install_fake_nvml(work: &Path) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    let so = deps.join("libfake_nvml.so");
+    assert!(so.is_file(), "fake NVML not built at {}", so.display());
+    let dir = work.join("nvml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&so, dir.join("libnvidia-ml.so.1")).unwrap();
+    dir
+}
+
+/// CPU ids of this machine (GPU affinity must name CPUs slurmd has, or it refuses `Cores=`).
+fn cpus() -> Vec<u32> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    (0..n).collect()
+}
+
+fn t4(minor: u32, bus: &str) -> serde_json::Value {
+    json!({
+        "name": "Tesla T4",
+        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
+        "pci_bus_id": bus,
+        "minor": minor,
+        "memory_total": 16106127360u64,
+        "pci_device_id": 0x1eb810de_u32,
+        "cpu_affinity": cpus(),
+    })
+}
+
+/// 4 x H100 SXM, 6 NVLinks from each GPU to each other one.
+fn h100_nvlink() -> serde_json::Value {
+    let buses = [
+        "00000000:18:00.0",
+        "00000000:2A:00.0",
+        "00000000:3A:00.0",
+        "00000000:5D:00.0",
+    ];
+    let devices: Vec<_> = buses
+        .iter()
+        .enumerate()
+        .map(|(i, bus)| {
+            let links: Vec<&str> = buses
+                .iter()
+                .filter(|b| *b != bus)
+                .flat_map(|b| std::iter::repeat_n(*b, 6))
+                .collect();
+            json!({
+                "name": "NVIDIA H100 80GB HBM3",
+                "uuid": format!("GPU-1e0c0000-5d1c-4b3e-9f2a-00000000000{i}"),
+                "pci_bus_id": bus,
+                "minor": i,
+                "memory_total": 85520809984u64,
+                "pci_device_id": 0x233010de_u32,
+                "cpu_affinity": cpus(),
+                "mig": {"current": 0},
+                "nvlinks": links,
+            })
+        })
+        .collect();
+    json!({ "devices": devices })
+}
+
+struct Scenario {
+    cluster: Cluster,
+    sim: Simulator,
+    work: tempfile::TempDir,
+    hosts: BTreeMap<String, String>,
+    watch: Stopwatch,
+}
+
+impl Scenario {
+    fn ctl(&self) -> &str {
+        &self.hosts["slurmctld/0"]
+    }
+
+    fn nvml_config(&self, host: &str) -> PathBuf {
+        self.work.path().join("nvml").join(format!("{host}.json"))
+    }
+
+    /// Give a host GPUs: the fake NVML's JSON and the device nodes, as a driver would.
+    fn set_gpus(&self, host: &str, config: &serde_json::Value) {
+        let minors: Vec<u32> = config["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["minor"].as_u64().unwrap() as u32)
+            .collect();
+        self.cluster.remove_gpus(host, &(0..16).collect::<Vec<_>>());
+        self.cluster.add_gpus(host, &minors);
+        std::fs::write(
+            self.nvml_config(host),
+            serde_json::to_vec_pretty(config).unwrap(),
+        )
+        .unwrap();
+    }
+
+    fn status(&self, unit: &str) -> (String, String) {
+        let s = self
+            .sim
+            .unit_status(unit)
+            .unwrap_or_else(|| panic!("no unit {unit}"));
+        (s.status, s.message)
+    }
+
+    #[track_caller]
+    fn assert_no_hook_errors(&self) {
+        for u in ["slurmctld/0", "slurmd/0", "slurmd/1", "slurmd/2"] {
+            if self.sim.unit_status(u).is_some() {
+                assert!(
+                    !self.sim.is_error(u),
+                    "unit {u} is in error: {:?}\n{}",
+                    self.sim.unit_status(u),
+                    self.hook_log()
+                );
+            }
+        }
+    }
+
+    fn hook_log(&self) -> String {
+        let mut s = String::new();
+        let failed: Vec<_> = self
+            .sim
+            .records()
+            .iter()
+            .filter(|r| !r.succeeded())
+            .collect();
+        let recent: Vec<_> = self.sim.records().iter().rev().take(8).rev().collect();
+        for r in failed.into_iter().chain(recent) {
+            s.push_str(&format!(
+                "--- {} {} -> {:?} ({:.1}s)\n{}{}",
+                r.unit,
+                r.hook,
+                r.code,
+                r.duration.as_secs_f64(),
+                r.stdout,
+                r.stderr
+            ));
+        }
+        s
+    }
+
+    fn node_configured(&mut self, unit: &str) {
+        let r = self
+            .sim
+            .run_action(unit, "node-configured", json!({}))
+            .unwrap_or_else(|e| panic!("node-configured on {unit}: {e}"));
+        assert_eq!(r.status, "completed", "{r:?}");
+    }
+
+    fn srun_env(&self, args: &[&str]) -> String {
+        let mut a = args.to_vec();
+        a.push("env");
+        self.cluster.run(self.ctl(), "srun", &a).ok().stdout
+    }
+
+    fn print(&self, title: &str, program: &str, args: &[&str]) -> String {
+        let r = self.cluster.run(self.ctl(), program, args).ok();
+        e2e::eprint_block(title, &r.stdout);
+        r.stdout
+    }
+
+    fn print_file(&self, rel: &str) -> String {
+        let p = self.cluster.root(self.ctl()).join(rel);
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        e2e::eprint_block(&format!("{}:/{rel}", self.ctl()), &text);
+        text
+    }
+}
+
+fn start() -> Scenario {
+    let mut watch = Stopwatch::new();
+    let hosts = unit_hosts();
+    let machines: Vec<(String, String)> = (0..4).map(machine).collect();
+    let spec: Vec<(&str, &str)> = machines
+        .iter()
+        .map(|(h, a)| (h.as_str(), a.as_str()))
+        .collect();
+    let cluster = Cluster::start(&spec).unwrap_or_else(|e| panic!("{e}"));
+    watch.lap("4 hosts (namespaces, network, mounts)");
+    let work = tempfile::Builder::new()
+        .prefix("e2e-charms-")
+        .tempdir()
+        .unwrap();
+    let sim = Simulator::new().expect("simulator");
+    let s = Scenario {
+        cluster,
+        sim,
+        work,
+        hosts,
+        watch,
+    };
+    install_fake_nvml(s.work.path());
+    s.set_gpus("juju-e2e-0", &json!({"devices": []}));
+    s.set_gpus(
+        "juju-e2e-1",
+        &json!({"devices": [t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")]}),
+    );
+    s.set_gpus("juju-e2e-2", &h100_nvlink());
+    s.set_gpus(
+        "juju-e2e-3",
+        &json!({"devices": [t4(0, "00000000:3B:00.0")]}),
+    );
+    s
+}
+
+/// Per-unit test extras: run inside the unit's host, with its root, its fake NVML and the
+/// systemctl/apt-get stand-ins.
+fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
+    let hosts = s.hosts.clone();
+    let roots: BTreeMap<String, PathBuf> = s
+        .cluster
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), h.root.clone()))
+        .collect();
+    let prefixes: BTreeMap<String, Vec<String>> = s
+        .cluster
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), s.cluster.prefix(&h.name)))
+        .collect();
+    let nvml = s.work.path().join("nvml");
+    move |unit: &str| {
+        let host = hosts
+            .get(unit)
+            .unwrap_or_else(|| panic!("no host planned for {unit}"));
+        let mut env = BTreeMap::new();
+        env.insert(
+            "SLURM_CHARMS_ROOT".to_string(),
+            roots[host].display().to_string(),
+        );
+        env.insert("LD_LIBRARY_PATH".to_string(), nvml.display().to_string());
+        env.insert(
+            "FAKE_NVML_CONFIG".to_string(),
+            nvml.join(format!("{host}.json")).display().to_string(),
+        );
+        UnitExtras {
+            env,
+            path: vec![e2e::stand_in_bin()],
+            command_prefix: prefixes[host].clone(),
+        }
+    }
+}
+
+#[test]
+fn e2e_charms_drive_real_slurm() {
+    if !e2e::should_run("e2e_charms_drive_real_slurm") {
+        return;
+    }
+    let mut s = start();
+    let ctl_charm = charm_dir(s.work.path(), "slurmctld");
+    let node_charm = charm_dir(s.work.path(), "slurmd");
+    let extras = extras_for(&s);
+    let extras = std::sync::Arc::new(extras);
+    let (e1, e2) = (extras.clone(), extras.clone());
+
+    // Deploy and integrate: install, leader-elected, config-changed, start, relation hooks.
+    s.sim
+        .deploy(DeploySpec::new("slurmctld", &ctl_charm).extras_fn(move |u| e1(u)))
+        .expect("deploy slurmctld");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmd", &node_charm)
+                .units(2)
+                .extras_fn(move |u| e2(u)),
+        )
+        .expect("deploy slurmd");
+    for (unit, host) in &s.hosts {
+        if let Some(addr) = s.sim.unit_address(unit) {
+            assert_eq!(addr, s.cluster.host(host).addr, "address of {unit}");
+        }
+    }
+    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
+    s.assert_no_hook_errors();
+    s.watch
+        .lap("deploy slurmctld + 2 slurmd, integrate (hooks)");
+    for u in ["slurmd/0", "slurmd/1"] {
+        s.node_configured(u);
+    }
+    s.sim.update_status(None).expect("update-status");
+    s.assert_no_hook_errors();
+    s.watch.lap("node-configured x2, update-status");
+
+    let (n1, n2) = (machine(1).0, machine(2).0);
+    let ctl = s.ctl().to_string();
+    s.cluster.wait_node_idle(&ctl, &n1, T4_2, REGISTER);
+    s.cluster.wait_node_idle(&ctl, &n2, H100_4, REGISTER);
+    s.watch.lap("both nodes IDLE with their Gres");
+    s.print_file("etc/slurm/gres.conf");
+    s.print_file("etc/slurm/slurm.conf");
+    s.print("sinfo", "sinfo", &[]);
+    s.print("scontrol show node", "scontrol", &["show", "node"]);
+    for u in ["slurmctld/0", "slurmd/0", "slurmd/1"] {
+        let (st, msg) = s.status(u);
+        assert_eq!(st, "active", "{u}: {msg}");
+    }
+
+    // GPUs are schedulable by type, with the device index Slurm assigns.
+    let env = s.srun_env(&["--gres=gpu:tesla_t4:1", "-w", &n1]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:tesla_t4:2", "-w", &n1]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0,1"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:1", "-w", &n2]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:4", "-w", &n2]);
+    assert_eq!(
+        env_var(&env, "CUDA_VISIBLE_DEVICES"),
+        Some("0,1,2,3"),
+        "{env}"
+    );
+    for ask in [
+        "--gres=gpu:tesla_t4:3",
+        "--gres=gpu:nvidia_h100_80gb_hbm3:5",
+        "--gres=gpu:9",
+    ] {
+        let r = s.cluster.run(&ctl, "srun", &[ask, "true"]).fails();
+        assert!(
+            r.stderr
+                .contains("Requested node configuration is not available"),
+            "{r}"
+        );
+    }
+    s.watch.lap("srun checks");
+
+    // A third unit joins, becomes schedulable, then publishes bad data: the controller must
+    // keep every other node (and itself) working.
+    let added = s.sim.add_unit("slurmd", 1).expect("add-unit");
+    assert_eq!(added, ["slurmd/2"]);
+    s.node_configured("slurmd/2");
+    s.assert_no_hook_errors();
+    let n3 = machine(3).0;
+    s.cluster
+        .wait_node_idle(&ctl, &n3, "gpu:tesla_t4:1", REGISTER);
+    s.watch.lap("add-unit slurmd/2: IDLE");
+
+    let rel = s.sim.relation_id("slurmd", "slurmctld").expect("relation");
+    let evil = json!({
+        "node_parameters": {
+            "NodeName": format!("{n3}\nPartitionName=evil Nodes=ALL"),
+            "CPUs": "2 Gres=gpu:x:1",
+            "Gres": ["gpu:tesla_t4:1\nNodeName=x"],
+        },
+        "new_node": false,
+        "gres": [{"Name": "gpu", "Type": "tesla_t4", "File": "/etc/passwd"}],
+    })
+    .to_string();
+    s.sim.with_model_mut(|m| {
+        m.relations
+            .get_mut(&rel)
+            .unwrap()
+            .unit_bags
+            .entry("slurmd/2".into())
+            .or_default()
+            .insert("node".into(), evil);
+    });
+    s.sim.queue_hook(
+        "slurmctld/0",
+        Hook::RelationChanged(rel, Some("slurmd/2".into())),
+    );
+    s.sim.settle().expect("settle");
+    s.assert_no_hook_errors();
+    let conf = std::fs::read_to_string(s.cluster.root(&ctl).join("etc/slurm/slurm.conf")).unwrap();
+    let gres = std::fs::read_to_string(s.cluster.root(&ctl).join("etc/slurm/gres.conf")).unwrap();
+    assert!(!conf.contains("evil") && !conf.contains("x:1"), "{conf}");
+    assert!(!gres.contains("/etc/passwd"), "{gres}");
+    s.cluster
+        .run(&ctl, "systemctl", &["is-active", "slurmctld"])
+        .ok();
+    s.cluster.wait_node_idle(&ctl, &n1, T4_2, REGISTER);
+    s.cluster.wait_node_idle(&ctl, &n2, H100_4, REGISTER);
+    let r = s
+        .cluster
+        .run(
+            &ctl,
+            "srun",
+            &["--gres=gpu:nvidia_h100_80gb_hbm3:2", "hostname"],
+        )
+        .ok();
+    assert_eq!(r.stdout.trim(), n2);
+    let (st, msg) = s.status("slurmctld/0");
+    eprintln!("slurmctld/0 with bad data from slurmd/2: {st}: {msg}");
+    assert!(
+        msg.contains("slurmd/2"),
+        "slurmctld/0 status should name the bad unit: {st}: {msg}"
+    );
+    s.watch.lap("bad data from slurmd/2: others schedulable");
+
+    // Removing the unit removes its node; slurmctld keeps running.
+    s.sim.remove_unit("slurmd/2").expect("remove-unit");
+    s.assert_no_hook_errors();
+    // The machine goes away with the unit.
+    s.cluster
+        .run(&n3, "systemctl", &["stop", "slurmd", "munge"])
+        .ok();
+    s.cluster.wait_for("node of slurmd/2 gone", REGISTER, || {
+        match s.cluster.node(&ctl, &n3) {
+            Err(e) if e.contains("not found") => Ok(()),
+            Err(e) => Err(e),
+            Ok(n) => Err(format!("still there: {:?}", n.get("State"))),
+        }
+    });
+    s.cluster
+        .run(&ctl, "systemctl", &["is-active", "slurmctld"])
+        .ok();
+    s.cluster.run(&ctl, "scontrol", &["ping"]).ok();
+    s.cluster.wait_node_idle(&ctl, &n1, T4_2, REGISTER);
+    s.cluster.wait_node_idle(&ctl, &n2, H100_4, REGISTER);
+    s.watch.lap("remove-unit slurmd/2: node gone, slurmctld up");
+
+    // A node's GPUs change (a third T4 appears): update-status converges without manual steps.
+    s.set_gpus(
+        &n1,
+        &json!({"devices": [
+            t4(0, "00000000:3B:00.0"),
+            t4(1, "00000000:86:00.0"),
+            t4(2, "00000000:AF:00.0"),
+        ]}),
+    );
+    s.sim.update_status(None).expect("update-status");
+    s.assert_no_hook_errors();
+    s.cluster.wait_node_idle(&ctl, &n1, T4_3, REGISTER);
+    let env = s.srun_env(&["--gres=gpu:tesla_t4:3", "-w", &n1]);
+    assert_eq!(
+        env_var(&env, "CUDA_VISIBLE_DEVICES"),
+        Some("0,1,2"),
+        "{env}"
+    );
+    s.watch.lap("GPU change on slurmd/0 converged");
+
+    // A wrong munge key on one node (munged told to use another key file, which the charm does
+    // not manage) is reported in that unit's status.
+    let n2_root = s.cluster.root(&n2).to_path_buf();
+    std::fs::write(n2_root.join("etc/munge/other.key"), [9u8; 1024]).unwrap();
+    s.cluster
+        .sh(
+            &n2,
+            "chown munge:munge /etc/munge/other.key && chmod 0400 /etc/munge/other.key && \
+             echo 'OPTIONS=\"--key-file=/etc/munge/other.key\"' >/etc/default/munge && \
+             systemctl restart munge && systemctl restart slurmd",
+        )
+        .ok();
+    s.sim.update_status(Some("slurmd")).expect("update-status");
+    s.assert_no_hook_errors();
+    let (st, msg) = s.status("slurmd/1");
+    eprintln!("slurmd/1 with a wrong munge key: {st}: {msg}");
+    assert_ne!(
+        st, "active",
+        "slurmd/1 should report the wrong munge key: {msg}"
+    );
+    assert!(msg.to_lowercase().contains("munge"), "{st}: {msg}");
+    let (st0, msg0) = s.status("slurmd/0");
+    assert_eq!(st0, "active", "slurmd/0: {msg0}");
+    s.watch.lap("wrong munge key reported");
+
+    s.print("sinfo (end)", "sinfo", &["-N", "-o", "%N %T %G %E"]);
+    let Scenario {
+        cluster, mut watch, ..
+    } = s;
+    drop(cluster);
+    watch.lap("teardown");
+    e2e::eprint_block("wall time", &watch.report());
+}
