@@ -26,4 +26,4 @@ pub mod tools;
 pub use error::{Result, SimError};
 pub use jujuc::jujuc_path;
 pub use model::{Bag, Status, UnitExtras};
-pub use sim::{ActionResult, DeploySpec, Hook, HookRecord, SimOptions, Simulator};
+pub use sim::{ActionResult, BenchResult, DeploySpec, Hook, HookRecord, SimOptions, Simulator};

@@ -18,6 +18,7 @@
 //!   - show: status                 # status | relations | logs | all
 //!   - print-file: some/path
 //!   - expect: {status: {ctl/0: active}, action: completed}
+//!   - bench: {unit: ctl/0, hook: update-status, runs: 50}   # remote: for relation hooks
 //! ```
 //! Relative paths are relative to the scenario file; `${VAR}` expands from the process
 //! environment plus `SCENARIO_DIR` and `WORKDIR` (a temp dir kept for the whole run).
@@ -253,6 +254,18 @@ impl Runner {
                 self.say(&format!("  --- {} ---\n{text}", path.display()));
             }
             "expect" => self.expect(arg)?,
+            "bench" => {
+                let unit = str_field(arg, "unit", name)?;
+                let hook_name = str_field(arg, "hook", name)?;
+                let remote = arg.get("remote").and_then(Json::as_str);
+                let runs = arg.get("runs").and_then(Json::as_u64).unwrap_or(20);
+                let hook = self.sim.hook_named(unit, hook_name, remote)?;
+                let start = self.sim.records().len();
+                let result = self.sim.bench_hook(unit, hook, runs as usize)?;
+                // Do not print every run.
+                self.printed = self.printed.max(start).max(self.sim.records().len());
+                self.say(&format!("  bench {result}\n"));
+            }
             other => return Err(err(format!("unknown step {other:?}"))),
         }
         self.flush_records();

@@ -90,3 +90,45 @@ fn run_hook_command_uses_the_hook_context() {
             .contains(&"a/0 db-relation-changed b/0".to_owned())
     );
 }
+
+#[test]
+fn bench_hook_reports_times_and_tool_calls() {
+    let mut p = Probe::new();
+    p.sim.deploy(p.spec("a", 1)).unwrap();
+    p.script("update-status", "status-set active ok\n");
+    let hook = p.sim.hook_named("a/0", "update-status", None).unwrap();
+    let r = p.sim.bench_hook("a/0", hook, 5).unwrap();
+    assert_eq!(r.runs, 5);
+    assert_eq!(r.tool_calls_median, 1);
+    assert_eq!(r.tool_calls["status-set"], 5);
+    assert!(r.min <= r.median && r.median <= r.max);
+    assert!(
+        r.to_string()
+            .contains("1 hook-tool processes per run (status-set x1)"),
+        "{r}"
+    );
+}
+
+#[test]
+fn hook_named_resolves_relation_hooks() {
+    let mut p = Probe::new();
+    let rel = p.pair(1);
+    assert_eq!(
+        p.sim
+            .hook_named("a/0", "db-relation-changed", Some("b/0"))
+            .unwrap(),
+        Hook::RelationChanged(rel, Some("b/0".into()))
+    );
+    assert_eq!(
+        p.sim
+            .hook_named("a/0", "db-relation-changed", Some("b"))
+            .unwrap(),
+        Hook::RelationChanged(rel, None)
+    );
+    assert!(
+        p.sim
+            .hook_named("a/0", "nope-relation-changed", None)
+            .is_err()
+    );
+    assert!(p.sim.hook_named("a/0", "bogus", None).is_err());
+}

@@ -1,11 +1,13 @@
 //! The simulator: the model, the hook queue, and the unit agent that runs `dispatch`.
 
 mod action;
+mod bench;
 mod exec;
 pub mod hooks;
 mod ops;
 
 pub use action::ActionResult;
+pub use bench::BenchResult;
 pub use hooks::{Hook, Queued};
 pub use ops::DeploySpec;
 
