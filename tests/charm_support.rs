@@ -66,6 +66,12 @@ fn fake_nvml_lib() -> PathBuf {
     so
 }
 
+impl Default for Cluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Cluster {
     /// A cluster with charm dirs for both charms and a simulator.
     pub fn new() -> Self {
