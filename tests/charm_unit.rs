@@ -1,0 +1,285 @@
+//! Fast tests of the charms' hook logic with the in-memory backend, a scratch host root and a
+//! recording command runner (no processes, no simulator).
+
+use slurm_charms::charms::{CharmKind, CmdOutput, Host, RecordingRunner, run_with};
+use slurm_charms::interface::{ClusterInfo, NodeRecord};
+use slurm_charms::juju::{
+    Event, HookContext, MemoryBackend, MemoryRelation, RelationEvent, RelationId, StatusKind, bag,
+};
+use std::path::PathBuf;
+
+fn ctx(unit: &str, event: Event) -> HookContext {
+    HookContext {
+        unit_name: unit.into(),
+        app_name: unit.split('/').next().unwrap().into(),
+        model_name: "m".into(),
+        charm_dir: PathBuf::from("/nonexistent"),
+        event,
+    }
+}
+
+fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
+    Event::RelationChanged(RelationEvent {
+        relation: rel.clone(),
+        remote_app: app.into(),
+        remote_unit: unit.map(str::to_string),
+        departing_unit: None,
+    })
+}
+
+fn node_json(name: &str) -> String {
+    format!(
+        r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"4","RealMemory":"8000","MemSpecLimit":"1024"}},"new_node":false}}"#
+    )
+}
+
+fn controller(units: usize) -> (MemoryBackend, RelationId) {
+    let rel = RelationId::new("slurmd", 3);
+    let mut r = MemoryRelation::new("slurmd", 3, "compute")
+        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]));
+    for i in 0..units {
+        r = r.remote_unit(
+            &format!("compute/{i}"),
+            bag([("node", node_json(&format!("c{i}")).as_str())]),
+        );
+    }
+    let be = MemoryBackend::new("slurmctld/0")
+        .leader(true)
+        .config_value("cluster-name", "osd-cluster")
+        .relation(r);
+    (be, rel)
+}
+
+#[test]
+fn controller_relation_changed_is_o1_once_the_cache_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let (be, rel) = controller(50);
+    // First hook: no cache → rebuilt in full (reads every unit).
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(be.call_count("relation-get"), 50 + 2);
+    let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
+    assert!(
+        conf.contains("PartitionName=compute Nodes=c[0-49] State=UP"),
+        "{conf}"
+    );
+    assert_eq!(
+        runner.lines(),
+        [
+            "systemctl restart munge",
+            "systemctl restart slurmctld",
+            "scontrol reconfigure"
+        ]
+    );
+    let info = be.local_app_data(&rel)["cluster_info"].clone();
+    assert!(ClusterInfo::from_relation_value(&info).is_ok());
+
+    // Second hook: one unit's bag changed → exactly one relation-get, a restart (node renamed).
+    let (be2, _) = controller(50);
+    let view = be2.relation_view(&rel).unwrap();
+    let be2 =
+        be2.relation(view.remote_unit("compute/7", bag([("node", node_json("renamed").as_str())])));
+    runner.clear();
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/7"))),
+        &be2,
+        &host,
+    )
+    .unwrap();
+    let calls = be2.calls();
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(be2.call_count("relation-get"), 1);
+    assert_eq!(
+        be2.call_count("relation-set"),
+        0,
+        "cluster_info already published (cache)"
+    );
+    let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
+    assert!(conf.contains("NodeName=c[0-6,8-49],renamed CPUs=4 "), "{conf}");
+    assert!(!conf.contains("c7"));
+    assert_eq!(
+        runner.lines(),
+        ["systemctl restart slurmctld", "scontrol reconfigure"]
+    );
+    let st = be2.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Active);
+    assert_eq!(st.message, "50 nodes, 0 GPUs");
+}
+
+#[test]
+fn a_standby_controller_only_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let (be, rel) = controller(3);
+    let be = be.leader(false);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/1", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(be.calls().len(), 2, "{:?}", be.calls());
+    assert!(runner.lines().is_empty());
+    assert!(!dir.path().join("etc/slurm/slurm.conf").exists());
+}
+
+fn slurmd_runner() -> RecordingRunner {
+    let runner = RecordingRunner::default();
+    runner.answer(
+        "slurmd -C",
+        CmdOutput {
+            code: Some(0),
+            stdout: "NodeName=n1 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1500\nUpTime=0-00:01:00\n".into(),
+            ..Default::default()
+        },
+    );
+    runner.answer(
+        "systemctl is-active",
+        CmdOutput {
+            code: Some(3),
+            ..Default::default()
+        },
+    );
+    runner
+}
+
+#[test]
+fn slurmd_publishes_its_node_and_follows_the_controller() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = slurmd_runner();
+    let host = Host::new(dir.path(), &runner);
+    let rel = RelationId::new("slurmctld", 1);
+    let info = ClusterInfo {
+        munge_key: vec![9; 64],
+        slurmctld_host: "ctl".into(),
+        nhc_params: String::new(),
+    };
+    let be = MemoryBackend::new("slurmd/0").leader(true).relation(
+        MemoryRelation::new("slurmctld", 1, "slurmctld")
+            .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())])),
+    );
+    run_with(
+        CharmKind::Slurmd,
+        &ctx("slurmd/0", changed(&rel, "slurmctld", None)),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let node = NodeRecord::from_relation_value(&be.local_unit_data(&rel)["node"]).unwrap();
+    assert_eq!(node.node_parameters.node_name, "n1");
+    assert_eq!(node.node_parameters.params["MemSpecLimit"], "750");
+    assert!(node.new_node);
+    assert_eq!(
+        be.local_app_data(&rel)["partition"],
+        r#"{"slurmd":{"State":"UP"}}"#
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("etc/munge/munge.key")).unwrap(),
+        vec![9; 64]
+    );
+    let defaults = std::fs::read_to_string(dir.path().join("etc/default/slurmd")).unwrap();
+    assert!(defaults.contains("SLURMD_OPTIONS=\"--conf-server ctl:6817\""));
+    let lines = runner.lines();
+    assert_eq!(
+        lines,
+        [
+            "slurmd -C",
+            "systemctl restart munge",
+            "systemctl restart slurmd"
+        ]
+    );
+    let st = be.unit_status().unwrap();
+    assert_eq!(
+        (st.kind, st.message.as_str()),
+        (StatusKind::Active, "no GPUs")
+    );
+}
+
+#[test]
+fn slurmd_refuses_bad_controller_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = slurmd_runner();
+    let host = Host::new(dir.path(), &runner);
+    let rel = RelationId::new("slurmctld", 1);
+    let be = MemoryBackend::new("slurmd/0").relation(
+        MemoryRelation::new("slurmctld", 1, "slurmctld").remote_app_data(bag([(
+            "cluster_info",
+            r#"{"munge_key":"AAAA","slurmctld_host":"ctl; rm -rf /"}"#,
+        )])),
+    );
+    run_with(
+        CharmKind::Slurmd,
+        &ctx("slurmd/0", changed(&rel, "slurmctld", None)),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked);
+    assert!(
+        st.message.contains("slurmctld sent bad data"),
+        "{}",
+        st.message
+    );
+    assert!(!dir.path().join("etc/munge/munge.key").exists());
+    assert!(!dir.path().join("etc/default/slurmd").exists());
+    // The node is still published (the controller's problem is not the node's).
+    assert!(be.local_unit_data(&rel).contains_key("node"));
+}
+
+#[test]
+fn slurmd_without_node_facts_is_blocked_and_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    runner.answer(
+        "slurmd -C",
+        CmdOutput {
+            code: Some(1),
+            stderr: "slurmd: error: cannot read /proc".into(),
+            ..Default::default()
+        },
+    );
+    let host = Host::new(dir.path(), &runner);
+    let rel = RelationId::new("slurmctld", 1);
+    let be =
+        MemoryBackend::new("slurmd/0").relation(MemoryRelation::new("slurmctld", 1, "slurmctld"));
+    run_with(
+        CharmKind::Slurmd,
+        &ctx("slurmd/0", Event::UpdateStatus),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked);
+    assert!(
+        st.message.contains("cannot read node facts"),
+        "{}",
+        st.message
+    );
+    assert!(!be.local_unit_data(&rel).contains_key("node"));
+}
+
+#[test]
+fn the_charm_is_picked_from_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("metadata.yaml"), "name: slurmctld\n").unwrap();
+    assert_eq!(
+        CharmKind::from_charm_dir(dir.path()).unwrap(),
+        CharmKind::Slurmctld
+    );
+    std::fs::write(dir.path().join("metadata.yaml"), "name: mysql\n").unwrap();
+    let e = CharmKind::from_charm_dir(dir.path()).unwrap_err();
+    assert!(e.to_string().contains("mysql"), "{e}");
+    assert!(CharmKind::from_charm_dir(&dir.path().join("nope")).is_err());
+}
