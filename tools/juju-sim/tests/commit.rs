@@ -151,3 +151,52 @@ fn no_dispatch_means_hook_skipped_not_failed() {
     assert!(!sim.is_error("e/0"));
     assert!(sim.records().iter().all(|r| r.code.is_none()));
 }
+
+#[test]
+fn daemon_holding_the_output_pipe_does_not_hang_the_hook() {
+    let mut p = Probe::new();
+    p.script("install", "echo before\nsleep 30 &\necho after\n");
+    let start = std::time::Instant::now();
+    p.sim.deploy(p.spec("a", 1)).unwrap();
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+    let rec = p
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.hook == "install")
+        .unwrap();
+    assert!(
+        rec.stderr.contains("output pipe still held open"),
+        "{}",
+        rec.stderr
+    );
+    assert!(!p.sim.is_error("a/0"));
+}
+
+#[test]
+fn hook_timeout_kills_and_fails_the_hook() {
+    let mut p = Probe {
+        dir: tempfile::tempdir().unwrap(),
+        sim: juju_sim::Simulator::with_options(juju_sim::SimOptions {
+            jujuc: Some(env!("CARGO_BIN_EXE_jujuc").into()),
+            hook_timeout: Some(std::time::Duration::from_millis(300)),
+            ..Default::default()
+        })
+        .unwrap(),
+    };
+    p.script("install", "exec sleep 10\n");
+    p.sim.deploy(p.spec("a", 1)).unwrap();
+    assert!(p.sim.is_error("a/0"));
+    let rec = p
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.hook == "install")
+        .unwrap();
+    assert_eq!(rec.code, Some(-1));
+    assert!(
+        rec.stderr.contains("killed after the timeout"),
+        "{}",
+        rec.stderr
+    );
+}

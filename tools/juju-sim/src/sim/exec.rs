@@ -10,7 +10,7 @@ use crate::server::lock;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Everything needed to spawn a handler.
 pub(super) struct Prepared {
@@ -497,13 +497,8 @@ impl Simulator {
                 jobs.push((p, cmd, ctx_id));
             }
         }
-        let run = |cmd: &mut Option<Command>| {
-            cmd.as_mut().map(|c| {
-                let start = Instant::now();
-                let out = c.output();
-                (out, start.elapsed())
-            })
-        };
+        let timeout = self.opts.hook_timeout;
+        let run = |cmd: &mut Option<Command>| cmd.as_mut().map(|c| super::process::run(c, timeout));
         let mut cmds: Vec<Option<Command>> = jobs.iter_mut().map(|j| j.1.take()).collect();
         let results: Vec<_> = if cmds.len() == 1 {
             cmds.iter_mut().map(run).collect()
@@ -520,7 +515,7 @@ impl Simulator {
         let mut first_err = None;
         let mut g = lock(&self.shared);
         for ((p, _, ctx_id), result) in jobs.into_iter().zip(results) {
-            let Some((output, duration)) = result else {
+            let Some(output) = result else {
                 outcomes.push(Outcome {
                     ctx: p.ctx,
                     code: None,
@@ -539,10 +534,10 @@ impl Simulator {
             match output {
                 Ok(output) => outcomes.push(Outcome {
                     ctx,
-                    code: Some(output.status.code().unwrap_or(-1)),
+                    code: Some(output.status.and_then(|s| s.code()).unwrap_or(-1)),
                     stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
                     stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-                    duration,
+                    duration: output.duration,
                     env: p.env,
                     remote_unit: p.remote_unit,
                 }),

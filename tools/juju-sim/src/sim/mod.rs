@@ -5,6 +5,7 @@ mod bench;
 mod exec;
 pub mod hooks;
 mod ops;
+mod process;
 
 pub use action::ActionResult;
 pub use bench::BenchResult;
@@ -79,6 +80,8 @@ pub struct SimOptions {
     /// deterministic). Each unit still runs one hook at a time, in queue order; a batch's
     /// changes are committed in queue order after the whole batch finished.
     pub parallelism: usize,
+    /// Kill a hook or action that runs longer than this (default: no limit, like Juju).
+    pub hook_timeout: Option<Duration>,
 }
 
 impl Default for SimOptions {
@@ -90,6 +93,7 @@ impl Default for SimOptions {
             keep_logs: true,
             max_hooks_per_settle: 1_000_000,
             parallelism: 1,
+            hook_timeout: None,
         }
     }
 }
