@@ -833,3 +833,46 @@ fn removing_the_relation_stops_slurmd_and_empties_the_cluster() {
         ("blocked".into(), "Need relation: slurmd".into())
     );
 }
+
+#[test]
+fn gpus_without_a_driver_block_with_the_driver_message() {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 1);
+    let root = c.root("slurmd/0");
+    for bus in ["0000:3b:00.0", "0000:d8:00.0"] {
+        let dev = root.join("sys/bus/pci/devices").join(bus);
+        std::fs::create_dir_all(&dev).unwrap();
+        std::fs::write(dev.join("vendor"), "0x10de\n").unwrap();
+        std::fs::write(dev.join("class"), "0x030200\n").unwrap();
+    }
+    std::fs::write(
+        root.join("nvml.json"),
+        r#"{"init_error": 9, "devices": []}"#,
+    )
+    .unwrap();
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.assert_no_errors();
+    assert_eq!(
+        c.status("slurmd/0"),
+        (
+            "blocked".into(),
+            "2 NVIDIA GPUs present but the driver is not loaded".into()
+        )
+    );
+    // The node is still enlisted, without GPUs, and shows up once the driver works.
+    assert!(
+        c.slurm_conf()
+            .contains(&format!("NodeName=slurmd-0 {FACTS} MemSpecLimit=1024\n"))
+    );
+    c.set_gpus("slurmd/0", TWO_T4);
+    c.sim.update_status(Some("slurmd")).unwrap();
+    assert_eq!(
+        c.status("slurmd/0"),
+        ("active".into(), "2 GPUs: gpu:tesla_t4:2".into())
+    );
+    assert!(
+        c.gres_conf()
+            .contains("NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]\n")
+    );
+}
