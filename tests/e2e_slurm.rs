@@ -152,11 +152,13 @@ fn e2e_hand_written_gpu_cluster() {
         )
         .ok();
     assert!(
-        r.stdout.contains("/dev/nvidia0' for reading: No such device or address"),
+        r.stdout
+            .contains("/dev/nvidia0' for reading: No such device or address"),
         "{r}"
     );
     assert!(
-        r.stdout.contains("/dev/nvidia1' for reading: Operation not permitted"),
+        r.stdout
+            .contains("/dev/nvidia1' for reading: Operation not permitted"),
         "{r}"
     );
     // More GPUs than a node has, or a type nobody has, is refused at submission.
