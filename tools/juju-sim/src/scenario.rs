@@ -14,6 +14,7 @@
 //!   - upgrade-charm: {app: node, charm: dir}   # charm optional
 //!   - remove-unit: node/1
 //!   - remove-relation: [node, ctl]
+//!   - remove-application: node
 //!   - resolve: node/0
 //!   - show: status                 # status | relations | logs | all
 //!   - print-file: some/path
@@ -192,6 +193,12 @@ impl Runner {
                     .as_str()
                     .ok_or_else(|| err("remove-unit: a unit name"))?;
                 self.sim.remove_unit(unit)?;
+            }
+            "remove-application" => {
+                let app = arg
+                    .as_str()
+                    .ok_or_else(|| err("remove-application: an app name"))?;
+                self.sim.remove_application(app)?;
             }
             "set-config" => {
                 let app = str_field(arg, "app", name)?;

@@ -411,3 +411,31 @@ fn changed_for_a_departed_unit_is_dropped() {
         p.hooks()
     );
 }
+
+#[test]
+fn remove_application_tears_down_units_and_breaks_relations() {
+    let mut p = Probe::new();
+    p.pair(2);
+    p.clear();
+    p.sim.remove_application("b").unwrap();
+    let hooks = p.hooks();
+    let a: Vec<&String> = hooks.iter().filter(|h| h.starts_with("a/0")).collect();
+    assert_eq!(
+        a,
+        [
+            "a/0 db-relation-departed b/0",
+            "a/0 db-relation-departed b/1",
+            "a/0 db-relation-broken"
+        ]
+    );
+    for u in ["b/0", "b/1"] {
+        let mine: Vec<&String> = hooks.iter().filter(|h| h.starts_with(u)).collect();
+        assert_eq!(mine.last().unwrap().as_str(), format!("{u} remove"));
+        assert!(mine.contains(&&format!("{u} backend-relation-broken")));
+    }
+    assert!(
+        p.sim
+            .with_model(|m| !m.apps.contains_key("b") && m.relations.len() == 1)
+    );
+    assert_eq!(p.sim.relation_id("a", "b"), None);
+}

@@ -180,6 +180,13 @@ impl Simulator {
                         return Some(i);
                     }
                 }
+                Queued::FinalizeApp(app) => {
+                    let empty =
+                        self.with_model(|m| m.apps.get(app).is_none_or(|a| a.units.is_empty()));
+                    if empty {
+                        return Some(i);
+                    }
+                }
                 other => {
                     if other.unit().is_some_and(|u| !self.failed.contains_key(u)) {
                         return Some(i);
@@ -364,6 +371,22 @@ impl Simulator {
             }
             Queued::FinalizeRelation(rel) => {
                 self.with_model_mut(|m| m.relations.remove(&rel));
+                Ok(())
+            }
+            Queued::FinalizeApp(app) => {
+                self.with_model_mut(|m| {
+                    m.apps.remove(&app);
+                    let peers: Vec<u32> = m
+                        .relations
+                        .values()
+                        .filter(|r| r.is_peer() && r.sides[0].app == app)
+                        .map(|r| r.id)
+                        .collect();
+                    for id in peers {
+                        m.relations.remove(&id);
+                    }
+                });
+                self.app_templates.remove(&app);
                 Ok(())
             }
         }

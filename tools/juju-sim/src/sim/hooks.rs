@@ -85,6 +85,8 @@ pub enum Queued {
     FinalizeUnit(String),
     /// Drop a removed relation from the model (after every unit's broken hook).
     FinalizeRelation(u32),
+    /// Drop a removed application (once it has no units left).
+    FinalizeApp(String),
 }
 
 impl Queued {
@@ -92,7 +94,7 @@ impl Queued {
     pub fn unit(&self) -> Option<&str> {
         match self {
             Queued::Hook { unit, .. } | Queued::FinalizeUnit(unit) => Some(unit),
-            Queued::FinalizeRelation(_) => None,
+            Queued::FinalizeRelation(_) | Queued::FinalizeApp(_) => None,
         }
     }
 }

@@ -493,6 +493,12 @@ impl Simulator {
     /// absent from `relation-list`), broken on the dying unit, stop, remove; a new leader is
     /// elected if it led. Settles.
     pub fn remove_unit(&mut self, unit: &str) -> Result<()> {
+        self.queue_unit_removal(unit)?;
+        self.settle().map(|_| ())
+    }
+
+    /// Queue a unit's teardown (see [`Simulator::remove_unit`]) without settling.
+    fn queue_unit_removal(&mut self, unit: &str) -> Result<()> {
         let plan = self.with_model_mut(|m| -> Result<Vec<DeparturePlan>> {
             let u = m
                 .units
@@ -549,6 +555,51 @@ impl Simulator {
         self.enqueue(unit, Hook::Stop);
         self.enqueue(unit, Hook::Remove);
         self.queue.push_back(Queued::FinalizeUnit(unit.to_owned()));
+        Ok(())
+    }
+
+    /// Remove an application (`juju remove-application`): every unit is torn down as in
+    /// [`Simulator::remove_unit`]; related units see departed for each of its units, then
+    /// relation-broken; then the application and its relations are dropped. Settles.
+    pub fn remove_application(&mut self, app: &str) -> Result<()> {
+        let (units, rels) = self.with_model_mut(|m| -> Result<(Vec<String>, Vec<u32>)> {
+            if !m.apps.contains_key(app) {
+                return Err(SimError::AppNotFound(app.to_owned()));
+            }
+            let units = Self::app_units_alive(m, app);
+            let mut rels = Vec::new();
+            for rel in m.relations.values_mut() {
+                if rel.side_of(app).is_some() && !rel.is_peer() && !rel.dying {
+                    rel.dying = true;
+                    rels.push(rel.id);
+                }
+            }
+            Ok((units, rels))
+        })?;
+        for u in &units {
+            self.queue_unit_removal(u)?;
+        }
+        for rel in rels {
+            let remote_units: Vec<String> = self.with_model(|m| {
+                m.relations
+                    .get(&rel)
+                    .map(|r| {
+                        r.scope
+                            .iter()
+                            .filter(|(u, p)| {
+                                !p.broken && m.units.get(*u).is_some_and(|x| x.app != app)
+                            })
+                            .map(|(u, _)| u.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            });
+            for u in remote_units {
+                self.enqueue(&u, Hook::RelationBroken(rel));
+            }
+            self.queue.push_back(Queued::FinalizeRelation(rel));
+        }
+        self.queue.push_back(Queued::FinalizeApp(app.to_owned()));
         self.settle().map(|_| ())
     }
 
