@@ -306,10 +306,13 @@ fn unknown_references_are_refused() {
     ));
 }
 
+/// A change to a valid model that must make it unrenderable.
+type Attempt = Box<dyn Fn(&mut SlurmConf, &mut GresConf)>;
+
 #[test]
 fn injection_attempts_are_refused_with_key_and_value() {
     let (conf, gres) = cluster();
-    let attempts: Vec<Box<dyn Fn(&mut SlurmConf, &mut GresConf)>> = vec![
+    let attempts: Vec<Attempt> = vec![
         Box::new(|c, _| c.nodes[0].name = "cpu-1\nNodeName=evil".into()),
         Box::new(|c, _| {
             c.nodes[0]

@@ -24,7 +24,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(back, gres.normalized());
         }
     }
-    for scope in [OverrideScope::SlurmConf, OverrideScope::Partition, OverrideScope::Node] {
+    for scope in [
+        OverrideScope::SlurmConf,
+        OverrideScope::Partition,
+        OverrideScope::Node,
+    ] {
         let _ = parse_overrides(text, scope);
     }
 });

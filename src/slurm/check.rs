@@ -104,9 +104,12 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 partition: p.name.clone(),
             });
         }
-        if p.default
-            && let Some(first) = default.replace(&p.name)
-        {
+        let previous = if p.default {
+            default.replace(&p.name)
+        } else {
+            None
+        };
+        if let Some(first) = previous {
             return Err(ConfigError::invalid(
                 "Default",
                 "YES",
@@ -170,16 +173,15 @@ fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
             });
         }
     }
-    if let Some(c) = r.count
-        && r.name == "gpu"
-        && !r.files.is_empty()
-        && c != r.files.len() as u64
-    {
-        return Err(ConfigError::CountNotFileCount {
-            node: node.to_string(),
-            count: c,
-            files: r.files.len(),
-        });
+    match r.count {
+        Some(c) if r.name == "gpu" && !r.files.is_empty() && c != r.files.len() as u64 => {
+            return Err(ConfigError::CountNotFileCount {
+                node: node.to_string(),
+                count: c,
+                files: r.files.len(),
+            });
+        }
+        _ => {}
     }
     if !r.links.is_empty() {
         if r.files.len() != 1 {

@@ -21,7 +21,7 @@ fn strip_comment(line: &str) -> &str {
     let mut backslashes = 0usize;
     for (i, b) in line.bytes().enumerate() {
         match b {
-            b'#' if backslashes % 2 == 0 => return &line[..i],
+            b'#' if backslashes & 1 == 0 => return &line[..i],
             b'\\' => backslashes += 1,
             _ => backslashes = 0,
         }
@@ -40,7 +40,7 @@ fn continued(line: &str) -> Option<&str> {
     while end > bs && bytes[end - 1 - bs] == b'\\' {
         bs += 1;
     }
-    (bs % 2 == 1).then(|| &line[..end - 1])
+    (bs & 1 == 1).then(|| &line[..end - 1])
 }
 
 /// Removes escapes: `\x` → `x` (so `\\` → `\`, `\#` → `#`); a lone trailing `\` is dropped.
@@ -196,12 +196,16 @@ pub fn pairs(text: &str) -> Result<Vec<(&str, &str)>, LexError> {
             });
         }
         let value;
-        if bytes[i] == b'"'
-            && let Some(close) = text[i + 1..].find('"')
-            && bytes
-                .get(i + 1 + close + 1)
-                .is_none_or(|b| b.is_ascii_whitespace())
-        {
+        let quoted = if bytes[i] == b'"' {
+            text[i + 1..].find('"').filter(|close| {
+                bytes
+                    .get(i + close + 2)
+                    .is_none_or(|b| b.is_ascii_whitespace())
+            })
+        } else {
+            None
+        };
+        if let Some(close) = quoted {
             value = &text[i + 1..i + 1 + close];
             i = i + 1 + close + 1;
         } else {

@@ -181,9 +181,7 @@ impl DownNodes {
         if let Some(r) = &self.reason {
             validate_text("Reason", r)?;
         }
-        if let Some(s) = self.state
-            && matches!(s, NodeState::Cloud | NodeState::Unknown)
-        {
+        if let Some(s @ (NodeState::Cloud | NodeState::Unknown)) = self.state {
             return Err(ConfigError::invalid(
                 "State",
                 s.as_str(),
