@@ -19,10 +19,12 @@
 //!   - show: status                 # status | relations | logs | all
 //!   - print-file: some/path
 //!   - expect: {status: {ctl/0: active}, action: completed}
+//!   - sh: "cp -r ../charm ${WORKDIR}/c"   # host command (cwd: scenario dir, vars exported)
 //!   - bench: {unit: ctl/0, hook: update-status, runs: 50}   # remote: for relation hooks
 //! ```
 //! Relative paths are relative to the scenario file; `${VAR}` expands from the process
-//! environment plus `SCENARIO_DIR` and `WORKDIR` (a temp dir kept for the whole run).
+//! environment plus `SCENARIO_DIR`, `WORKDIR` (a temp dir kept for the whole run) and `BIN_DIR`
+//! (the directory of the `juju-sim` executable, e.g. `target/release`).
 
 use crate::error::{Result, SimError};
 use crate::model::Status;
@@ -261,6 +263,30 @@ impl Runner {
                 self.say(&format!("  --- {} ---\n{text}", path.display()));
             }
             "expect" => self.expect(arg)?,
+            "sh" => {
+                let script = arg.as_str().ok_or_else(|| err("sh: a shell command"))?;
+                let out = std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(script)
+                    .envs(&self.exp.vars)
+                    .current_dir(&self.base)
+                    .output()
+                    .map_err(|source| SimError::Spawn {
+                        what: "/bin/sh".into(),
+                        source,
+                    })?;
+                let mut text = String::new();
+                for line in String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .chain(String::from_utf8_lossy(&out.stderr).lines())
+                {
+                    text.push_str(&format!("  | {line}\n"));
+                }
+                self.say(&text);
+                if !out.status.success() {
+                    return Err(err(format!("sh step failed ({}): {script}", out.status)));
+                }
+            }
             "bench" => {
                 let unit = str_field(arg, "unit", name)?;
                 let hook_name = str_field(arg, "hook", name)?;
@@ -336,6 +362,12 @@ pub fn run_file(path: &Path, verbose: bool, out: Box<dyn std::io::Write>) -> Res
     let mut vars = BTreeMap::new();
     vars.insert("SCENARIO_DIR".to_owned(), base.display().to_string());
     vars.insert("WORKDIR".to_owned(), workdir.path().display().to_string());
+    if let Some(bin_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_owned))
+    {
+        vars.insert("BIN_DIR".to_owned(), bin_dir.display().to_string());
+    }
     let sim = Simulator::with_options(SimOptions {
         model_name: doc
             .get("model")

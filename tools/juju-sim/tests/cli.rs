@@ -50,3 +50,19 @@ fn failing_expectation_exits_non_zero() {
 fn usage_error_exits_2() {
     assert_eq!(run(&["bogus"]).status.code(), Some(2));
 }
+
+#[test]
+fn sh_step_sees_scenario_variables_and_fails_the_run_on_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.yaml");
+    std::fs::write(
+        &file,
+        "steps:\n  - sh: 'echo wd=$WORKDIR; test -d \"$SCENARIO_DIR\"'\n  - sh: 'exit 3'\n",
+    )
+    .unwrap();
+    let out = run(&["run", file.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("  | wd=/"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sh step failed"));
+}
