@@ -132,3 +132,27 @@ fn hook_named_resolves_relation_hooks() {
     );
     assert!(p.sim.hook_named("a/0", "bogus", None).is_err());
 }
+
+#[test]
+fn leader_settings_changed_is_opt_in_for_non_leaders() {
+    let mut p = Probe {
+        dir: tempfile::tempdir().unwrap(),
+        sim: Simulator::with_options(SimOptions {
+            jujuc: Some(PathBuf::from(env!("CARGO_BIN_EXE_jujuc"))),
+            leader_settings_changed: true,
+            ..SimOptions::default()
+        })
+        .unwrap(),
+    };
+    p.sim.deploy(p.spec("a", 2)).unwrap();
+    let hooks = p.hooks();
+    assert!(hooks.contains(&"a/1 leader-settings-changed".to_owned()));
+    assert!(!hooks.contains(&"a/0 leader-settings-changed".to_owned()));
+    let mut q = Probe::new();
+    q.sim.deploy(q.spec("a", 2)).unwrap();
+    assert!(
+        !q.hooks()
+            .iter()
+            .any(|h| h.contains("leader-settings-changed"))
+    );
+}

@@ -66,6 +66,7 @@ impl Simulator {
             "upgrade-charm" => Some(Hook::UpgradeCharm),
             "update-status" => Some(Hook::UpdateStatus),
             "leader-elected" => Some(Hook::LeaderElected),
+            "leader-settings-changed" => Some(Hook::LeaderSettingsChanged),
             _ => None,
         };
         if let Some(h) = simple {

@@ -19,6 +19,8 @@ pub enum Hook {
     UpdateStatus,
     /// `leader-elected`
     LeaderElected,
+    /// `leader-settings-changed` (Juju <= 3.6, non-leaders; opt-in, see `SimOptions`)
+    LeaderSettingsChanged,
     /// `<ep>-relation-created`
     RelationCreated(u32),
     /// `<ep>-relation-joined` for a remote unit
@@ -62,6 +64,7 @@ impl Hook {
             Hook::UpgradeCharm => "upgrade-charm".into(),
             Hook::UpdateStatus => "update-status".into(),
             Hook::LeaderElected => "leader-elected".into(),
+            Hook::LeaderSettingsChanged => "leader-settings-changed".into(),
             Hook::RelationCreated(_) => format!("{endpoint}-relation-created"),
             Hook::RelationJoined(..) => format!("{endpoint}-relation-joined"),
             Hook::RelationChanged(..) => format!("{endpoint}-relation-changed"),

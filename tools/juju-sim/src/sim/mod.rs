@@ -82,6 +82,9 @@ pub struct SimOptions {
     pub parallelism: usize,
     /// Kill a hook or action that runs longer than this (default: no limit, like Juju).
     pub hook_timeout: Option<Duration>,
+    /// Juju <= 3.6 behaviour: run `leader-settings-changed` on each non-leader unit after
+    /// install (where the leader gets `leader-elected`). Default false (Juju 4 never sends it).
+    pub leader_settings_changed: bool,
 }
 
 impl Default for SimOptions {
@@ -94,6 +97,7 @@ impl Default for SimOptions {
             max_hooks_per_settle: 1_000_000,
             parallelism: 1,
             hook_timeout: None,
+            leader_settings_changed: false,
         }
     }
 }

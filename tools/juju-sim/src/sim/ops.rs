@@ -321,6 +321,8 @@ impl Simulator {
         }
         if leader {
             self.enqueue(unit, Hook::LeaderElected);
+        } else if self.opts.leader_settings_changed {
+            self.enqueue(unit, Hook::LeaderSettingsChanged);
         }
         self.enqueue(unit, Hook::ConfigChanged);
         self.enqueue(unit, Hook::Start);
