@@ -285,15 +285,20 @@ impl Simulator {
             })?;
             created.push(name);
         }
+        let mut joins = Vec::new();
         for name in &created {
-            self.queue_unit_start(name);
+            joins.push(self.queue_unit_start(name));
+        }
+        for (name, (app, rels)) in created.iter().zip(joins) {
+            self.queue_unit_joins(name, &app, rels);
         }
         self.settle()?;
         Ok(created)
     }
 
-    /// Enter scope of every relation of the unit's app and queue its start-up hooks.
-    fn queue_unit_start(&mut self, unit: &str) {
+    /// Enter scope of every relation of the unit's app and queue its start-up hooks; returns
+    /// the app and the relations entered, for [`Simulator::queue_unit_joins`].
+    fn queue_unit_start(&mut self, unit: &str) -> (String, Vec<u32>) {
         let (app, leader, rels) = self.with_model_mut(|m| {
             let app = m.units[unit].app.clone();
             let address = m.units[unit].address.clone();
@@ -326,17 +331,22 @@ impl Simulator {
         }
         self.enqueue(unit, Hook::ConfigChanged);
         self.enqueue(unit, Hook::Start);
+        (app, rels)
+    }
+
+    /// Queue the joins between a started unit and the remote units of each relation.
+    fn queue_unit_joins(&mut self, unit: &str, app: &str, rels: Vec<u32>) {
         for rel in rels {
             // Pending app data of the remote side first, then joins both ways.
             let (remote_units, remote_app_written) = self.with_model(|m| {
                 let r = &m.relations[&rel];
-                let remote_app = r.remote_app(&app).unwrap_or_default().to_owned();
+                let remote_app = r.remote_app(app).unwrap_or_default().to_owned();
                 let units: Vec<String> = Self::app_units_alive(m, &remote_app)
                     .into_iter()
                     .filter(|u| u != unit && r.scope.contains_key(u))
                     .collect();
                 let written = r.app_bag_versions.get(&remote_app).copied().unwrap_or(0) > 0
-                    && !(r.is_peer() && m.apps[&app].leader.as_deref() == Some(unit));
+                    && !(r.is_peer() && m.apps[app].leader.as_deref() == Some(unit));
                 (units, written)
             });
             if remote_app_written {
@@ -351,17 +361,21 @@ impl Simulator {
         }
     }
 
-    /// Queue joined + changed on `unit` for `remote`.
+    /// Queue joined + changed on `unit` for `remote` (once: not if already joined or joining).
     fn queue_join(&mut self, unit: &str, rel: u32, remote: &str) {
-        self.with_model_mut(|m| {
-            if let Some(p) = m
+        let fresh = self.with_model_mut(|m| {
+            match m
                 .relations
                 .get_mut(&rel)
                 .and_then(|r| r.scope.get_mut(unit))
             {
-                p.joining.insert(remote.to_owned());
+                Some(p) if !p.members.contains(remote) => p.joining.insert(remote.to_owned()),
+                _ => false,
             }
         });
+        if !fresh {
+            return;
+        }
         self.enqueue(unit, Hook::RelationJoined(rel, remote.to_owned()));
         self.enqueue(unit, Hook::RelationChanged(rel, Some(remote.to_owned())));
     }
