@@ -150,6 +150,24 @@ impl World {
             .tempdir()
             .map_err(|e| BenchError::Setup(e.to_string()))?;
         let d = dir.path();
+        // Private copies: other builds (`cargo build --release`, `cargo test --release`) may
+        // replace target/release files while a long run is going on.
+        let bin = d.join("bin");
+        mkdir(&bin)?;
+        let snap = |p: &Path| -> Result<PathBuf, BenchError> {
+            let to = bin.join(p.file_name().unwrap_or_default());
+            copy(p, &to)?;
+            Ok(to)
+        };
+        let built = &Built {
+            charm: snap(&built.charm)?,
+            jujuc: snap(&built.jujuc)?,
+            jujuc_plain: snap(&built.jujuc_plain)?,
+            fake: snap(&built.fake)?,
+            calib: snap(&built.calib)?,
+            render: snap(&built.render)?,
+            nvml: snap(&built.nvml)?,
+        };
         let rust_charm = |name: &str, yaml: &Path| -> Result<PathBuf, BenchError> {
             let c = d.join("charms").join(name);
             mkdir(&c)?;

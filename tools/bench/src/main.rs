@@ -272,6 +272,42 @@ fn load_avg() -> String {
         .join(" ")
 }
 
+/// Date, machine, commit and how the build relates to it.
+fn machine_notes() -> Vec<String> {
+    let sh = |cmd: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", cmd])
+            .current_dir(env::repo())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default();
+    vec![
+        format!("date: {}", sh("date -u '+%Y-%m-%d %H:%M UTC'")),
+        format!(
+            "machine: {} CPUs ({cpu}), {}, Debian {}, kernel {}",
+            sh("nproc"),
+            sh("uname -m"),
+            sh("cat /etc/debian_version"),
+            sh("uname -r")
+        ),
+        format!(
+            "commit: {} ({} files differ from it in the working tree the binaries were built from)",
+            sh("git rev-parse --short HEAD"),
+            sh("git status --porcelain --untracked-files=no | wc -l")
+        ),
+        format!("python3: {}", sh("/usr/bin/python3 --version")),
+    ]
+}
+
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -295,6 +331,10 @@ fn run() -> Result<()> {
         rows: Vec::new(),
         notes: Vec::new(),
     };
+    for n in machine_notes() {
+        eprintln!("hook-bench: {n}");
+        b.notes.push(n);
+    }
     eprintln!("hook-bench: load average at start {}", load_avg());
     b.notes
         .push(format!("load average at start: {}", load_avg()));
@@ -984,9 +1024,10 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
     }
     let _ = writeln!(
         s,
-        "\nslurm.conf {} bytes, gres.conf {} bytes; peak RSS of the process (VmHWM, input of {} node values included): **{:.1} MiB**.\n",
+        "\nslurm.conf {} bytes, gres.conf {} bytes, relation cache {} bytes; peak RSS of the process (VmHWM, input of {} node values included): **{:.1} MiB**.\n",
         render["slurm_conf_bytes"],
         render["gres_conf_bytes"],
+        render["cache_bytes"],
         render["nodes"],
         render["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
     );

@@ -1,11 +1,12 @@
 //! `render-scale <node.json> <partition.json> <nodes> <iterations>`: the controller's whole
 //! render path in one process, at scale. It builds one relation holding `<nodes>` copies of a
 //! real `node` relation value (each with its own `NodeName`), then times
-//! `slurmctld::desired::plan` (parse every record, build and render slurm.conf and gres.conf)
-//! and `parse_slurm_conf` + `parse_gres_conf` of the result, and prints one JSON line with the
+//! `slurmctld::desired::plan` (parse every record, build and render slurm.conf and gres.conf),
+//! `parse_slurm_conf` + `parse_gres_conf` of the result, and the controller's relation cache
+//! round trip (`Cache::to_bytes` + `Cache::from_bytes`, no disk), and prints one JSON line with the
 //! medians, min/max, file sizes and the process's peak RSS (`VmHWM`).
 
-use slurm_charms::charms::slurmctld::cache::CachedRelation;
+use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::slurm::{parse_gres_conf, parse_slurm_conf};
 use std::collections::BTreeMap;
@@ -38,7 +39,6 @@ fn main() -> ExitCode {
     let n: usize = args[3].parse().unwrap();
     let iters: usize = args[4].parse().unwrap();
     let template: serde_json::Value = serde_json::from_str(&node_text).unwrap();
-    let rss_before = peak_rss_kib();
     let mut units = BTreeMap::new();
     for i in 0..n {
         let mut v = template.clone();
@@ -57,6 +57,23 @@ fn main() -> ExitCode {
             cluster_info_published: None,
         },
     );
+    let cache = Cache {
+        relations: relations.clone(),
+        applied: None,
+    };
+    let mut cache_ms = Vec::new();
+    let mut cache_bytes = 0;
+    for _ in 0..iters {
+        let t = Instant::now();
+        let raw = cache.to_bytes();
+        let back = Cache::from_bytes(&raw);
+        cache_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        cache_bytes = raw.len();
+        if back.is_err() {
+            eprintln!("cache round trip failed");
+            return ExitCode::from(1);
+        }
+    }
     let settings = Settings {
         cluster_name: "osd-cluster".into(),
         default_partition: String::new(),
@@ -97,10 +114,11 @@ fn main() -> ExitCode {
             "accepted": accepted,
             "plan": stats(plan_ms),
             "parse": stats(parse_ms),
+            "cache_round_trip": stats(cache_ms),
+            "cache_bytes": cache_bytes,
             "slurm_conf_bytes": sizes.0,
             "gres_conf_bytes": sizes.1,
             "peak_rss_kib": peak_rss_kib(),
-            "rss_after_input_kib": rss_before,
         })
     );
     ExitCode::SUCCESS
