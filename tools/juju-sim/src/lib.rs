@@ -8,6 +8,32 @@
 //!
 //! Not-Juju, test-only extensions: per-unit extra environment, extra `PATH` dirs and a command
 //! prefix ([`model::UnitExtras`]).
+//!
+//! ```no_run
+//! use juju_sim::{DeploySpec, Simulator};
+//! use serde_json::json;
+//!
+//! # fn main() -> juju_sim::Result<()> {
+//! let mut sim = Simulator::new()?;
+//! sim.deploy(DeploySpec::new("ctl", "charms/ctl"))?;
+//! sim.deploy(
+//!     DeploySpec::new("node", "charms/node")
+//!         .units(2)
+//!         .config("gpus", 4)
+//!         .env("SLURM_CHARMS_ROOT", "/tmp/roots/{unit_dash}"),
+//! )?;
+//! let rel = sim.integrate("node", "ctl")?; // runs every hook until settled
+//! assert_eq!(sim.unit_status("ctl/0").unwrap().status, "active");
+//! let node0 = sim.unit_bag(rel, "node/0");
+//! let result = sim.run_action("node/0", "hello", json!({"name": "x"}))?;
+//! assert_eq!(result.status, "completed");
+//! for r in sim.records() {
+//!     println!("{} {}: {} tool calls in {:?}", r.unit, r.hook, r.calls.len(), r.duration);
+//! }
+//! # let _ = node0;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod actions;
 pub mod charm;
