@@ -37,11 +37,16 @@ fn handle(shared: &Mutex<Shared>, mut stream: UnixStream) {
     let Ok(req) = Request::read_from(&mut stream) else {
         return;
     };
-    let resp = {
+    let resp = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut guard = lock(shared);
         let Shared { model, contexts } = &mut *guard;
         crate::tools::execute(model, contexts.get_mut(&req.context_id), &req)
-    };
+    }))
+    .unwrap_or_else(|_| Response {
+        code: 1,
+        stdout: Vec::new(),
+        stderr: format!("ERROR internal simulator error running {}\n", req.tool).into_bytes(),
+    });
     let _ = Response::write_to(&resp, &mut stream);
 }
 
