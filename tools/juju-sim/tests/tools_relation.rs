@@ -173,7 +173,7 @@ fn set_from_stdin_json_and_yaml_file_with_args_overriding() {
     let rel = p.pair(1);
     p.script(
         "update-status",
-        "rid=$(relation-ids backend)\necho '{\"j\": \"json\", \"n\": 5}' | relation-set -r $rid --file -\nprintf 'y: yaml\\no: file\\n' > $OUT/s.yaml\nrelation-set -r $rid --file $OUT/s.yaml o=arg\n",
+        "rid=$(relation-ids backend)\necho '{\"j\": \"json\", \"n\": 5}' | relation-set -r $rid --file -\nprintf 'y: yaml\\no: file\\n' > $OUT/s.yaml\nrelation-set -r $rid --file $OUT/s.yaml o=arg\necho 'd: devstdin' | relation-set -r $rid --file /dev/stdin\n",
     );
     p.sim.update_status(Some("b")).unwrap();
     let bag = p.sim.unit_bag(rel, "b/0");
@@ -181,6 +181,7 @@ fn set_from_stdin_json_and_yaml_file_with_args_overriding() {
     assert_eq!(bag["n"], "5");
     assert_eq!(bag["y"], "yaml");
     assert_eq!(bag["o"], "arg");
+    assert_eq!(bag["d"], "devstdin");
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn wants_stdin(tool: &str, args: &[String]) -> bool {
         if a == "--" {
             break;
         }
-        if (prev_is_file && a == "-") || a == "--file=-" {
+        let stdin_name = |v: &str| v == "-" || v == "/dev/stdin";
+        if (prev_is_file && stdin_name(a)) || a.strip_prefix("--file=").is_some_and(stdin_name) {
             return true;
         }
         prev_is_file = a == "--file";

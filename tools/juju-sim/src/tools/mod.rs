@@ -198,7 +198,7 @@ pub fn read_settings_file(
     cx: &ToolCx<'_>,
     file: &str,
 ) -> Result<std::collections::BTreeMap<String, String>, ToolError> {
-    let text = if file == "-" {
+    let text = if file == "-" || file == "/dev/stdin" {
         String::from_utf8_lossy(cx.stdin).into_owned()
     } else {
         std::fs::read_to_string(cx.path(file))
