@@ -95,6 +95,16 @@ fn alone_each_charm_says_what_it_needs() {
         c.commands("slurmctld/0")[0],
         "apt-get install -y --no-install-recommends slurmctld munge slurm-client"
     );
+    // Without nodes slurmctld cannot run: stopped, never restarted.
+    let ctl = c.commands("slurmctld/0");
+    assert!(
+        ctl.contains(&"systemctl stop slurmctld".to_string()),
+        "{ctl:?}"
+    );
+    assert!(
+        !ctl.iter().any(|l| l.contains("restart slurmctld")),
+        "{ctl:?}"
+    );
     // No controller yet: slurmd is never started, no key written.
     assert!(!cmds.iter().any(|l| l.starts_with("systemctl")), "{cmds:?}");
     assert!(c.bytes("slurmd/0", "/etc/munge/munge.key").is_none());

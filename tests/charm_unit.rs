@@ -75,6 +75,7 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
         [
             "systemctl restart munge",
             "systemctl restart slurmctld",
+            "scontrol ping",
             "scontrol reconfigure"
         ]
     );
@@ -103,7 +104,10 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
         "cluster_info already published (cache)"
     );
     let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
-    assert!(conf.contains("NodeName=c[0-6,8-49],renamed CPUs=4 "), "{conf}");
+    assert!(
+        conf.contains("NodeName=c[0-6,8-49],renamed CPUs=4 "),
+        "{conf}"
+    );
     assert!(!conf.contains("c7"));
     assert_eq!(
         runner.lines(),
@@ -112,6 +116,44 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     let st = be2.unit_status().unwrap();
     assert_eq!(st.kind, StatusKind::Active);
     assert_eq!(st.message, "50 nodes, 0 GPUs");
+}
+
+#[test]
+fn a_slurmctld_that_dies_is_reported_with_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let failed = CmdOutput {
+        code: Some(3),
+        ..Default::default()
+    };
+    runner.answer("scontrol ping", failed.clone());
+    runner.answer("systemctl is-active", failed);
+    let log = dir.path().join("var/log/slurm");
+    std::fs::create_dir_all(&log).unwrap();
+    std::fs::write(
+        log.join("slurmctld.log"),
+        "started\nfatal: Invalid GRES data for gpu\n",
+    )
+    .unwrap();
+    let host = Host::new(dir.path(), &runner);
+    let (be, rel) = controller(2);
+    let e = run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("slurmctld is not answering"), "{msg}");
+    assert!(msg.contains("fatal: Invalid GRES data for gpu"), "{msg}");
+    assert!(!runner.lines().contains(&"scontrol reconfigure".to_string()));
+    // The failed hook did not save the cache, so the retry restarts again.
+    assert!(
+        !dir.path()
+            .join("var/lib/slurm-charms/slurmctld/relation-cache.json")
+            .exists()
+    );
 }
 
 #[test]
@@ -195,6 +237,7 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
         [
             "slurmd -C",
             "systemctl restart munge",
+            "systemctl daemon-reload",
             "systemctl restart slurmd"
         ]
     );

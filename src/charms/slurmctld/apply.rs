@@ -82,26 +82,52 @@ pub fn publish_cluster_info<B: ModelBackend>(
     Ok(())
 }
 
-/// `scontrol reconfigure`, retried while a just-restarted slurmctld comes up.
-fn reconfigure(host: &Host<'_>, after_restart: bool) -> Result<(), CharmError> {
-    let cmd = Cmd::new("scontrol", ["reconfigure"]);
-    let tries = if after_restart { 10 } else { 1 };
-    let mut last = None;
-    for i in 0..tries {
-        match host.run_ok(&cmd) {
-            Ok(_) => return Ok(()),
-            Err(e) => {
-                last = Some(e);
-                if i + 1 < tries {
-                    std::thread::sleep(std::time::Duration::from_secs(1));
-                }
-            }
+/// slurmctld's log (its last lines explain a failed start).
+pub const SLURMCTLD_LOG: &str = "/var/log/slurm/slurmctld.log";
+
+/// How long a restarted slurmctld may take to answer `scontrol ping`.
+const PING_TRIES: u32 = 20;
+
+fn log_tail(host: &Host<'_>) -> String {
+    let text = host
+        .read(SLURMCTLD_LOG)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
+    if tail.is_empty() {
+        format!("nothing in {SLURMCTLD_LOG}")
+    } else {
+        format!("last lines of {SLURMCTLD_LOG}: {tail}")
+    }
+}
+
+/// Restarts slurmctld and waits until it answers `scontrol ping` (a dead slurmctld would make
+/// each `scontrol reconfigure` hang ~10 s); a slurmctld that dies is reported with its log.
+fn restart_slurmctld(host: &Host<'_>) -> Result<(), CharmError> {
+    host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))?;
+    for i in 0..PING_TRIES {
+        if host.run(&Cmd::new("scontrol", ["ping"]))?.success() {
+            return Ok(());
+        }
+        let active = host.run(&Cmd::new(
+            "systemctl",
+            ["is-active", "--quiet", "slurmctld"],
+        ))?;
+        if !active.success() {
+            break;
+        }
+        if i + 1 < PING_TRIES {
+            std::thread::sleep(std::time::Duration::from_millis(500));
         }
     }
-    Err(last.map_or_else(
-        || CharmError::Render("reconfigure".into()),
-        CharmError::from,
-    ))
+    Err(CharmError::Host(crate::charms::host::HostError::Failed {
+        command: "systemctl restart slurmctld".into(),
+        status: "slurmctld is not answering".into(),
+        stderr: log_tail(host),
+    }))
 }
 
 fn hostlist(names: &[String]) -> String {
@@ -177,12 +203,16 @@ pub fn apply_files(
         Reload::Nothing => {}
         Reload::Reconfigure => {
             tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
-            reconfigure(host, false)?;
+            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
         }
         Reload::Restart => {
             tracing::info!("nodes or their GRES changed: restarting slurmctld, then reconfigure");
-            host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))?;
-            reconfigure(host, true)?;
+            restart_slurmctld(host)?;
+            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
+        }
+        Reload::Stop => {
+            tracing::info!("no nodes: stopping slurmctld (it cannot run without nodes)");
+            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))?;
         }
     }
     if !decision.resume.is_empty() {
@@ -216,6 +246,11 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
     if obs.cache.relations.is_empty() {
         return status(StatusKind::Blocked, "Need relation: slurmd");
     }
+    if plan.nodes.is_empty() {
+        let mut msg = "Waiting for slurmd nodes".to_string();
+        push_problems(&mut msg, plan);
+        return status(StatusKind::Waiting, short(&msg, 300));
+    }
     let gpus: u64 = plan
         .nodes
         .values()
@@ -234,6 +269,12 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
             plan.applied.down.len()
         ));
     }
+    push_problems(&mut msg, plan);
+    status(StatusKind::Active, short(&msg, 300))
+}
+
+/// Appends rejected units and applications waiting for their partition to a status message.
+fn push_problems(msg: &mut String, plan: &Plan) {
     if let Some((who, why)) = plan.rejected.first() {
         let more = plan.rejected.len() - 1;
         let extra = if more > 0 {
@@ -249,5 +290,4 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
             plan.waiting_apps.join(",")
         ));
     }
-    status(StatusKind::Active, short(&msg, 300))
 }

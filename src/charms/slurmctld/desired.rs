@@ -64,6 +64,8 @@ pub enum Reload {
     /// `systemctl restart slurmctld` then `scontrol reconfigure` (nodes added/removed or a
     /// node's GRES changed: 22.05 cannot take that by reconfigure).
     Restart,
+    /// `systemctl stop slurmctld`: no nodes left (22.05's slurmctld dies without nodes).
+    Stop,
 }
 
 /// The decision and its follow-ups.
@@ -266,8 +268,22 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
 }
 
 /// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
-/// a restart if the files on disk changed (`files_changed`), else nothing.
+/// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
+/// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is
+/// stopped instead, and started by the restart that adds the first node.
 pub fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Decision {
+    if new.nodes.is_empty() {
+        let was_running = old.is_none_or(|o| !o.nodes.is_empty());
+        return Decision {
+            reload: if was_running {
+                Reload::Stop
+            } else {
+                Reload::Nothing
+            },
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        };
+    }
     let Some(old) = old else {
         return Decision {
             reload: if files_changed {
@@ -347,5 +363,10 @@ mod tests {
         );
         let param = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h3");
         assert_eq!(decide(Some(&a), &param, true).reload, Reload::Reconfigure);
+        let empty = applied(&[], &[], "h4");
+        assert_eq!(decide(Some(&a), &empty, true).reload, Reload::Stop);
+        assert_eq!(decide(None, &empty, true).reload, Reload::Stop);
+        assert_eq!(decide(Some(&empty), &empty, true).reload, Reload::Nothing);
+        assert_eq!(decide(Some(&empty), &a, true).reload, Reload::Restart);
     }
 }

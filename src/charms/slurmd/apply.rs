@@ -10,6 +10,13 @@ use crate::charms::util::status;
 use crate::interface::{NODE_KEY, PARTITION_KEY};
 use crate::juju::backend::{Bag, ModelBackend, Status, StatusKind};
 
+/// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,
+/// which a configless node never has, so `systemctl start slurmd` would silently do nothing.
+pub const SLURMD_DROP_IN: &str = "/etc/systemd/system/slurmd.service.d/10-slurm-charms.conf";
+
+/// Content of [`SLURMD_DROP_IN`].
+pub const DROP_IN: &str = "# Written by the slurmd charm: a configless slurmd has no /etc/slurm/slurm.conf.\n[Unit]\nConditionPathExists=\n";
+
 const MUNGE: Owner = Owner {
     user: "munge",
     group: "munge",
@@ -56,6 +63,9 @@ pub fn apply<B: ModelBackend>(
         host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
     }
     let server_changed = host.write(SLURMD_DEFAULTS, defaults.as_bytes(), 0o644, Some(ROOT))?;
+    if host.write(SLURMD_DROP_IN, DROP_IN.as_bytes(), 0o644, Some(ROOT))? {
+        host.run_ok(&Cmd::new("systemctl", ["daemon-reload"]))?;
+    }
     let missing = ensure_device_files(host, &des.device_files)?;
     if !missing.is_empty() {
         return Ok(status(
