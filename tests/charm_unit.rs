@@ -111,7 +111,7 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     assert!(!conf.contains("c7"));
     assert_eq!(
         runner.lines(),
-        ["systemctl restart slurmctld", "scontrol reconfigure"]
+        ["systemctl restart slurmctld", "scontrol ping", "scontrol reconfigure"]
     );
     let st = be2.unit_status().unwrap();
     assert_eq!(st.kind, StatusKind::Active);
