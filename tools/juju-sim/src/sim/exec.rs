@@ -1,13 +1,12 @@
 //! Running one queued operation: preparing the context and environment, spawning the handler,
 //! committing deferred changes on exit 0 (or putting the unit in error), and settling the queue.
 
-use super::hooks::{Hook, Queued};
+use super::hooks::Hook;
 use super::{HookRecord, Simulator, unit_number};
-use crate::context::{BagOwner, HookContext, RelationInfo};
+use crate::context::{HookContext, RelationInfo};
 use crate::error::{Result, SimError};
 use crate::model::{Life, LogEntry, Model, UnitExtras};
 use crate::server::lock;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -152,248 +151,8 @@ impl Simulator {
         env
     }
 
-    /// Queue a hook (relation-changed entries are coalesced while still queued).
-    pub(crate) fn enqueue(&mut self, unit: &str, hook: Hook) {
-        if let Hook::RelationChanged(rel, remote) = &hook
-            && !self
-                .queued_changed
-                .insert((unit.to_owned(), *rel, remote.clone()))
-        {
-            return;
-        }
-        self.queue.push_back(Queued::Hook {
-            unit: unit.to_owned(),
-            hook,
-        });
-    }
-
-    fn next_runnable(&self) -> Option<usize> {
-        for (i, q) in self.queue.iter().enumerate() {
-            match q {
-                Queued::FinalizeRelation(rel) => {
-                    let busy = self.queue.iter().enumerate().any(|(j, o)| {
-                        j != i && matches!(o, Queued::Hook { hook, .. } if hook.relation() == Some(*rel))
-                    }) || self.failed.values().any(
-                        |f| matches!(f, Queued::Hook { hook, .. } if hook.relation() == Some(*rel)),
-                    );
-                    if !busy {
-                        return Some(i);
-                    }
-                }
-                Queued::FinalizeApp(app) => {
-                    let empty =
-                        self.with_model(|m| m.apps.get(app).is_none_or(|a| a.units.is_empty()));
-                    if empty {
-                        return Some(i);
-                    }
-                }
-                other => {
-                    if other.unit().is_some_and(|u| !self.failed.contains_key(u)) {
-                        return Some(i);
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    /// Indices of the next queue entries to run together: hooks on distinct units that are
-    /// each the first queued entry of their unit (at most `parallelism`), or a single
-    /// finalize entry.
-    fn next_batch(&self) -> Vec<usize> {
-        let limit = self.opts.parallelism.max(1);
-        if limit == 1 {
-            return self.next_runnable().into_iter().collect();
-        }
-        let mut batch = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
-        for (i, q) in self.queue.iter().enumerate() {
-            let Queued::Hook { unit, .. } = q else {
-                if batch.is_empty() {
-                    return self.next_runnable().into_iter().collect();
-                }
-                break;
-            };
-            if !seen.insert(unit.as_str()) || self.failed.contains_key(unit) {
-                continue;
-            }
-            batch.push(i);
-            if batch.len() >= limit {
-                break;
-            }
-        }
-        batch
-    }
-
-    /// Run queued hooks until nothing runnable is left (units in error keep their hooks queued).
-    /// Returns the number of operations run.
-    pub fn settle(&mut self) -> Result<usize> {
-        let mut ran = 0;
-        loop {
-            let batch = self.next_batch();
-            if batch.is_empty() {
-                break;
-            }
-            ran += batch.len();
-            if ran > self.opts.max_hooks_per_settle {
-                return Err(SimError::NotQuiescent(ran - batch.len()));
-            }
-            let mut items = Vec::with_capacity(batch.len());
-            for i in batch.into_iter().rev() {
-                if let Some(item) = self.queue.remove(i) {
-                    items.push(item);
-                }
-            }
-            items.reverse();
-            if items.len() == 1 {
-                if let Some(item) = items.pop() {
-                    self.run_queued(item)?;
-                }
-            } else {
-                self.run_parallel(items)?;
-            }
-        }
-        Ok(ran)
-    }
-
-    /// Run hooks on distinct units at once; commit in queue order.
-    fn run_parallel(&mut self, items: Vec<Queued>) -> Result<()> {
-        let mut prepared = Vec::new();
-        let mut hooks = Vec::new();
-        for item in items {
-            let Queued::Hook { unit, hook } = item else {
-                self.run_queued(item)?;
-                continue;
-            };
-            if let Hook::RelationChanged(rel, remote) = &hook {
-                self.queued_changed
-                    .remove(&(unit.clone(), *rel, remote.clone()));
-            }
-            if let Some(p) = self.prepare_hook(&unit, &hook) {
-                prepared.push(p);
-                hooks.push((unit, hook));
-            }
-        }
-        let outcomes = self.spawn_many(prepared)?;
-        for (outcome, (unit, hook)) in outcomes.into_iter().zip(hooks) {
-            let ok = outcome.code.is_none_or(|c| c == 0);
-            self.finish(outcome, Some(&hook));
-            if !ok {
-                self.failed
-                    .insert(unit.clone(), Queued::Hook { unit, hook });
-            }
-        }
-        Ok(())
-    }
-
-    /// Run `argv` (after the unit's command prefix) as the handler of `hook` on `unit`, with
-    /// exactly the context and environment the hook would get (like `juju exec` inside a hook
-    /// context). Membership and commit rules apply as for the real hook; a non-zero exit puts
-    /// the unit in error. Settles afterwards and returns the hook's record.
-    pub fn run_hook_command(
-        &mut self,
-        unit: &str,
-        hook: Hook,
-        argv: &[&str],
-    ) -> Result<HookRecord> {
-        self.settle()?;
-        let mut prepared = self.prepare_hook(unit, &hook).ok_or_else(|| {
-            SimError::Relation(format!("hook {hook:?} cannot run on unit {unit:?} now"))
-        })?;
-        prepared.argv = Some(argv.iter().map(|a| a.to_string()).collect());
-        let outcome = self.spawn(prepared)?;
-        let ok = outcome.code.is_none_or(|c| c == 0);
-        let index = self.records.len();
-        self.finish(outcome, Some(&hook));
-        if !ok {
-            self.failed.insert(
-                unit.to_owned(),
-                Queued::Hook {
-                    unit: unit.to_owned(),
-                    hook,
-                },
-            );
-        }
-        let record = self.records.get(index).cloned();
-        self.settle()?;
-        record.ok_or_else(|| SimError::Jujuc("hook record missing".into()))
-    }
-
-    /// Retry a unit's failed hook (like `juju resolve`), then settle.
-    pub fn resolve(&mut self, unit: &str) -> Result<()> {
-        self.resolve_with(unit, true)
-    }
-
-    /// `juju resolve [--no-retry]`: clear the error and retry the hook (`retry`) or skip it.
-    pub fn resolve_with(&mut self, unit: &str, retry: bool) -> Result<()> {
-        let failed = self.failed.remove(unit);
-        self.with_model_mut(|m| {
-            if let Some(u) = m.units.get_mut(unit) {
-                u.error = None;
-            }
-        });
-        if let (Some(item), true) = (failed, retry) {
-            if let Queued::Hook {
-                hook: Hook::RelationChanged(rel, remote),
-                ..
-            } = &item
-            {
-                self.queued_changed
-                    .insert((unit.to_owned(), *rel, remote.clone()));
-            }
-            self.queue.push_front(item);
-        }
-        self.settle().map(|_| ())
-    }
-
-    fn run_queued(&mut self, item: Queued) -> Result<()> {
-        match item {
-            Queued::Hook { unit, hook } => {
-                if let Hook::RelationChanged(rel, remote) = &hook {
-                    self.queued_changed
-                        .remove(&(unit.clone(), *rel, remote.clone()));
-                }
-                let Some(prepared) = self.prepare_hook(&unit, &hook) else {
-                    return Ok(());
-                };
-                let outcome = self.spawn(prepared)?;
-                let ok = outcome.code.is_none_or(|c| c == 0);
-                self.finish(outcome, Some(&hook));
-                if !ok {
-                    self.failed
-                        .insert(unit.clone(), Queued::Hook { unit, hook });
-                }
-                Ok(())
-            }
-            Queued::FinalizeUnit(unit) => {
-                self.finalize_unit(&unit);
-                Ok(())
-            }
-            Queued::FinalizeRelation(rel) => {
-                self.with_model_mut(|m| m.relations.remove(&rel));
-                Ok(())
-            }
-            Queued::FinalizeApp(app) => {
-                self.with_model_mut(|m| {
-                    m.apps.remove(&app);
-                    let peers: Vec<u32> = m
-                        .relations
-                        .values()
-                        .filter(|r| r.is_peer() && r.sides[0].app == app)
-                        .map(|r| r.id)
-                        .collect();
-                    for id in peers {
-                        m.relations.remove(&id);
-                    }
-                });
-                self.app_templates.remove(&app);
-                Ok(())
-            }
-        }
-    }
-
     /// Update membership and Juju-set statuses, build the context; `None` = skip this hook.
-    fn prepare_hook(&mut self, unit: &str, hook: &Hook) -> Option<Prepared> {
+    pub(super) fn prepare_hook(&mut self, unit: &str, hook: &Hook) -> Option<Prepared> {
         let shared = self.shared.clone();
         let mut g = lock(&shared);
         let model = &mut g.model;
@@ -602,7 +361,7 @@ impl Simulator {
         }
         let mut notify = Vec::new();
         if ok {
-            notify = commit(model, &o.ctx);
+            notify = super::commit::commit(model, &o.ctx);
             match hook {
                 Some(Hook::Start) => {
                     let set = model
@@ -650,7 +409,7 @@ impl Simulator {
         });
     }
 
-    fn finalize_unit(&mut self, unit: &str) {
+    pub(super) fn finalize_unit(&mut self, unit: &str) {
         let mut elect = None;
         self.with_model_mut(|m| {
             let Some(u) = m.units.remove(unit) else {
@@ -687,100 +446,4 @@ pub(super) fn find_handler(charm_dir: &Path, kind: &str, name: &str) -> Option<P
     }
     let legacy = charm_dir.join(kind).join(name);
     legacy.is_file().then_some(legacy)
-}
-
-/// Apply a successful hook's deferred changes; returns the relation-changed hooks to queue.
-fn commit(model: &mut Model, ctx: &HookContext) -> Vec<(String, Hook)> {
-    let mut notify = Vec::new();
-    let writer_alive = model
-        .units
-        .get(&ctx.unit)
-        .is_some_and(|u| u.life == Life::Alive);
-    for ((rel_id, owner), changes) in &ctx.pending_bags {
-        let Some(rel) = model.relations.get_mut(rel_id) else {
-            continue;
-        };
-        let bag = match owner {
-            BagOwner::Unit => rel.unit_bags.entry(ctx.unit.clone()).or_default(),
-            BagOwner::App => rel.app_bags.entry(ctx.app.clone()).or_default(),
-        };
-        let mut changed = false;
-        for (k, v) in changes {
-            let before = bag.get(k).cloned();
-            match v {
-                Some(v) => {
-                    bag.insert(k.clone(), v.clone());
-                }
-                None => {
-                    bag.remove(k);
-                }
-            }
-            changed |= bag.get(k) != before.as_ref();
-        }
-        if !changed {
-            continue;
-        }
-        if *owner == BagOwner::App {
-            *rel.app_bag_versions.entry(ctx.app.clone()).or_default() += 1;
-        }
-        if !writer_alive || rel.dying {
-            continue;
-        }
-        let Some(remote_app) = rel.remote_app(&ctx.app).map(str::to_owned) else {
-            continue;
-        };
-        let Some(app) = model.apps.get(&remote_app) else {
-            continue;
-        };
-        for other in &app.units {
-            if *other == ctx.unit {
-                continue;
-            }
-            let alive = model
-                .units
-                .get(other)
-                .is_some_and(|u| u.life == Life::Alive);
-            let Some(part) = rel.scope.get(other) else {
-                continue;
-            };
-            if !alive || part.broken {
-                continue;
-            }
-            match owner {
-                BagOwner::Unit if part.members.contains(&ctx.unit) => {
-                    notify.push((
-                        other.clone(),
-                        Hook::RelationChanged(*rel_id, Some(ctx.unit.clone())),
-                    ));
-                }
-                BagOwner::App if part.created => {
-                    notify.push((other.clone(), Hook::RelationChanged(*rel_id, None)));
-                }
-                _ => {}
-            }
-        }
-    }
-    if let Some(u) = model.units.get_mut(&ctx.unit) {
-        for (k, v) in &ctx.pending_state {
-            match v {
-                Some(v) => {
-                    u.state.insert(k.clone(), v.clone());
-                }
-                None => {
-                    u.state.remove(k);
-                }
-            }
-        }
-        for op in &ctx.pending_ports {
-            if op.open {
-                u.ports.insert(op.range.clone(), op.endpoints.clone());
-            } else {
-                u.ports.remove(&op.range);
-            }
-        }
-        if ctx.reboot {
-            u.reboots += 1;
-        }
-    }
-    notify
 }

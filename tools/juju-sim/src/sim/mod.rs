@@ -2,15 +2,18 @@
 
 mod action;
 mod bench;
+mod commit;
+mod deploy;
 mod exec;
 pub mod hooks;
 mod ops;
 mod process;
+mod queue;
 
 pub use action::ActionResult;
 pub use bench::BenchResult;
+pub use deploy::DeploySpec;
 pub use hooks::{Hook, Queued};
-pub use ops::DeploySpec;
 
 use crate::context::ToolCall;
 use crate::error::{Result, SimError};
