@@ -135,3 +135,63 @@ fn enlist_1000_units() {
             .starts_with(&format!("{n} nodes, {} GPUs", 2 * n))
     );
 }
+
+/// The controller's in-process work per hook at N nodes: cache read, plan (parse and validate
+/// every record, render both files), cache write.
+#[test]
+#[ignore = "benchmark: run with --release -- --ignored --nocapture"]
+fn controller_work_per_hook() {
+    use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+    use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+    let settings = Settings {
+        cluster_name: "c".into(),
+        default_partition: String::new(),
+        slurm_conf_parameters: String::new(),
+        hostname: "ctl".into(),
+    };
+    for n in [1000usize, 10_000] {
+        let mut rel = CachedRelation {
+            endpoint: "slurmd".into(),
+            id: 1,
+            app: "gpu".into(),
+            partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
+            ..Default::default()
+        };
+        for i in 0..n {
+            rel.units.insert(
+                format!("gpu/{i}"),
+                format!(
+                    r#"{{"node_parameters":{{"NodeName":"gpu-{i:05}","CPUs":"224","Boards":"1","SocketsPerBoard":"2","CoresPerSocket":"56","ThreadsPerCore":"2","RealMemory":"2063937","Gres":["gpu:nvidia_h100_80gb_hbm3:8"],"MemSpecLimit":"1024"}},"new_node":{},"gres":[{{"Name":"gpu","Type":"nvidia_h100_80gb_hbm3","File":"/dev/nvidia[0-7]","Cores":"0-55,112-167"}}]}}"#,
+                    i % 10 == 0
+                ),
+            );
+        }
+        let mut cache = Cache::default();
+        cache.relations.insert("slurmd:1".into(), rel);
+        let bytes = cache.to_bytes();
+        let mut times = [Duration::ZERO; 4];
+        let runs = 5;
+        for _ in 0..runs {
+            let t = Instant::now();
+            let c = Cache::from_bytes(&bytes).unwrap();
+            times[0] += t.elapsed();
+            let t = Instant::now();
+            let p = plan(&settings, &c.relations);
+            times[1] += t.elapsed();
+            assert_eq!(p.nodes.len(), n);
+            assert!(p.render_error.is_none(), "{:?}", p.render_error);
+            let t = Instant::now();
+            let out = c.to_bytes();
+            times[2] += t.elapsed();
+            assert_eq!(out.len(), bytes.len());
+        }
+        let ms = |d: Duration| d.as_secs_f64() * 1e3 / f64::from(runs);
+        println!(
+            "{n:>6} nodes: cache read {:.1} ms, plan (validate + render) {:.1} ms, cache write {:.1} ms; cache {} KiB",
+            ms(times[0]),
+            ms(times[1]),
+            ms(times[2]),
+            bytes.len() / 1024
+        );
+    }
+}

@@ -240,7 +240,7 @@ impl GresEntry {
                 return Err(invalid(field(k), "unknown key"));
             }
         }
-        entry.validate().map_err(|e| invalid(field(""), e))?;
+        // Values are checked once, by NodeRecord::validate.
         Ok(entry)
     }
 }
@@ -281,7 +281,13 @@ impl NodeRecord {
                     format!("type {} is listed twice", g.type_name),
                 ));
             }
-            GresSpec::parse(&g.to_string()).map_err(|e| invalid("node_parameters.Gres", e))?;
+            if g.name != GPU || g.count == 0 {
+                return Err(invalid(
+                    "node_parameters.Gres",
+                    format!("{g} is not gpu:<type>:<count> with a count above 0"),
+                ));
+            }
+            check_gres_type(&g.type_name).map_err(|e| invalid("node_parameters.Gres", e))?;
         }
         let mut found: BTreeMap<&str, u64> = BTreeMap::new();
         let mut files = std::collections::BTreeSet::new();
