@@ -111,7 +111,11 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     assert!(!conf.contains("c7"));
     assert_eq!(
         runner.lines(),
-        ["systemctl restart slurmctld", "scontrol ping", "scontrol reconfigure"]
+        [
+            "systemctl restart slurmctld",
+            "scontrol ping",
+            "scontrol reconfigure"
+        ]
     );
     let st = be2.unit_status().unwrap();
     assert_eq!(st.kind, StatusKind::Active);
@@ -325,4 +329,40 @@ fn the_charm_is_picked_from_metadata() {
     let e = CharmKind::from_charm_dir(dir.path()).unwrap_err();
     assert!(e.to_string().contains("mysql"), "{e}");
     assert!(CharmKind::from_charm_dir(&dir.path().join("nope")).is_err());
+}
+
+#[test]
+fn a_new_leader_keeps_the_shared_munge_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    // The package generated a different key on this unit.
+    std::fs::create_dir_all(dir.path().join("etc/munge")).unwrap();
+    std::fs::write(dir.path().join("etc/munge/munge.key"), vec![1u8; 1024]).unwrap();
+    let shared = ClusterInfo {
+        munge_key: vec![7; 1024],
+        slurmctld_host: "slurmctld-0".into(),
+        nhc_params: String::new(),
+    };
+    let (be, rel) = controller(2);
+    let view = be.relation_view(&rel).unwrap();
+    let mut view = view;
+    view.local_app_data
+        .insert("cluster_info".into(), shared.to_relation_value());
+    let be = be.relation(view);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/1", Event::LeaderElected),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("etc/munge/munge.key")).unwrap(),
+        vec![7; 1024]
+    );
+    assert_eq!(runner.lines()[0], "systemctl restart munge");
+    let info = ClusterInfo::from_relation_value(&be.local_app_data(&rel)["cluster_info"]).unwrap();
+    assert_eq!(info.munge_key, vec![7; 1024]);
+    assert_eq!(info.slurmctld_host, host.hostname().unwrap());
 }

@@ -10,6 +10,7 @@ use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::{Cmd, Host, Owner};
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::{short, status};
+use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
 use crate::juju::backend::{Bag, ModelBackend, RelationId, Status, StatusKind};
 
@@ -29,11 +30,11 @@ const ROOT: Owner = Owner {
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
 pub const MUNGE_KEY_LEN: usize = 1024;
 
-/// The munge key: the one on disk; else the one this application already published (a new
-/// leader adopts it); else a new random one. Written 0400 munge:munge; munge is restarted when
-/// the file changed.
+/// The munge key: the one this application already shares in `cluster_info` (so a new leader,
+/// whose package-generated key differs, keeps the cluster's); else the one on disk (Debian's
+/// munge package generates one); else 1024 new random bytes. Written 0400 munge:munge; munge is
+/// restarted when the file changed.
 pub fn ensure_munge_key(host: &Host<'_>, obs: &Observed) -> Result<Vec<u8>, CharmError> {
-    let on_disk = host.read(MUNGE_KEY)?.filter(|k| k.len() >= 32);
     let published = obs
         .cache
         .relations
@@ -41,12 +42,17 @@ pub fn ensure_munge_key(host: &Host<'_>, obs: &Observed) -> Result<Vec<u8>, Char
         .filter_map(|r| r.cluster_info_published.as_deref())
         .find_map(|raw| ClusterInfo::from_relation_value(raw).ok())
         .map(|c| c.munge_key);
-    let key = match (on_disk, published) {
-        (Some(k), _) => k,
-        (None, Some(k)) => {
-            tracing::info!("adopting the munge key this application already shares");
+    let on_disk = host
+        .read(MUNGE_KEY)?
+        .filter(|k| k.len() >= MIN_MUNGE_KEY_LEN);
+    let key = match (published, on_disk) {
+        (Some(k), disk) => {
+            if disk.as_deref() != Some(k.as_slice()) {
+                tracing::info!("installing the munge key this application already shares");
+            }
             k
         }
+        (None, Some(k)) => k,
         (None, None) => {
             tracing::info!("generating a new munge key");
             host.random_bytes(MUNGE_KEY_LEN)?
