@@ -114,7 +114,7 @@ impl std::fmt::Display for GresSpec {
 }
 
 /// `node_parameters`: what slurm.conf's `NodeName=` line for this node gets.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct NodeParameters {
     /// `NodeName` (the short hostname `slurmd -C` reports).
     pub node_name: String,
@@ -246,7 +246,7 @@ impl GresEntry {
 }
 
 /// The whole `node` record.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct NodeRecord {
     /// slurm.conf node line parameters.
     pub node_parameters: NodeParameters,
@@ -348,13 +348,20 @@ impl NodeRecord {
 
     /// Parses and validates a relation value.
     pub fn from_relation_value(raw: &str) -> Result<Self, InterfaceError> {
+        let rec = Self::parse_unchecked(raw)?;
+        rec.validate()?;
+        Ok(rec)
+    }
+
+    /// Parses a relation value checking only its JSON shape and types, not the values: call
+    /// [`NodeRecord::validate`] before using it (the controller validates each distinct node
+    /// shape once instead of every record).
+    pub fn parse_unchecked(raw: &str) -> Result<Self, InterfaceError> {
         let v: Value = serde_json::from_str(raw).map_err(|e| InterfaceError::Json {
             key: NODE_KEY,
             reason: e.to_string(),
         })?;
-        let rec = Self::from_json(&v)?;
-        rec.validate()?;
-        Ok(rec)
+        Self::from_json(&v)
     }
 
     fn from_json(v: &Value) -> Result<Self, InterfaceError> {

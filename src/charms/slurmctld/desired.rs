@@ -3,10 +3,11 @@
 //! restart) and which nodes to resume. Pure: same inputs, byte-identical output.
 
 use super::cache::{Applied, CachedRelation, fnv1a};
+use crate::interface::token::check_node_name;
 use crate::interface::{NodeRecord, PartitionRecord};
 use crate::slurm::hostlist::natural_cmp;
 use crate::slurm::{DownNodes, GresConf, GresLine, NodeConf, NodeState, Partition, SlurmConf};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `DownNodes` reason for nodes that are new (until `node-configured`).
 pub const NEW_NODE_REASON: &str = "New node.";
@@ -107,6 +108,34 @@ fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
     Ok((node, lines))
 }
 
+/// Validation results by node shape (the record with an empty `NodeName`): thousands of
+/// identical nodes are validated and converted once.
+type Shapes = HashMap<NodeRecord, Result<(NodeConf, Vec<GresLine>), String>>;
+
+/// Placeholder name a shape is validated with (any valid node name).
+const SHAPE_NAME: &str = "shape";
+
+/// Parses one unit's raw `node` value into its record and slurm.conf/gres.conf parts,
+/// validating each distinct shape once.
+fn checked_node(
+    raw: &str,
+    shapes: &mut Shapes,
+) -> Result<(NodeRecord, (NodeConf, Vec<GresLine>)), String> {
+    let mut record = NodeRecord::parse_unchecked(raw).map_err(|e| e.to_string())?;
+    let name = std::mem::take(&mut record.node_parameters.node_name);
+    check_node_name(&name).map_err(|e| format!("`node` field node_parameters.NodeName: {e}"))?;
+    let shape = shapes.entry(record.clone()).or_insert_with(|| {
+        let mut probe = record.clone();
+        probe.node_parameters.node_name = SHAPE_NAME.into();
+        probe.validate().map_err(|e| e.to_string())?;
+        node_conf(&probe)
+    });
+    let (mut node, lines) = shape.clone()?;
+    node.name.clone_from(&name);
+    record.node_parameters.node_name = name;
+    Ok((record, (node, lines)))
+}
+
 /// Applies `slurm-conf-parameters` (`Key=Value` items separated by spaces or newlines; `#`
 /// starts a comment line) to the model.
 pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> {
@@ -132,6 +161,7 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
     let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
     let mut confs: BTreeMap<String, (NodeConf, Vec<GresLine>)> = BTreeMap::new();
     let mut partitions: Vec<Partition> = Vec::new();
+    let mut shapes: Shapes = HashMap::new();
 
     // Units sorted by name across relations, so "first come" is deterministic.
     for rel in relations.values() {
@@ -165,10 +195,10 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
         let mut units: Vec<(&String, &String)> = rel.units.iter().collect();
         units.sort_by(|a, b| natural_cmp(a.0, b.0));
         for (unit, raw) in units {
-            let record = match NodeRecord::from_relation_value(raw) {
+            let (record, conf) = match checked_node(raw, &mut shapes) {
                 Ok(r) => r,
                 Err(e) => {
-                    rejected.push((unit.clone(), e.to_string()));
+                    rejected.push((unit.clone(), e));
                     continue;
                 }
             };
@@ -180,15 +210,7 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
                 ));
                 continue;
             }
-            match node_conf(&record) {
-                Ok(c) => {
-                    confs.insert(name.clone(), c);
-                }
-                Err(e) => {
-                    rejected.push((unit.clone(), e));
-                    continue;
-                }
-            }
+            confs.insert(name.clone(), conf);
             part.nodes.insert(name.clone());
             nodes.insert(
                 name,
