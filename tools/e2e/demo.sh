@@ -123,8 +123,12 @@ else
         in_host "$h" systemctl enable --now slurmd
     done
 fi
+idle=0
 for _ in $(seq 1 240); do
-    if [[ $(in_host "$ctl" sinfo -h -t idle -o '%D' 2>/dev/null) == 2 ]]; then break; fi
+    if [[ $(in_host "$ctl" sinfo -h -t idle -o '%D' 2>/dev/null) == 2 ]]; then
+        idle=1
+        break
+    fi
     sleep 0.25
 done
 
@@ -137,7 +141,12 @@ section "sinfo"
 in_host "$ctl" sinfo
 section "sinfo -N -o '%N %T %G'"
 in_host "$ctl" sinfo -N -o '%N %T %G'
+if [[ $idle -ne 1 ]]; then
+    section "the nodes did not become IDLE within 60 s"
+    in_host "$ctl" scontrol show node || true
+    exit 1
+fi
 section "srun --gres=gpu:tesla_t4:1 -w $a env | grep CUDA_VISIBLE_DEVICES"
-in_host "$ctl" srun --gres=gpu:tesla_t4:1 -w "$a" env | grep CUDA_VISIBLE_DEVICES
+in_host "$ctl" timeout 60 srun --gres=gpu:tesla_t4:1 -w "$a" env | grep CUDA_VISIBLE_DEVICES
 section "srun --gres=gpu:nvidia_h100_80gb_hbm3:2 -w $b env | grep CUDA_VISIBLE_DEVICES"
-in_host "$ctl" srun --gres=gpu:nvidia_h100_80gb_hbm3:2 -w "$b" env | grep CUDA_VISIBLE_DEVICES
+in_host "$ctl" timeout 60 srun --gres=gpu:nvidia_h100_80gb_hbm3:2 -w "$b" env | grep CUDA_VISIBLE_DEVICES
