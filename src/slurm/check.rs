@@ -1,6 +1,8 @@
 //! The fatal-configuration checks (reference §1.5, §2.3) run before anything is rendered.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use super::fast_hash::FxHashSet;
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
@@ -53,7 +55,8 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
         validate_token("Include", i)?;
     }
     let gres_types = conf.gres_types();
-    let mut names: HashSet<&str> = HashSet::with_capacity(conf.nodes.len());
+    let mut names: FxHashSet<&str> = FxHashSet::default();
+    names.reserve(conf.nodes.len());
     for node in &conf.nodes {
         node.validate()?;
         if !names.insert(&node.name) {
@@ -61,16 +64,21 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 node: node.name.clone(),
             });
         }
-        let mut typed: HashMap<&str, bool> = HashMap::new();
-        let mut specs = HashSet::new();
-        for g in &node.gres {
-            if typed.insert(&g.name, g.gres_type.is_some()) == Some(g.gres_type.is_none()) {
+        for (i, g) in node.gres.iter().enumerate() {
+            let earlier = &node.gres[..i];
+            if earlier
+                .iter()
+                .any(|e| e.name == g.name && e.gres_type.is_some() != g.gres_type.is_some())
+            {
                 return Err(ConfigError::MixedTypedGres {
                     node: node.name.clone(),
                     name: g.name.clone(),
                 });
             }
-            if !specs.insert((&g.name, &g.gres_type)) {
+            if earlier
+                .iter()
+                .any(|e| e.name == g.name && e.gres_type == g.gres_type)
+            {
                 return Err(ConfigError::DuplicateGresSpec {
                     node: node.name.clone(),
                     spec: g.key(),
@@ -164,14 +172,22 @@ fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
             count: r.multiple_files.len(),
         });
     }
-    let mut seen = HashSet::new();
-    for f in r.files.iter().chain(&r.multiple_files) {
-        if !seen.insert(f) {
-            return Err(ConfigError::DuplicateFile {
-                node: node.to_string(),
-                file: f.clone(),
-            });
-        }
+    let all = || r.files.iter().chain(&r.multiple_files);
+    let duplicate = if r.files.len() + r.multiple_files.len() <= 32 {
+        all()
+            .enumerate()
+            .find(|(i, f)| all().take(*i).any(|g| g == *f))
+            .map(|(_, f)| f)
+    } else {
+        let mut sorted: Vec<&String> = all().collect();
+        sorted.sort_unstable();
+        sorted.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+    };
+    if let Some(f) = duplicate {
+        return Err(ConfigError::DuplicateFile {
+            node: node.to_string(),
+            file: f.clone(),
+        });
     }
     match r.count {
         Some(c) if r.name == "gpu" && !r.files.is_empty() && c != r.files.len() as u64 => {
@@ -218,41 +234,51 @@ fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// What the records of one GRES name on one node look like.
+#[derive(Default)]
+struct NameSummary {
+    file: bool,
+    no_file: bool,
+    typed: bool,
+    untyped: bool,
+    bare: usize,
+}
+
 /// Checks the records that apply to one node (global + its own), per GRES name.
 fn check_node_records<'a>(
     node: &str,
-    records: impl Iterator<Item = &'a GresLine> + Clone,
+    records: impl Iterator<Item = &'a GresLine>,
 ) -> Result<(), ConfigError> {
-    let mut by_name: HashMap<&str, (bool, bool, bool, bool, usize)> = HashMap::new();
+    // Nodes have few GRES names: a Vec beats a map.
+    let mut by_name: Vec<(&str, NameSummary)> = Vec::new();
     for r in records {
         check_record(node, r)?;
         let has_file = !r.files.is_empty() || !r.multiple_files.is_empty();
-        let e = by_name
-            .entry(&r.name)
-            .or_insert((false, false, false, false, 0));
-        if has_file {
-            e.0 = true
-        } else {
-            e.1 = true
-        }
-        if r.gres_type.is_some() {
-            e.2 = true
-        } else {
-            e.3 = true
-        }
+        let at = match by_name.iter().position(|(n, _)| *n == r.name) {
+            Some(i) => i,
+            None => {
+                by_name.push((&r.name, NameSummary::default()));
+                by_name.len() - 1
+            }
+        };
+        let e = &mut by_name[at].1;
+        e.file |= has_file;
+        e.no_file |= !has_file;
+        e.typed |= r.gres_type.is_some();
+        e.untyped |= r.gres_type.is_none();
         if !has_file && r.gres_type.is_none() {
-            e.4 += 1;
+            e.bare += 1;
         }
     }
-    for (name, (file, nofile, typed, untyped, bare)) in by_name {
+    for (name, s) in by_name {
         let err = |f: fn(String, String) -> ConfigError| Err(f(node.to_string(), name.to_string()));
-        if file && nofile {
+        if s.file && s.no_file {
             return err(|node, name| ConfigError::MixedFileGres { node, name });
         }
-        if typed && untyped {
+        if s.typed && s.untyped {
             return err(|node, name| ConfigError::MixedTypeGresConf { node, name });
         }
-        if bare > 1 {
+        if s.bare > 1 {
             return err(|node, name| ConfigError::DuplicateUntypedGres { node, name });
         }
     }
@@ -291,16 +317,23 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
         return Ok(());
     }
     let empty = Vec::new();
+    let mut have: Vec<((&str, Option<&str>), u64)> = Vec::new();
     for node in &slurm.nodes {
         let own = gres.nodes.get(&node.name).unwrap_or(&empty);
-        let mut have: HashMap<(&str, Option<&str>), u64> = HashMap::new();
+        have.clear();
         for r in gres.global.iter().chain(own) {
-            *have.entry((&r.name, r.gres_type.as_deref())).or_default() += r.device_count();
+            let key = (r.name.as_str(), r.gres_type.as_deref());
+            match have.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += r.device_count(),
+                None => have.push((key, r.device_count())),
+            }
         }
         for g in &node.gres {
-            let got = have
-                .remove(&(g.name.as_str(), g.gres_type.as_deref()))
-                .unwrap_or(0);
+            let key = (g.name.as_str(), g.gres_type.as_deref());
+            let got = match have.iter().position(|(k, _)| *k == key) {
+                Some(i) => have.swap_remove(i).1,
+                None => 0,
+            };
             if got != g.count {
                 return Err(ConfigError::GresCountMismatch {
                     node: node.name.clone(),
@@ -310,7 +343,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
                 });
             }
         }
-        let mut extra: Vec<_> = have.into_iter().filter(|(_, n)| *n > 0).collect();
+        let mut extra: Vec<_> = have.drain(..).filter(|(_, n)| *n > 0).collect();
         extra.sort();
         if let Some(((name, t), got)) = extra.into_iter().next() {
             return Err(ConfigError::GresCountMismatch {

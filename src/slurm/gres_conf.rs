@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use super::error::ConfigError;
 use super::hostlist::{self, natural_cmp};
@@ -81,7 +82,7 @@ pub const GRES_FLAGS: [&str; 9] = [
 ];
 
 /// One gres.conf record (without its NodeName, which is the key it is stored under).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GresLine {
     /// `Name` (e.g. `gpu`).
     pub name: String,
@@ -99,6 +100,23 @@ pub struct GresLine {
     pub links: Vec<i32>,
     /// `Flags`.
     pub flags: Vec<String>,
+}
+
+/// Hashes the fields that tell records apart cheaply (the file list by its length and ends,
+/// which is consistent with `Eq`): the renderer hashes every node's records to fold them.
+impl Hash for GresLine {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        self.gres_type.hash(state);
+        self.files.len().hash(state);
+        self.files.first().hash(state);
+        self.files.last().hash(state);
+        self.multiple_files.hash(state);
+        self.count.hash(state);
+        self.cores.hash(state);
+        self.links.hash(state);
+        self.flags.hash(state);
+    }
 }
 
 impl GresLine {
@@ -204,10 +222,17 @@ impl GresLine {
     /// Normal form: files in natural order, cores sorted without duplicates.
     pub fn normalized(&self) -> GresLine {
         let mut out = self.clone();
-        out.files.sort_by(|a, b| natural_cmp(a, b));
-        out.cores.sort_unstable();
-        out.cores.dedup();
+        out.normalize();
         out
+    }
+
+    /// Puts this record in normal form in place.
+    pub fn normalize(&mut self) {
+        if !self.files.is_sorted_by(|a, b| natural_cmp(a, b).is_le()) {
+            self.files.sort_by(|a, b| natural_cmp(a, b));
+        }
+        self.cores.sort_unstable();
+        self.cores.dedup();
     }
 }
 
@@ -227,15 +252,17 @@ impl GresConf {
     /// Normal form: every record normalised ([`GresLine::normalized`]), nodes without records
     /// dropped.
     pub fn normalized(&self) -> GresConf {
-        GresConf {
-            auto_detect: self.auto_detect,
-            global: self.global.iter().map(GresLine::normalized).collect(),
-            nodes: self
-                .nodes
-                .iter()
-                .filter(|(_, v)| !v.is_empty())
-                .map(|(k, v)| (k.clone(), v.iter().map(GresLine::normalized).collect()))
-                .collect(),
-        }
+        let mut out = self.clone();
+        out.normalize();
+        out
+    }
+
+    /// Puts this model in normal form in place (see [`GresConf::normalized`]).
+    pub fn normalize(&mut self) {
+        self.global.iter_mut().for_each(GresLine::normalize);
+        self.nodes.retain(|_, v| !v.is_empty());
+        self.nodes
+            .values_mut()
+            .for_each(|v| v.iter_mut().for_each(GresLine::normalize));
     }
 }

@@ -6,7 +6,6 @@
 //! [`compress`] writes only one bracket group, for the numeric run at the end of a name.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use super::error::HostlistError;
 
@@ -172,19 +171,31 @@ fn split_number(name: &str) -> (&str, &str) {
     (&name[..cut], &name[cut..])
 }
 
+/// The sort key behind [`natural_cmp`]: (prefix, significant digit count, value of the
+/// significant digits when they fit in a u64, significant digits, digit count, name).
+/// Precompute it to sort many names.
+pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
+    let (prefix, digits) = split_number(name);
+    let significant = digits.trim_start_matches('0');
+    let value = if significant.len() <= 18 {
+        significant.parse().unwrap_or(0)
+    } else {
+        0
+    };
+    (
+        prefix,
+        significant.len(),
+        value,
+        significant,
+        digits.len(),
+        name,
+    )
+}
+
 /// Natural order of names: prefix, then the trailing number by value, then the text.
 /// `gpu-2` < `gpu-10`; `n9` < `n10`. Used for every sorted list the renderer writes.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (pa, da) = split_number(a);
-    let (pb, db) = split_number(b);
-    pa.cmp(pb)
-        .then_with(|| {
-            let ta = da.trim_start_matches('0');
-            let tb = db.trim_start_matches('0');
-            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
-        })
-        .then_with(|| da.len().cmp(&db.len()))
-        .then_with(|| a.cmp(b))
+    natural_key(a).cmp(&natural_key(b))
 }
 
 /// Compresses names into Slurm's hostlist form, sorted and without duplicates:
@@ -192,71 +203,93 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 /// keeps its width (`n09`,`n10` → `n[09-10]`, but `n9`,`n10` → `n[9-10]`); `expand` of the
 /// result gives the same set of names.
 pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
-    // (prefix, width) -> values; width 0 = natural (no padding).
-    let mut groups: HashMap<(&str, usize), Vec<u64>> = HashMap::new();
-    let mut plain: Vec<&str> = Vec::new();
-    let mut parsed: Vec<(&str, &str, u64)> = Vec::with_capacity(names.len());
-    let mut padded_widths: HashMap<&str, Vec<usize>> = HashMap::new();
-    for name in names {
-        let name = name.as_ref();
-        let (prefix, digits) = split_number(name);
-        match digits.parse::<u64>() {
-            Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
-                if digits.len() > 1 && digits.starts_with('0') {
-                    let w = padded_widths.entry(prefix).or_default();
-                    if !w.contains(&digits.len()) {
-                        w.push(digits.len());
-                    }
+    if let [only] = names {
+        return only.as_ref().to_string();
+    }
+    // (prefix, Some((value, digits))) for names ending in a number, (name, None) otherwise.
+    let mut items: Vec<(&str, Option<(u64, usize)>)> = names
+        .iter()
+        .map(|n| {
+            let n = n.as_ref();
+            let (prefix, digits) = split_number(n);
+            match digits.parse::<u64>() {
+                Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
+                    (prefix, Some((v, digits.len())))
                 }
-                parsed.push((prefix, digits, v));
+                _ => (n, None),
             }
-            _ => plain.push(name),
-        }
-    }
-    for (prefix, digits, v) in parsed {
-        let padded = digits.len() > 1 && digits.starts_with('0');
-        let width = if padded
-            || padded_widths
-                .get(prefix)
-                .is_some_and(|w| w.contains(&digits.len()))
-        {
-            digits.len()
-        } else {
-            0
-        };
-        groups.entry((prefix, width)).or_default().push(v);
-    }
-    plain.sort_unstable();
-    plain.dedup();
-    let mut entries: Vec<(&str, bool, u64, usize, Vec<u64>)> = plain
-        .into_iter()
-        .map(|p| (p, false, 0, 0, Vec::new()))
+        })
         .collect();
-    for ((prefix, width), mut values) in groups {
-        values.sort_unstable();
-        values.dedup();
-        let first = values.first().copied().unwrap_or(0);
-        entries.push((prefix, true, first, width, values));
-    }
-    entries.sort_unstable_by(|a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
-    let mut out = String::new();
-    for (prefix, numeric, _, width, values) in entries {
-        if !out.is_empty() {
-            out.push(',');
+    items.sort_unstable();
+    items.dedup();
+    let mut out = String::with_capacity(16 * names.len().min(64));
+    let mut groups: Vec<(u64, usize, Vec<u64>)> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let prefix = items[i].0;
+        let mut j = i;
+        while j < items.len() && items[j].0 == prefix {
+            j += 1;
         }
-        out.push_str(prefix);
-        if !numeric {
-            continue;
+        let chunk = &items[i..j];
+        i = j;
+        // Widths fixed by zero padding under this prefix.
+        let mut padded: Vec<usize> = Vec::new();
+        for (_, num) in chunk {
+            if let Some((v, len)) = num {
+                if *len > 1 && digits_of(*v) < *len && !padded.contains(len) {
+                    padded.push(*len);
+                }
+            }
         }
-        if values.len() == 1 {
-            push_num(&mut out, values[0], width);
-            continue;
+        groups.clear();
+        for (_, num) in chunk {
+            let Some((v, len)) = *num else {
+                push_sep(&mut out);
+                out.push_str(prefix);
+                continue;
+            };
+            let width = if padded.contains(&len) { len } else { 0 };
+            match groups.iter_mut().find(|g| g.1 == width) {
+                Some(g) => g.2.push(v),
+                None => groups.push((v, width, vec![v])),
+            }
         }
-        out.push('[');
-        push_runs(&mut out, &values, width, "-");
-        out.push(']');
+        for g in &mut groups {
+            g.2.sort_unstable();
+            g.2.dedup();
+            g.0 = g.2[0];
+        }
+        groups.sort_unstable_by_key(|g| (g.0, g.1));
+        for (_, width, values) in &groups {
+            push_sep(&mut out);
+            out.push_str(prefix);
+            if let [v] = values.as_slice() {
+                push_num(&mut out, *v, *width);
+            } else {
+                out.push('[');
+                push_runs(&mut out, values, *width, "-");
+                out.push(']');
+            }
+        }
     }
     out
+}
+
+fn push_sep(out: &mut String) {
+    if !out.is_empty() {
+        out.push(',');
+    }
+}
+
+/// Number of decimal digits of `v` (1 for 0).
+fn digits_of(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    n
 }
 
 fn push_num(out: &mut String, v: u64, width: usize) {

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod error;
+pub mod fast_hash;
 pub mod gres_conf;
 pub mod hostlist;
 pub mod keys;

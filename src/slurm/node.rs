@@ -132,13 +132,15 @@ impl GresSpec {
 
     /// Checks the name and type (as [`GresSpec::parse`] would).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let back = GresSpec::parse(&self.to_string())?;
-        if &back != self {
-            return Err(ConfigError::invalid(
-                "Gres",
-                &self.to_string(),
-                "does not round-trip",
-            ));
+        let refuse = |reason: String| ConfigError::invalid("Gres", &self.to_string(), reason);
+        validate_gres_name(&self.name).map_err(|_| {
+            refuse("GRES name must be lower-case letters, digits and '_'".to_string())
+        })?;
+        if let Some(t) = &self.gres_type {
+            validate_gres_type(t).map_err(|e| match e {
+                ConfigError::InvalidValue { reason, .. } => refuse(reason),
+                other => other,
+            })?;
         }
         Ok(())
     }

@@ -170,7 +170,8 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
             }
         }
     }
-    Ok(conf.normalized())
+    conf.normalize();
+    Ok(conf)
 }
 
 /// Parses gres.conf text: `AutoDetect=` alone on a line, `Name=` records (global) and
@@ -234,5 +235,6 @@ pub fn parse_gres_conf(text: &str, origin: &str) -> Result<GresConf, ParseError>
             }
         }
     }
-    Ok(conf.normalized())
+    conf.normalize();
+    Ok(conf)
 }

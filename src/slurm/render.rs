@@ -1,13 +1,14 @@
 //! Renderers: deterministic slurm.conf and gres.conf text from the models. Nothing is
 //! written unless every check in [`super::check`] passes.
 
-use std::collections::HashMap;
 use std::fmt::Write;
+use std::hash::{Hash, Hasher};
 
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
+use super::fast_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
-use super::hostlist::{compress, format_ranges, natural_cmp};
+use super::hostlist::{compress, format_ranges, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::slurm_conf::SlurmConf;
@@ -27,8 +28,35 @@ fn push_quoted(out: &mut String, text: &str) {
     out.push('"');
 }
 
-fn push_kv(out: &mut String, key: &str, value: impl std::fmt::Display) {
-    let _ = write!(out, " {key}={value}");
+fn push_kv(out: &mut String, key: &str, value: &str) {
+    out.push(' ');
+    out.push_str(key);
+    out.push('=');
+    out.push_str(value);
+}
+
+/// Appends a decimal number without going through `core::fmt`.
+fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for &b in &buf[i..] {
+        out.push(char::from(b));
+    }
+}
+
+fn push_num(out: &mut String, key: &str, value: u64) {
+    out.push(' ');
+    out.push_str(key);
+    out.push('=');
+    push_u64(out, value);
 }
 
 /// Everything on a node line after `NodeName=<names>`.
@@ -44,7 +72,7 @@ fn node_tail(n: &NodeConf) -> String {
     ];
     for (k, v) in nums {
         if let Some(v) = v {
-            push_kv(&mut s, k, v);
+            push_num(&mut s, k, v);
         }
     }
     if !n.gres.is_empty() {
@@ -53,23 +81,32 @@ fn node_tail(n: &NodeConf) -> String {
             if i > 0 {
                 s.push(',');
             }
-            let _ = write!(s, "{g}");
+            s.push_str(&g.name);
+            if let Some(t) = &g.gres_type {
+                s.push(':');
+                s.push_str(t);
+            }
+            if g.no_consume {
+                s.push_str(":no_consume");
+            }
+            s.push(':');
+            push_u64(&mut s, g.count);
         }
     }
     if let Some(v) = n.mem_spec_limit {
-        push_kv(&mut s, "MemSpecLimit", v);
+        push_num(&mut s, "MemSpecLimit", v);
     }
     if !n.features.is_empty() {
-        push_kv(&mut s, "Features", n.features.join(","));
+        push_kv(&mut s, "Features", &n.features.join(","));
     }
     if let Some(v) = n.weight {
-        push_kv(&mut s, "Weight", v);
+        push_num(&mut s, "Weight", u64::from(v));
     }
     for (k, v) in &n.extra {
         push_kv(&mut s, k, v);
     }
     if let Some(v) = n.state {
-        push_kv(&mut s, "State", v);
+        push_kv(&mut s, "State", v.as_str());
     }
     if let Some(r) = &n.reason {
         s.push_str(" Reason=");
@@ -78,28 +115,91 @@ fn node_tail(n: &NodeConf) -> String {
     s
 }
 
-/// Groups items by their rendered tail and returns `(hostlist, tail)` lines sorted by the
-/// first name of each group (natural order).
-fn fold<'a>(items: impl Iterator<Item = (&'a str, String, bool)>) -> Vec<(String, String)> {
-    let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
-    let mut single: Vec<(&'a str, String)> = Vec::new();
-    for (name, tail, foldable) in items {
-        if foldable {
-            groups.entry(tail).or_default().push(name);
-        } else {
-            single.push((name, tail));
+/// A node seen without its name: nodes equal under this key share one hostlist line.
+struct SansName<'a>(&'a NodeConf);
+
+impl SansName<'_> {
+    #[allow(clippy::type_complexity)]
+    fn fields(
+        &self,
+    ) -> (
+        [Option<u64>; 8],
+        &[super::node::GresSpec],
+        &[String],
+        Option<super::node::NodeState>,
+        &Option<String>,
+        &[(String, String)],
+    ) {
+        let n = self.0;
+        (
+            [
+                n.cpus.map(u64::from),
+                n.boards.map(u64::from),
+                n.sockets_per_board.map(u64::from),
+                n.cores_per_socket.map(u64::from),
+                n.threads_per_core.map(u64::from),
+                n.real_memory,
+                n.mem_spec_limit,
+                n.weight.map(u64::from),
+            ],
+            &n.gres,
+            &n.features,
+            n.state,
+            &n.reason,
+            &n.extra,
+        )
+    }
+}
+
+impl PartialEq for SansName<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Eq for SansName<'_> {}
+
+impl Hash for SansName<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.fields().hash(state);
+    }
+}
+
+/// Groups items by key and returns `(hostlist, representative)` pairs sorted by the first
+/// name of each group (natural order). Items with `None` as key are never folded.
+fn fold<'a, K: Hash + Eq, T: Copy>(
+    items: impl Iterator<Item = (&'a str, Option<K>, T)>,
+) -> Vec<(String, T)> {
+    let items = items.into_iter();
+    let mut groups: FxHashMap<K, (T, Vec<&'a str>)> = FxHashMap::default();
+    let (low, high) = items.size_hint();
+    groups.reserve(high.unwrap_or(low));
+    let mut lines: Vec<(&'a str, String, T)> = Vec::new();
+    for (name, key, item) in items {
+        match key {
+            Some(k) => groups
+                .entry(k)
+                .or_insert_with(|| (item, Vec::new()))
+                .1
+                .push(name),
+            None => lines.push((name, name.to_string(), item)),
         }
     }
-    let mut lines: Vec<(&str, String, String)> = Vec::with_capacity(groups.len() + single.len());
-    for (tail, mut names) in groups {
-        names.sort_unstable_by(|a, b| natural_cmp(a, b));
-        lines.push((names[0], compress(&names), tail));
+    for (_, (item, mut names)) in groups {
+        let first = if names.len() == 1 {
+            names[0]
+        } else {
+            names.sort_unstable_by_key(|n| natural_key(n));
+            names[0]
+        };
+        lines.push((first, compress(&names), item));
     }
-    for (name, tail) in single {
-        lines.push((name, name.to_string(), tail));
-    }
-    lines.sort_unstable_by(|a, b| natural_cmp(a.0, b.0));
-    lines.into_iter().map(|(_, hl, tail)| (hl, tail)).collect()
+    let mut keyed: Vec<_> = lines
+        .into_iter()
+        .map(|(first, hl, item)| (natural_key(first), hl, item))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, hl, item)| (hl, item)).collect()
 }
 
 /// Renders slurm.conf, refusing any configuration Slurm would reject (see [`check_slurm_conf`]).
@@ -131,10 +231,13 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
             .extra
             .iter()
             .any(|(k, _)| k == "NodeAddr" || k == "NodeHostname");
-        (n.name.as_str(), node_tail(n), foldable)
+        (n.name.as_str(), foldable.then_some(SansName(n)), n)
     });
-    for (hl, tail) in fold(nodes) {
-        let _ = writeln!(out, "NodeName={hl}{tail}");
+    for (hl, node) in fold(nodes) {
+        out.push_str("NodeName=");
+        out.push_str(&hl);
+        out.push_str(&node_tail(node));
+        out.push('\n');
     }
     let mut sets: Vec<_> = conf.node_sets.iter().collect();
     sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -145,7 +248,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         }
         if !s.nodes.is_empty() {
             let nodes: Vec<&String> = s.nodes.iter().collect();
-            push_kv(&mut out, "Nodes", compress(&nodes));
+            push_kv(&mut out, "Nodes", &compress(&nodes));
         }
         out.push('\n');
     }
@@ -155,13 +258,13 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         let _ = write!(out, "PartitionName={}", p.name);
         if !p.nodes.is_empty() {
             let nodes: Vec<&String> = p.nodes.iter().collect();
-            push_kv(&mut out, "Nodes", compress(&nodes));
+            push_kv(&mut out, "Nodes", &compress(&nodes));
         }
         if p.default {
             push_kv(&mut out, "Default", "YES");
         }
         if let Some(s) = p.state {
-            push_kv(&mut out, "State", s);
+            push_kv(&mut out, "State", s.as_str());
         }
         for (k, v) in &p.extra {
             push_kv(&mut out, k, v);
@@ -172,7 +275,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         let nodes: Vec<&String> = d.nodes.iter().collect();
         let _ = write!(out, "DownNodes={}", compress(&nodes));
         if let Some(s) = d.state {
-            push_kv(&mut out, "State", s);
+            push_kv(&mut out, "State", s.as_str());
         }
         if let Some(r) = &d.reason {
             out.push_str(" Reason=");
@@ -184,28 +287,29 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
 }
 
 fn push_record(s: &mut String, r: &GresLine) {
-    let _ = write!(s, "Name={}", r.name);
+    s.push_str("Name=");
+    s.push_str(&r.name);
     if let Some(t) = &r.gres_type {
         push_kv(s, "Type", t);
     }
     if !r.files.is_empty() {
-        push_kv(s, "File", compress(&r.files));
+        push_kv(s, "File", &compress(&r.files));
     }
     if !r.multiple_files.is_empty() {
-        push_kv(s, "MultipleFiles", r.multiple_files.join(","));
+        push_kv(s, "MultipleFiles", &r.multiple_files.join(","));
     }
     if let Some(c) = r.count {
-        push_kv(s, "Count", c);
+        push_num(s, "Count", c);
     }
     if !r.cores.is_empty() {
-        push_kv(s, "Cores", format_ranges(&r.cores));
+        push_kv(s, "Cores", &format_ranges(&r.cores));
     }
     if !r.links.is_empty() {
         let links: Vec<String> = r.links.iter().map(i32::to_string).collect();
-        push_kv(s, "Links", links.join(","));
+        push_kv(s, "Links", &links.join(","));
     }
     if !r.flags.is_empty() {
-        push_kv(s, "Flags", r.flags.join(","));
+        push_kv(s, "Flags", &r.flags.join(","));
     }
 }
 
@@ -233,23 +337,19 @@ fn write_gres_conf(conf: &GresConf) -> String {
         push_record(&mut out, r);
         out.push('\n');
     }
-    // Tail = the node's records, each as " <record>\n" joined; folded by identical tails.
+    // Nodes with identical record lists share NodeName=<hostlist> lines.
     let nodes = conf
         .nodes
         .iter()
         .filter(|(_, rs)| !rs.is_empty())
-        .map(|(name, rs)| {
-            let mut tail = String::with_capacity(80 * rs.len());
-            for r in rs {
-                tail.push(' ');
-                push_record(&mut tail, r);
-                tail.push('\n');
-            }
-            (name.as_str(), tail, true)
-        });
-    for (hl, tail) in fold(nodes) {
-        for line in tail.lines() {
-            let _ = writeln!(out, "NodeName={hl}{line}");
+        .map(|(name, rs)| (name.as_str(), Some(rs.as_slice()), rs.as_slice()));
+    for (hl, records) in fold(nodes) {
+        for r in records {
+            out.push_str("NodeName=");
+            out.push_str(&hl);
+            out.push(' ');
+            push_record(&mut out, r);
+            out.push('\n');
         }
     }
     out

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::ConfigError;
-use super::hostlist::natural_cmp;
+use super::hostlist::{natural_cmp, natural_key};
 use super::keys::{GlobalKey, owned_global};
 use super::node::NodeConf;
 use super::partition::{DownNodes, NodeSet, Partition};
@@ -101,11 +101,18 @@ impl SlurmConf {
     /// merged, sorted by (state, reason).
     pub fn normalized(&self) -> SlurmConf {
         let mut out = self.clone();
-        out.nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
-        out.node_sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
-        out.partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
-        out.down_nodes = merge_down_nodes(&self.down_nodes);
+        out.normalize();
         out
+    }
+
+    /// Puts this model in normal form in place (see [`SlurmConf::normalized`]).
+    pub fn normalize(&mut self) {
+        self.nodes
+            .sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
+        self.node_sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        self.partitions
+            .sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        self.down_nodes = merge_down_nodes(&self.down_nodes);
     }
 }
 

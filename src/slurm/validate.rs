@@ -192,16 +192,25 @@ pub fn validate_gres_name(value: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A device path: absolute, only `[A-Za-z0-9/_.+-]`, no `..` component.
+/// A device path: absolute, only `[A-Za-z0-9/_.+-]`, no `..` component, no trailing `/`.
 pub fn validate_device_path(key: &str, value: &str) -> Result<(), ConfigError> {
-    let ok = value.starts_with('/')
-        && value.len() > 1
-        && value.len() <= 1024
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'.' | b'-' | b'+'))
-        && !value.split('/').any(|c| c == "..")
-        && !value.ends_with('/');
+    let bytes = value.as_bytes();
+    let mut ok = bytes.len() > 1 && bytes.len() <= 1024 && bytes[0] == b'/';
+    let (mut len, mut dots) = (0usize, true);
+    for &b in bytes.iter().skip(1) {
+        match b {
+            b'/' => {
+                ok &= !(len == 2 && dots);
+                (len, dots) = (0, true);
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'+' | b'.' => {
+                len += 1;
+                dots &= b == b'.';
+            }
+            _ => ok = false,
+        }
+    }
+    ok &= len > 0 && !(len == 2 && dots);
     if !ok {
         return Err(bad(
             key,
@@ -317,11 +326,16 @@ mod tests {
         assert!(validate_text("Reason", "a\nb").is_err());
         assert!(validate_text("Reason", "a\"b").is_err());
         validate_device_path("File", "/dev/nvidia0").unwrap();
+        validate_device_path("File", "/dev/x..y/...").unwrap();
         for no in [
             "dev/nvidia0",
             "/dev/nvidia[0-1]",
             "/dev/a,b",
             "/dev/../x",
+            "/..",
+            "/dev/..",
+            "/dev/",
+            "/",
             "/dev/x y",
         ] {
             assert!(validate_device_path("File", no).is_err(), "{no:?}");
