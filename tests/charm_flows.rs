@@ -128,7 +128,7 @@ fn three_units_with_different_gpus_give_exact_files() {
 NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024
 NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024
 NodeName=slurmd-2 {FACTS} MemSpecLimit=1024
-PartitionName=slurmd Nodes=slurmd-[0-2] State=UP
+PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP
 DownNodes=slurmd-[0-2] State=DOWN Reason=\"New node.\"
 "
     );
@@ -326,7 +326,7 @@ fn remove_unit_removes_its_lines() {
     assert!(!c.gres_conf().contains("slurmd-1"));
     assert!(
         c.slurm_conf()
-            .contains("PartitionName=slurmd Nodes=slurmd-[0,2] State=UP")
+            .contains("PartitionName=slurmd Nodes=slurmd-[0,2] Default=YES State=UP")
     );
     assert!(c.slurm_conf().contains("DownNodes=slurmd-[0,2] State=DOWN"));
     assert_eq!(
@@ -659,7 +659,7 @@ fn partition_config_reaches_the_partition_line() {
     c.assert_no_errors();
     assert!(
         c.slurm_conf()
-            .contains("PartitionName=slurmd Nodes=slurmd-[0-2] State=UP MaxTime=1:00:00"),
+            .contains("PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP MaxTime=1:00:00"),
         "{}",
         c.slurm_conf()
     );

@@ -67,7 +67,7 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     assert_eq!(be.call_count("relation-get"), 50 + 2);
     let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
     assert!(
-        conf.contains("PartitionName=compute Nodes=c[0-49] State=UP"),
+        conf.contains("PartitionName=compute Nodes=c[0-49] Default=YES State=UP"),
         "{conf}"
     );
     assert_eq!(

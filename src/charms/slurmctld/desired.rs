@@ -243,6 +243,13 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
         }
     }
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+    // Without `default-partition`, the first partition by name is the default, so jobs
+    // submitted without `-p` run (slurmctld logs "default partition not set" otherwise).
+    if settings.default_partition.is_empty() {
+        if let Some(first) = partitions.first_mut() {
+            first.default = true;
+        }
+    }
     slurm.partitions = partitions;
     let down: BTreeSet<String> = nodes
         .iter()
