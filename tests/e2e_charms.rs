@@ -209,10 +209,18 @@ impl Scenario {
         assert_eq!(r.status, "completed", "{r:?}");
     }
 
+    /// `srun ARGS env` on the controller; the job's environment (panics with srun's whole
+    /// output when the step did not run: srun can exit 0 after `task 0 launch failed`).
     fn srun_env(&self, args: &[&str]) -> String {
         let mut a = args.to_vec();
         a.push("env");
-        self.cluster.run(self.ctl(), "srun", &a).ok().stdout
+        let r = self.cluster.run(self.ctl(), "srun", &a).ok();
+        assert!(
+            env_var(&r.stdout, "SLURM_JOB_ID").is_some(),
+            "the job step did not run: {r}\n{}",
+            self.cluster.logs()
+        );
+        r.stdout
     }
 
     fn print(&self, title: &str, program: &str, args: &[&str]) -> String {
@@ -318,7 +326,11 @@ fn e2e_charms_drive_real_slurm() {
 
     // Deploy and integrate: install, leader-elected, config-changed, start, relation hooks.
     s.sim
-        .deploy(DeploySpec::new("slurmctld", &ctl_charm).extras_fn(move |u| e1(u)))
+        .deploy(
+            DeploySpec::new("slurmctld", &ctl_charm)
+                .config("default-partition", "slurmd")
+                .extras_fn(move |u| e1(u)),
+        )
         .expect("deploy slurmctld");
     s.sim
         .deploy(

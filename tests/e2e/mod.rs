@@ -373,14 +373,17 @@ impl Cluster {
         Ok(NodeInfo::parse(&r.stdout))
     }
 
-    /// Wait until `node` is IDLE (no DRAIN/INVALID/NOT_RESPONDING flags) with exactly `gres`.
+    /// Wait until `node` is IDLE (no DRAIN/INVALID/NOT_RESPONDING flags) with exactly `gres`
+    /// (compared without the socket annotations `(S:0)` Slurm adds when gres.conf has `Cores=`).
     pub fn wait_node_idle(&self, from: &str, node: &str, gres: &str, timeout: Duration) {
         self.wait_for(
             &format!("node {node} IDLE with Gres={gres}"),
             timeout,
             || {
                 let n = self.node(from, node)?;
-                if n.get("State") == Some("IDLE") && n.get("Gres") == Some(gres) {
+                if n.get("State") == Some("IDLE")
+                    && n.get("Gres").map(strip_sockets) == Some(gres.into())
+                {
                     Ok(())
                 } else {
                     Err(format!(
@@ -539,6 +542,21 @@ impl NodeInfo {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// A `Gres=` value without Slurm's socket annotations: `gpu:t4:2(S:0-1)` -> `gpu:t4:2`.
+pub fn strip_sockets(gres: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in gres.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The environment variables of a job step as printed by `env`.
