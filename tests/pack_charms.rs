@@ -80,7 +80,10 @@ fn packs_both_charms_and_they_deploy() {
             ("-rw-r--r--", "metadata.yaml"),
             ("-rwxr-xr-x", "slurm-charm"),
         ];
-        let got: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let got: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
         assert_eq!(got, expect, "{charm}");
         let dest = dir.path().join(charm);
         unzip(&archive, &dest);
