@@ -658,8 +658,9 @@ fn partition_config_reaches_the_partition_line() {
         .unwrap();
     c.assert_no_errors();
     assert!(
-        c.slurm_conf()
-            .contains("PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP MaxTime=1:00:00"),
+        c.slurm_conf().contains(
+            "PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP MaxTime=1:00:00"
+        ),
         "{}",
         c.slurm_conf()
     );
