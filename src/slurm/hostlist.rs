@@ -143,7 +143,10 @@ pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
                     for n in &names {
                         for &(l, h, w) in ranges {
                             for v in l..=h {
-                                next.push(format!("{n}{v:0w$}"));
+                                let mut name = String::with_capacity(n.len() + w.max(4));
+                                name.push_str(n);
+                                push_num(&mut name, v, w);
+                                next.push(name);
                             }
                         }
                     }
@@ -178,7 +181,9 @@ pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
     let (prefix, digits) = split_number(name);
     let significant = digits.trim_start_matches('0');
     let value = if significant.len() <= 18 {
-        significant.parse().unwrap_or(0)
+        significant
+            .bytes()
+            .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'))
     } else {
         0
     };
@@ -292,9 +297,21 @@ fn digits_of(mut v: u64) -> usize {
     n
 }
 
-fn push_num(out: &mut String, v: u64, width: usize) {
-    use std::fmt::Write;
-    let _ = write!(out, "{v:0width$}");
+fn push_num(out: &mut String, mut v: u64, width: usize) {
+    let mut buf = [b'0'; 40];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let start = buf.len().saturating_sub(width.min(buf.len())).min(i);
+    for &b in &buf[start..] {
+        out.push(char::from(b));
+    }
 }
 
 /// Writes sorted, unique values as runs `a-b,c` (sep = `-`).

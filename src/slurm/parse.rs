@@ -225,9 +225,15 @@ pub fn parse_gres_conf(text: &str, origin: &str) -> Result<GresConf, ParseError>
                         context: "gres.conf NodeName line".to_string(),
                     }));
                 }
-                for n in names {
+                let last = names.len().saturating_sub(1);
+                for (i, n) in names.into_iter().enumerate() {
                     super::validate::validate_node_name(&n).map_err(|e| at.err(e))?;
-                    conf.nodes.entry(n).or_default().push(r.clone());
+                    let record = if i == last {
+                        std::mem::take(&mut r)
+                    } else {
+                        r.clone()
+                    };
+                    conf.nodes.entry(n).or_default().push(record);
                 }
             }
             _ => {
