@@ -366,3 +366,49 @@ fn a_new_leader_keeps_the_shared_munge_key() {
     assert_eq!(info.munge_key, vec![7; 1024]);
     assert_eq!(info.slurmctld_host, host.hostname().unwrap());
 }
+
+#[test]
+fn relation_created_reads_a_partition_published_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    // A first hook without relations writes the cache.
+    let be = MemoryBackend::new("slurmctld/0").leader(true);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", Event::Start),
+        &be,
+        &host,
+    )
+    .unwrap();
+    // The slurmd leader had published its partition before this unit saw the relation.
+    let (be, rel) = controller(0);
+    let created = Event::RelationCreated(RelationEvent {
+        relation: rel.clone(),
+        remote_app: "compute".into(),
+        remote_unit: None,
+        departing_unit: None,
+    });
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", created),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(be.call_count("relation-get"), 1, "{:?}", be.calls());
+    // The first unit's relation-changed then enlists the node without waiting.
+    let (be, _) = controller(1);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
+    assert!(
+        conf.contains("PartitionName=compute Nodes=c0 Default=YES State=UP"),
+        "{conf}"
+    );
+}

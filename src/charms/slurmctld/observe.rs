@@ -84,7 +84,11 @@ pub fn update_for_event<B: ModelBackend>(
     let ours = |r: &RelationEvent| r.relation.endpoint == SLURMCTLD_ENDPOINT;
     match &ctx.event {
         Event::RelationCreated(r) if ours(r) => {
-            cache
+            // The remote leader may have written `partition` already (units installed first).
+            let bag = backend
+                .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
+                .juju()?;
+            let entry = cache
                 .relations
                 .entry(key(&r.relation))
                 .or_insert_with(|| CachedRelation {
@@ -93,6 +97,7 @@ pub fn update_for_event<B: ModelBackend>(
                     app: r.remote_app.clone(),
                     ..Default::default()
                 });
+            entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
         }
         Event::RelationJoined(r) | Event::RelationChanged(r) if ours(r) => {
             let Some(entry) = cache.relations.get_mut(&key(&r.relation)) else {
