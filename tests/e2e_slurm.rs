@@ -227,3 +227,51 @@ fn e2e_hand_written_gpu_cluster() {
     watch.lap("teardown");
     e2e::eprint_block("wall time", &watch.report());
 }
+
+/// The harness leaves nothing behind: not after a drop, and not after its `serve` process is
+/// killed outright (the next cluster then removes the cgroups the killed one could not).
+#[test]
+fn e2e_harness_cleans_up() {
+    if !e2e::should_run("e2e_harness_cleans_up") {
+        return;
+    }
+    for kill in [false, true] {
+        let mut c =
+            Cluster::start(&[("e2e-clean", "10.77.0.30")]).unwrap_or_else(|e| panic!("{e}"));
+        c.systemctl("e2e-clean", &["start", "munge"]);
+        let r = c.run("e2e-clean", "munge", &["-n"]).ok();
+        assert!(r.stdout.starts_with("MUNGE:"), "{r}");
+        let ns = std::fs::read_link(format!("/proc/{}/ns/pid", c.host("e2e-clean").pid)).unwrap();
+        let before = c.processes("e2e-clean");
+        assert!(before.len() >= 2, "init and munged: {before:?}");
+        let cgroups = c.cgroups("e2e-clean");
+        assert!(!cgroups.is_empty());
+        assert!(cgroups.iter().all(|p| p.is_dir()), "{cgroups:?}");
+        let dir = c.dir().to_path_buf();
+        if kill {
+            c.kill_serve();
+        }
+        drop(c);
+        let mut left = e2e::processes_in_pid_ns(&ns);
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            left = e2e::processes_in_pid_ns(&ns);
+        }
+        assert!(
+            left.is_empty(),
+            "processes left in the host (kill={kill}): {left:?}"
+        );
+        assert!(!dir.exists(), "{} left", dir.display());
+        if kill {
+            // The killed serve could not remove its cgroups; the next cluster does.
+            let next =
+                Cluster::start(&[("e2e-clean", "10.77.0.30")]).unwrap_or_else(|e| panic!("{e}"));
+            drop(next);
+        }
+        let left: Vec<_> = cgroups.iter().filter(|p| p.exists()).collect();
+        assert!(left.is_empty(), "cgroups left (kill={kill}): {left:?}");
+    }
+}

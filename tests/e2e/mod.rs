@@ -209,6 +209,33 @@ impl Cluster {
         self.started.elapsed()
     }
 
+    /// Kill the `cluster serve` process with SIGKILL, as if the test process had died: the
+    /// kernel must take every host and daemon down anyway (for the harness's own tests).
+    pub fn kill_serve(&mut self) {
+        if let Some(child) = self.serve.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The cgroup directories made for a host (below the caller's, one per hierarchy).
+    pub fn cgroups(&self, name: &str) -> Vec<PathBuf> {
+        std::fs::read_to_string(self.dir.join("hosts").join(name).join("cgroups"))
+            .unwrap_or_default()
+            .lines()
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    /// PIDs (as the machine sees them) of every process inside a host.
+    pub fn processes(&self, name: &str) -> Vec<u32> {
+        let ns = std::fs::read_link(format!("/proc/{}/ns/pid", self.host(name).pid)).ok();
+        match ns {
+            Some(ns) => processes_in_pid_ns(&ns),
+            None => Vec::new(),
+        }
+    }
+
     /// Keep the cluster's directory (logs, configs) after the drop.
     pub fn keep_dir(&mut self) {
         self.keep_dir = true;
@@ -452,6 +479,22 @@ impl Drop for Cluster {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// PIDs of the processes whose PID namespace is `ns` (a `/proc/PID/ns/pid` link target).
+pub fn processes_in_pid_ns(ns: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            if std::fs::read_link(e.path().join("ns/pid")).is_ok_and(|l| l == ns) {
+                out.push(pid);
+            }
+        }
+    }
+    out
 }
 
 /// The result of a command run in a host.

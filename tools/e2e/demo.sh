@@ -44,7 +44,7 @@ if [[ $mode == charms ]]; then
 else
     ctl=e2e-ctl a=e2e-a b=e2e-b
 fi
-start=$(date +%s.%N)
+start=$(date +%s%N)
 dir=$(mktemp -d /tmp/e2e-demo-XXXXXX)
 work=$dir/work
 mkdir -p "$work"
@@ -56,7 +56,8 @@ cleanup() {
     exec {serve_in}>&- || true
     wait "$serve_pid" 2>/dev/null || true
     rm -rf "$dir"
-    echo "demo: cluster stopped and removed ($(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)") s in all)"
+    local ms=$((($(date +%s%N) - start) / 1000000))
+    printf 'demo: cluster stopped and removed (%d.%03d s in all)\n' $((ms / 1000)) $((ms % 1000))
 }
 trap cleanup EXIT
 read -r ready <&"${SERVE[0]}" || true
