@@ -526,6 +526,20 @@ fn e2e_charms_drive_real_slurm() {
     assert_eq!(st0, "active", "slurmd/0: {msg0}");
     s.watch.lap("wrong munge key reported");
 
+    // The key fixed by hand: the next update-status brings slurmd back, with no other step.
+    s.cluster
+        .sh(
+            &n2,
+            "rm /etc/default/munge /etc/munge/other.key && systemctl restart munge",
+        )
+        .ok();
+    s.sim.update_status(Some("slurmd")).expect("update-status");
+    s.assert_no_hook_errors();
+    s.cluster.wait_node_idle(&ctl, &n2, H100_4, REGISTER);
+    let (st, msg) = s.status("slurmd/1");
+    assert_eq!(st, "active", "slurmd/1 after the key was fixed: {msg}");
+    s.watch.lap("munge key fixed: node back");
+
     s.print("sinfo (end)", "sinfo", &["-N", "-o", "%N %T %G %E"]);
     let Scenario {
         cluster, mut watch, ..
