@@ -742,47 +742,49 @@ fn slurmd_actions() {
         .run_action(
             "slurmd/1",
             "node-config",
-            json!({"parameters": "Weight=200 Gres=gpu:nvidia_l40s:2,gpu:nvidia_a100_80gb_pcie:1"}),
+            json!({"parameters": "weight=200 Features=nvlink,a100"}),
         )
         .unwrap();
     assert_eq!(res.status, "completed", "{res:?}");
     c.sim.settle().unwrap();
     let line = format!(
-        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_l40s:2,gpu:nvidia_a100_80gb_pcie:1 MemSpecLimit=1024 Weight=200"
+        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100 Weight=200"
     );
-    assert_eq!(res.results["node-parameters"], line);
+    assert_eq!(
+        res.results["node-parameters"],
+        line.replace(
+            " Features=nvlink,a100 Weight=200",
+            " Weight=200 Features=nvlink,a100"
+        )
+    );
     assert!(
         c.slurm_conf().contains(&format!("{line}\n")),
         "{}",
         c.slurm_conf()
     );
-    // Gres stays a list in the relation data.
+    // Gres stays the detected list in the relation data.
     let node: serde_json::Value =
         serde_json::from_str(&c.sim.unit_bag(rel(&c), "slurmd/1")["node"]).unwrap();
     assert_eq!(
         node["node_parameters"]["Gres"],
-        json!(["gpu:nvidia_l40s:2", "gpu:nvidia_a100_80gb_pcie:1"])
+        json!(["gpu:nvidia_a100_80gb_pcie:1", "gpu:nvidia_l40s:2"])
     );
-    // A Gres that does not describe the GPUs is refused; nothing changes.
-    let res = c
-        .sim
-        .run_action(
-            "slurmd/1",
-            "node-config",
-            json!({"parameters": "Gres=gpu:tesla_t4:8"}),
-        )
-        .unwrap();
-    assert_eq!(res.status, "failed");
-    assert!(res.message.contains("does not match"), "{}", res.message);
-    let res = c
-        .sim
-        .run_action(
-            "slurmd/1",
-            "node-config",
-            json!({"parameters": "SlurmctldProlog=/x"}),
-        )
-        .unwrap();
-    assert_eq!(res.status, "failed");
+    assert_eq!(node["node_parameters"]["Weight"], "200");
+    // Gres, NodeName and unknown keys are refused; nothing changes.
+    for (params, why) in [
+        ("Gres=gpu:tesla_t4:8", "Gres"),
+        ("NodeName=x", "NodeName"),
+        ("SlurmctldProlog=/x", "SlurmctldProlog"),
+        ("Weight=1 Weight=2", "Weight"),
+    ] {
+        let res = c
+            .sim
+            .run_action("slurmd/1", "node-config", json!({"parameters": params}))
+            .unwrap();
+        assert_eq!(res.status, "failed", "{params}");
+        assert!(res.message.contains(why), "{params}: {}", res.message);
+    }
+    assert!(c.slurm_conf().contains(&format!("{line}\n")));
     let res = c
         .sim
         .run_action("slurmd/1", "node-config", json!({"reset": true}))

@@ -6,7 +6,10 @@ use super::cache::{Applied, CachedRelation, fnv1a};
 use crate::interface::token::check_node_name;
 use crate::interface::{NodeRecord, PartitionRecord};
 use crate::slurm::hostlist::natural_cmp;
-use crate::slurm::{DownNodes, GresConf, GresLine, NodeConf, NodeState, Partition, SlurmConf};
+use crate::slurm::{
+    DownNodes, GresConf, GresLine, NodeConf, NodeState, OverrideScope, Partition, SlurmConf,
+    parse_overrides,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `DownNodes` reason for nodes that are new (until `node-configured`).
@@ -136,20 +139,12 @@ fn checked_node(
     Ok((record, (node, lines)))
 }
 
-/// Applies `slurm-conf-parameters` (`Key=Value` items separated by spaces or newlines; `#`
-/// starts a comment line) to the model.
+/// Applies `slurm-conf-parameters` (one `Key=Value` per line, Slurm's lexical rules, no
+/// charm-owned keys: [`crate::slurm::parse_overrides`]) to the model.
 pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> {
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        for item in line.split_whitespace() {
-            let Some((k, v)) = item.split_once('=') else {
-                return Err(format!("{item:?} is not Key=Value"));
-            };
-            conf.set_global(k, v).map_err(|e| e.to_string())?;
-        }
+    let pairs = parse_overrides(text, OverrideScope::SlurmConf).map_err(|e| e.to_string())?;
+    for (k, v) in pairs {
+        conf.set_global(&k, &v).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -5,10 +5,10 @@ use super::facts::{NodeOverrides, build_node_record, gres_entries};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
 use crate::charms::error::{CharmError, JujuResult};
-use crate::charms::util::parse_key_values;
-use crate::interface::node::{GresSpec, canonical_node_key, check_node_parameter};
+use crate::interface::node::{canonical_node_key, check_node_parameter};
 use crate::juju::action_results::flatten;
 use crate::juju::backend::ModelBackend;
+use crate::slurm::{OverrideScope, parse_overrides};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -55,26 +55,17 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// Parses `node-config parameters=…` into overrides (keys case-insensitive; `Gres` a list).
+/// Parses `node-config parameters=…` into overrides ([`crate::slurm::parse_overrides`]: keys
+/// case-insensitive, never `NodeName` or `Gres`, which come from the host and its GPUs), limited
+/// to the node parameters the relation carries.
 pub fn parse_node_config(text: &str) -> Result<NodeOverrides, String> {
     let mut ov = NodeOverrides::default();
-    for (k, v) in parse_key_values(text)? {
+    for (k, v) in parse_overrides(text, OverrideScope::Node).map_err(|e| e.to_string())? {
         let key = canonical_node_key(&k)
+            .filter(|k| *k != "NodeName" && *k != "Gres")
             .ok_or_else(|| format!("{k} is not a node parameter this charm passes on"))?;
-        match key {
-            "NodeName" => return Err("NodeName comes from the host name and cannot be set".into()),
-            "Gres" => {
-                let list = v
-                    .split(',')
-                    .map(GresSpec::parse)
-                    .collect::<Result<Vec<_>, _>>()?;
-                ov.gres = Some(list);
-            }
-            _ => {
-                check_node_parameter(key, &v)?;
-                ov.params.insert(key.to_string(), v);
-            }
-        }
+        check_node_parameter(key, &v)?;
+        ov.params.insert(key.to_string(), v);
     }
     Ok(ov)
 }
@@ -96,11 +87,7 @@ fn node_config<B: ModelBackend>(
         obs.overrides.clone().unwrap_or_default()
     } else {
         let mut merged = obs.overrides.clone().unwrap_or_default();
-        let new = parse_node_config(&text)?;
-        merged.params.extend(new.params);
-        if new.gres.is_some() {
-            merged.gres = new.gres;
-        }
+        merged.params.extend(parse_node_config(&text)?.params);
         merged
     };
     let facts = obs.facts.as_ref().map_err(Clone::clone)?;
@@ -152,22 +139,18 @@ mod tests {
 
     #[test]
     fn node_config_parsing() {
-        let ov =
-            parse_node_config("weight=200 Gres=gpu:tesla_t4:2,gpu:l40s:1 features=a,b").unwrap();
+        let ov = parse_node_config("weight=200 features=a,b").unwrap();
         assert_eq!(ov.params["Weight"], "200");
         assert_eq!(ov.params["Features"], "a,b");
-        assert_eq!(ov.gres.unwrap().len(), 2);
-        assert!(
-            parse_node_config("NodeName=x")
-                .unwrap_err()
-                .contains("NodeName")
-        );
-        assert!(
-            parse_node_config("SlurmctldProlog=/x")
-                .unwrap_err()
-                .contains("not a node parameter")
-        );
-        assert!(parse_node_config("Weight=abc").is_err());
-        assert!(parse_node_config("Gres=gpu:t4").is_err());
+        for (bad, why) in [
+            ("NodeName=x", "NodeName"),
+            ("Gres=gpu:t4:1", "Gres"),
+            ("State=DRAIN", "not a node parameter"),
+            ("Weight=abc", "Weight"),
+        ] {
+            let e = parse_node_config(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        assert!(parse_node_config("SlurmctldProlog=/x").is_err());
     }
 }

@@ -3,12 +3,13 @@
 use super::facts::build_node_record;
 use super::facts::gres_entries;
 use super::observe::Observed;
-use crate::charms::util::{parse_key_values, short, status};
+use crate::charms::util::{short, status};
 use crate::interface::node::GresEntry;
 use crate::interface::partition::check_partition_parameter;
 use crate::interface::token::check_device_files;
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
 use crate::juju::backend::{Status, StatusKind};
+use crate::slurm::{OverrideScope, parse_overrides};
 use std::collections::BTreeMap;
 
 /// What this hook should converge to.
@@ -43,10 +44,11 @@ pub fn slurmd_defaults(info: &ClusterInfo) -> String {
     )
 }
 
-/// Parses `partition-config` into validated partition parameters.
+/// Parses `partition-config` ([`crate::slurm::parse_overrides`]: Slurm's lexical rules and
+/// partition keys, none the controller owns) into validated partition parameters.
 pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
-    for (k, v) in parse_key_values(text)? {
+    for (k, v) in parse_overrides(text, OverrideScope::Partition).map_err(|e| e.to_string())? {
         check_partition_parameter(&k, &v)?;
         out.insert(k, v);
     }

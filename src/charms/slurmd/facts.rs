@@ -98,17 +98,17 @@ pub fn gres_specs(entries: &[GresEntry]) -> Result<Vec<GresSpec>, String> {
     Ok(out)
 }
 
-/// Operator overrides from the `node-config` action, already validated.
+/// Operator overrides from the `node-config` action, already validated. `NodeName` and `Gres`
+/// are never overridden: they come from the host and its GPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NodeOverrides {
-    /// Parameters replacing detected ones (canonical keys, not `NodeName`/`Gres`).
+    /// Parameters replacing detected ones (canonical keys).
     pub params: BTreeMap<String, String>,
-    /// A `Gres=` list replacing the detected one (order only: it must describe the same GPUs).
-    pub gres: Option<Vec<GresSpec>>,
 }
 
 /// Builds and validates this node's record: `slurmd -C` facts, then `Gres` (when GPUs exist),
-/// then `MemSpecLimit`, then the overrides (which replace keys; `Gres` stays a list).
+/// then `MemSpecLimit`, then the overrides (which replace keys; `Gres` is always the detected
+/// list, never a string).
 pub fn build_node_record(
     facts: &NodeFacts,
     gres: Vec<GresEntry>,
@@ -122,12 +122,11 @@ pub fn build_node_record(
         .unwrap_or(0);
     params.insert("MemSpecLimit".into(), mem_spec_limit(real).to_string());
     params.extend(overrides.params.clone());
-    let detected = gres_specs(&gres).map_err(|reason| InterfaceError::Invalid {
+    let specs = gres_specs(&gres).map_err(|reason| InterfaceError::Invalid {
         key: crate::interface::NODE_KEY,
         field: "gres".into(),
         reason,
     })?;
-    let specs = overrides.gres.clone().unwrap_or(detected);
     let record = NodeRecord {
         node_parameters: NodeParameters {
             node_name: facts.node_name.clone(),
@@ -218,27 +217,25 @@ mod tests {
     }
 
     #[test]
-    fn overrides_replace_keys_and_keep_gres_a_list() {
+    fn overrides_replace_keys_and_keep_gres_the_detected_list() {
         let facts = parse_slurmd_c(C_2205).unwrap();
         let ov = NodeOverrides {
             params: BTreeMap::from([
                 ("Weight".to_string(), "200".to_string()),
                 ("RealMemory".to_string(), "20000".to_string()),
             ]),
-            gres: Some(vec![
-                GresSpec::parse("gpu:nvidia_l40s:1").unwrap(),
-                GresSpec::parse("gpu:tesla_t4:2").unwrap(),
-            ]),
         };
         let rec = build_node_record(&facts, t4(), &ov, true).unwrap();
         let json = rec.to_json();
         assert_eq!(json["node_parameters"]["Weight"], "200");
         assert_eq!(json["node_parameters"]["RealMemory"], "20000");
-        assert!(json["node_parameters"]["Gres"].is_array());
-        let lie = NodeOverrides {
-            gres: Some(vec![GresSpec::parse("gpu:tesla_t4:8").unwrap()]),
-            ..Default::default()
+        assert_eq!(
+            json["node_parameters"]["Gres"],
+            serde_json::json!(["gpu:tesla_t4:2", "gpu:nvidia_l40s:1"])
+        );
+        let bad = NodeOverrides {
+            params: BTreeMap::from([("CPUs".to_string(), "x".to_string())]),
         };
-        assert!(build_node_record(&facts, t4(), &lie, true).is_err());
+        assert!(build_node_record(&facts, t4(), &bad, true).is_err());
     }
 }

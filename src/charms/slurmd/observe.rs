@@ -7,7 +7,6 @@ use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::{Cmd, Host};
 use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, Inventory};
-use crate::interface::node::GresSpec;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT};
 use crate::juju::backend::{BagOwner, ModelBackend, RelationId};
 use crate::juju::event::{Event, HookContext};
@@ -117,7 +116,7 @@ pub fn observe<B: ModelBackend>(
     })
 }
 
-/// Decodes the stored `node-config` overrides: `{"params": {...}, "gres": [...]}`.
+/// Decodes the stored `node-config` overrides: `{"params": {...}}`.
 pub fn read_overrides(raw: Option<&String>) -> Result<NodeOverrides, String> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(NodeOverrides::default());
@@ -126,27 +125,10 @@ pub fn read_overrides(raw: Option<&String>) -> Result<NodeOverrides, String> {
         serde_json::from_str(raw).map_err(|e| format!("stored node-config is unreadable: {e}"))?;
     let params: BTreeMap<String, String> = serde_json::from_value(v["params"].clone())
         .map_err(|e| format!("stored node-config params are unreadable: {e}"))?;
-    let gres = match v.get("gres") {
-        None | Some(serde_json::Value::Null) => None,
-        Some(list) => {
-            let items: Vec<String> = serde_json::from_value(list.clone())
-                .map_err(|e| format!("stored node-config Gres is unreadable: {e}"))?;
-            Some(
-                items
-                    .iter()
-                    .map(|s| GresSpec::parse(s))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )
-        }
-    };
-    Ok(NodeOverrides { params, gres })
+    Ok(NodeOverrides { params })
 }
 
 /// Encodes overrides for unit state (see [`read_overrides`]).
 pub fn write_overrides(ov: &NodeOverrides) -> String {
-    let gres = ov
-        .gres
-        .as_ref()
-        .map(|g| g.iter().map(ToString::to_string).collect::<Vec<_>>());
-    serde_json::json!({"params": ov.params, "gres": gres}).to_string()
+    serde_json::json!({"params": ov.params}).to_string()
 }
