@@ -889,3 +889,42 @@ fn gpus_without_a_driver_block_with_the_driver_message() {
             .contains("NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]\n")
     );
 }
+
+#[test]
+fn scale_out_and_remove_the_application() {
+    let mut c = three_nodes();
+    c.clear_commands("slurmctld/0");
+    c.set_gpus("slurmd/3", TWO_T4);
+    c.sim.add_unit("slurmd", 1).unwrap();
+    c.assert_no_errors();
+    assert!(c.slurm_conf().contains(&format!(
+        "NodeName=slurmd-[0,3] {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024\n"
+    )));
+    assert!(
+        c.gres_conf()
+            .contains("NodeName=slurmd-[0,3] Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]\n")
+    );
+    assert!(
+        c.slurm_conf()
+            .contains("PartitionName=slurmd Nodes=slurmd-[0-3] Default=YES State=UP\n")
+    );
+    assert_eq!(
+        restarts(&c.commands("slurmctld/0")),
+        vec!["systemctl restart slurmctld", "scontrol reconfigure"]
+    );
+    assert_eq!(
+        c.status("slurmd/3"),
+        ("active".into(), "2 GPUs: gpu:tesla_t4:2".into())
+    );
+    c.clear_commands("slurmctld/0");
+    c.sim.remove_application("slurmd").unwrap();
+    c.assert_no_errors();
+    assert!(c.slurm_records().is_empty());
+    // Each departing unit is a node removal (restart); the last one leaves no nodes (stop).
+    let cmds = c.commands("slurmctld/0");
+    assert_eq!(cmds.last().unwrap(), "systemctl stop slurmctld", "{cmds:?}");
+    assert_eq!(
+        c.status("slurmctld/0"),
+        ("blocked".into(), "Need relation: slurmd".into())
+    );
+}
