@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::fast_hash::FxHashSet;
+use super::fast_hash::{FxHashMap, FxHashSet};
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
@@ -288,9 +288,14 @@ fn check_node_records<'a>(
 /// Checks a gres.conf model: values and the per-node conflicts Slurm treats as fatal.
 pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
     check_node_records("*", conf.global.iter())?;
+    // Neighbouring nodes often have identical records: check each distinct list once in a row.
+    let mut previous: Option<&Vec<GresLine>> = None;
     for (node, records) in &conf.nodes {
         validate_node_name(node)?;
-        check_node_records(node, conf.global.iter().chain(records))?;
+        if previous != Some(records) {
+            check_node_records(node, conf.global.iter().chain(records))?;
+            previous = Some(records);
+        }
     }
     Ok(())
 }
@@ -317,9 +322,12 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
         return Ok(());
     }
     let empty = Vec::new();
+    let mut by_node: FxHashMap<&str, &Vec<GresLine>> = FxHashMap::default();
+    by_node.reserve(gres.nodes.len());
+    by_node.extend(gres.nodes.iter().map(|(k, v)| (k.as_str(), v)));
     let mut have: Vec<((&str, Option<&str>), u64)> = Vec::new();
     for node in &slurm.nodes {
-        let own = gres.nodes.get(&node.name).unwrap_or(&empty);
+        let own = by_node.get(node.name.as_str()).copied().unwrap_or(&empty);
         have.clear();
         for r in gres.global.iter().chain(own) {
             let key = (r.name.as_str(), r.gres_type.as_deref());

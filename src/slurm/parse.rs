@@ -95,8 +95,13 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
                         template.set(k, v).map_err(|e| at.err(e))?;
                     }
                 }
+                let last = names.len().saturating_sub(1);
                 for (i, name) in names.into_iter().enumerate() {
-                    let mut node = template.clone();
+                    let mut node = if i == last {
+                        std::mem::take(&mut template)
+                    } else {
+                        template.clone()
+                    };
                     node.set("NodeName", &name).map_err(|e| at.err(e))?;
                     for (k, values) in &per_node {
                         node.set(k, &values[i]).map_err(|e| at.err(e))?;
