@@ -19,11 +19,37 @@ fn sizes(label: &str, out: &RenderedFiles) {
     );
 }
 
+/// Sizes the same model would have with one line per node (no hostlist folding): the folded
+/// node lines replaced by each node's own line.
+fn unfolded_sizes(conf: &SlurmConf, gres: &GresConf, out: &RenderedFiles) -> (usize, usize) {
+    let node_lines = |text: &str| -> usize {
+        text.lines()
+            .filter(|l| l.starts_with("NodeName="))
+            .map(|l| l.len() + 1)
+            .sum()
+    };
+    let mut slurm = out.slurm_conf.len() - node_lines(&out.slurm_conf);
+    for n in &conf.nodes {
+        let mut one = SlurmConf::new("c", "h");
+        one.nodes.push(n.clone());
+        slurm += node_lines(&render_slurm_conf(&one).expect("render one node"));
+    }
+    let mut g = out.gres_conf.len() - node_lines(&out.gres_conf);
+    for (name, records) in &gres.nodes {
+        let mut one = GresConf::default();
+        one.nodes.insert(name.clone(), records.clone());
+        g += node_lines(&render_gres_conf(&one).expect("render one node"));
+    }
+    (slurm, g)
+}
+
 fn bench(c: &mut Criterion) {
     for (label, identical) in [("half-identical", true), ("all-different", false)] {
         let (conf, gres) = fixtures::big_cluster(NODES, identical);
         let out = render_files(&conf, &gres).expect("render");
         sizes(label, &out);
+        let (s, g) = unfolded_sizes(&conf, &gres, &out);
+        println!("{label} without folding: slurm.conf {s} bytes, gres.conf {g} bytes");
         c.bench_function(&format!("render 10k nodes x 8 gpus ({label})"), |b| {
             b.iter(|| render_files(black_box(&conf), black_box(&gres)).expect("render"))
         });
