@@ -1,7 +1,7 @@
 //! Real-Slurm acceptance: files rendered by the model are accepted by Debian's Slurm daemons
 //! (`slurmd -G` for gres.conf, `slurmctld -D` for slurm.conf), and files Slurm rejects are the
-//! ones the renderer refuses. Skipped loudly when the binaries are missing; set
-//! `SLURM_ACCEPTANCE_REQUIRED=1` (CI) to turn a skip into a failure.
+//! ones the renderer refuses. Skipped loudly when the binaries are missing; with
+//! `SLURM_ACCEPTANCE_REQUIRED=1` or CI's `E2E_REQUIRED=1` a skip is a failure.
 
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 
 use fixtures::cluster;
 use slurm_charms::slurm::*;
+
+/// Whether a skip must fail the test (CI).
+fn required() -> bool {
+    std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_some()
+        || std::env::var_os("E2E_REQUIRED").is_some()
+}
 
 fn find(bin: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -29,10 +35,7 @@ fn daemons() -> Option<(PathBuf, PathBuf, PathBuf)> {
             let msg = "SKIPPED real-Slurm acceptance: slurmd/slurmctld/scontrol not found \
                        (apt-get install slurmd slurmctld slurm-client)";
             eprintln!("\n*** {msg} ***\n");
-            assert!(
-                std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_none(),
-                "{msg}"
-            );
+            assert!(!required(), "{msg}");
             None
         }
     }
@@ -137,10 +140,7 @@ fn slurmd_accepts_rendered_gres_conf() {
     let dir = scratch();
     if !make_devices(dir.path(), 4) {
         eprintln!("\n*** SKIPPED slurmd -G acceptance: mknod failed (needs root) ***\n");
-        assert!(
-            std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_none(),
-            "mknod failed"
-        );
+        assert!(!required(), "mknod failed");
         return;
     }
     let (conf, gres) = scratch_cluster(dir.path(), false);
@@ -205,6 +205,7 @@ fn slurmd_rejects_what_the_renderer_refuses() {
     let dir = scratch();
     if !make_devices(dir.path(), 4) {
         eprintln!("\n*** SKIPPED: mknod failed (needs root) ***\n");
+        assert!(!required(), "mknod failed");
         return;
     }
     let (conf, gres) = scratch_cluster(dir.path(), false);
