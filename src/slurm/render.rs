@@ -1,6 +1,7 @@
 //! Renderers: deterministic slurm.conf and gres.conf text from the models. Nothing is
 //! written unless every check in [`super::check`] passes.
 
+use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 
@@ -170,35 +171,36 @@ impl Hash for SansName<'_> {
 fn fold<'a, K: Hash + Eq, T: Copy>(
     items: impl Iterator<Item = (&'a str, Option<K>, T)>,
 ) -> Vec<(String, T)> {
-    let items = items.into_iter();
-    let mut groups: FxHashMap<K, (T, Vec<&'a str>)> = FxHashMap::default();
     let (low, high) = items.size_hint();
-    groups.reserve(high.unwrap_or(low));
-    let mut lines: Vec<(&'a str, String, T)> = Vec::new();
+    let capacity = high.unwrap_or(low);
+    // Groups in first-seen order (input is usually sorted, which makes the final sort cheap).
+    let mut index: FxHashMap<K, usize> = FxHashMap::default();
+    index.reserve(capacity);
+    let mut groups: Vec<(T, Vec<&'a str>, bool)> = Vec::with_capacity(capacity);
     for (name, key, item) in items {
         match key {
-            Some(k) => groups
-                .entry(k)
-                .or_insert_with(|| (item, Vec::new()))
-                .1
-                .push(name),
-            None => lines.push((name, name.to_string(), item)),
+            Some(k) => match index.entry(k) {
+                Entry::Occupied(e) => groups[*e.get()].1.push(name),
+                Entry::Vacant(e) => {
+                    e.insert(groups.len());
+                    groups.push((item, vec![name], true));
+                }
+            },
+            None => groups.push((item, vec![name], false)),
         }
     }
-    for (_, (item, mut names)) in groups {
-        let first = if names.len() == 1 {
-            names[0]
-        } else {
-            names.sort_unstable_by_key(|n| natural_key(n));
-            names[0]
-        };
-        lines.push((first, compress(&names), item));
-    }
-    let mut keyed: Vec<_> = lines
+    let mut keyed: Vec<_> = groups
         .into_iter()
-        .map(|(first, hl, item)| (natural_key(first), hl, item))
+        .map(|(item, mut names, _)| {
+            if names.len() > 1 {
+                names.sort_unstable_by_key(|n| natural_key(n));
+            }
+            (natural_key(names[0]), compress(&names), item)
+        })
         .collect();
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    if !keyed.is_sorted_by(|a, b| a.0 <= b.0) {
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
     keyed.into_iter().map(|(_, hl, item)| (hl, item)).collect()
 }
 
@@ -209,7 +211,7 @@ pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
 }
 
 fn write_slurm_conf(conf: &SlurmConf) -> String {
-    let mut out = String::with_capacity(256 + conf.nodes.len() * 160);
+    let mut out = String::with_capacity(1024 + conf.nodes.len() * 192);
     out.push_str(HEADER);
     let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
     for h in &conf.slurmctld_hosts {
@@ -328,7 +330,7 @@ pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
 }
 
 fn write_gres_conf(conf: &GresConf) -> String {
-    let mut out = String::with_capacity(128 + conf.nodes.len() * 80);
+    let mut out = String::with_capacity(128 + conf.nodes.len() * 128);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
         let _ = writeln!(out, "AutoDetect={a}");
