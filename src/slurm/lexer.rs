@@ -7,13 +7,15 @@
 //! is `key[op]=value` with blanks allowed around `=`, key `[A-Za-z0-9_.]+`, value either
 //! `"quoted text"` (quotes removed) or a run of non-blank characters.
 
+use std::borrow::Cow;
+
 /// One logical line: comment-free, continuations joined, escapes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogicalLine {
+pub struct LogicalLine<'a> {
     /// 1-based number of its first physical line.
     pub line: usize,
-    /// The text.
-    pub text: String,
+    /// The text (borrowed from the input when nothing had to change).
+    pub text: Cow<'a, str>,
 }
 
 /// Cuts a physical line at its first unescaped `#`.
@@ -60,7 +62,7 @@ fn strip_escapes(text: &str) -> String {
 }
 
 /// Splits text into logical lines; blank lines are dropped.
-pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
+pub fn logical_lines(text: &str) -> Vec<LogicalLine<'_>> {
     let mut out = Vec::new();
     let mut buf = String::new();
     let mut start = 0;
@@ -76,30 +78,28 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
                 buf.push_str(keep);
                 joining = true;
             }
+            None if !joining => push_line(&mut out, start, Cow::Borrowed(line)),
             None => {
                 buf.push_str(line);
                 joining = false;
-                push_line(&mut out, start, &buf);
+                push_line(&mut out, start, Cow::Owned(std::mem::take(&mut buf)));
             }
         }
     }
     if joining {
-        push_line(&mut out, start, &buf);
+        push_line(&mut out, start, Cow::Owned(buf));
     }
     out
 }
 
-fn push_line(out: &mut Vec<LogicalLine>, line: usize, buf: &str) {
-    if buf.contains('\\') {
-        let text = strip_escapes(buf);
-        if !text.trim().is_empty() {
-            out.push(LogicalLine { line, text });
-        }
-    } else if !buf.trim().is_empty() {
-        out.push(LogicalLine {
-            line,
-            text: buf.to_string(),
-        });
+fn push_line<'a>(out: &mut Vec<LogicalLine<'a>>, line: usize, text: Cow<'a, str>) {
+    let text = if text.contains('\\') {
+        Cow::Owned(strip_escapes(&text))
+    } else {
+        text
+    };
+    if !text.trim().is_empty() {
+        out.push(LogicalLine { line, text });
     }
 }
 
@@ -226,7 +226,7 @@ mod tests {
     fn texts(s: &str) -> Vec<(usize, String)> {
         logical_lines(s)
             .into_iter()
-            .map(|l| (l.line, l.text))
+            .map(|l| (l.line, l.text.into_owned()))
             .collect()
     }
 

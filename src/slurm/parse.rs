@@ -38,7 +38,7 @@ impl At<'_> {
     }
 }
 
-fn lines_with_pairs(text: &str) -> impl Iterator<Item = LogicalLine> {
+fn lines_with_pairs(text: &str) -> impl Iterator<Item = LogicalLine<'_>> {
     logical_lines(text).into_iter()
 }
 
