@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The repository root.
@@ -272,3 +273,73 @@ pub const TWO_T4: &[(&str, u32, &str)] = &[
     ("Tesla T4", 0, "00000000:3B:00.0"),
     ("Tesla T4", 1, "00000000:D8:00.0"),
 ];
+
+// Shared flow fixtures.
+
+/// First line of both rendered files.
+pub const HEADER: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n";
+
+/// The charm-owned globals of slurm.conf with the default config.
+pub const GLOBALS: &str = "ClusterName=osd-cluster
+SlurmctldHost=slurmctld-0
+SlurmctldParameters=enable_configless
+AuthType=auth/munge
+CredType=cred/munge
+SlurmUser=slurm
+SlurmctldPort=6817
+SlurmdPort=6818
+StateSaveLocation=/var/lib/slurm/slurmctld
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+GresTypes=gpu
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU_Memory
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup,task/affinity
+";
+
+/// What the fake `slurmd -C` reports for every node (after `NodeName`).
+pub const FACTS: &str =
+    "CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=31848";
+
+/// One A100 and two L40S (minors 1 and 3), listed out of PCI order.
+pub const MIXED: &[(&str, u32, &str)] = &[
+    ("NVIDIA L40S", 3, "00000000:D8:00.0"),
+    ("NVIDIA A100 80GB PCIe", 0, "00000000:3B:00.0"),
+    ("NVIDIA L40S", 1, "00000000:5E:00.0"),
+];
+
+/// Controller plus three slurmd units: 2×T4, mixed A100 + 2×L40S (minors 1,3), no GPUs.
+pub fn three_nodes() -> Cluster {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 3);
+    c.set_gpus("slurmd/0", TWO_T4);
+    c.set_gpus("slurmd/1", MIXED);
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.assert_no_errors();
+    c
+}
+
+/// The slurmd–slurmctld relation id.
+pub fn rel(c: &Cluster) -> u32 {
+    c.sim.relation_id("slurmd", "slurmctld").unwrap()
+}
+
+/// The commands that restart, reconfigure or change node states.
+pub fn restarts(cmds: &[String]) -> Vec<String> {
+    cmds.iter()
+        .filter(|c| c.contains("restart") || c.contains("reconfigure") || c.contains("state="))
+        .cloned()
+        .collect()
+}
+
+/// Lines of `new` not in `old` and of `old` not in `new`.
+pub fn changed_lines(old: &str, new: &str) -> Vec<String> {
+    let a: BTreeSet<&str> = old.lines().collect();
+    let b: BTreeSet<&str> = new.lines().collect();
+    a.symmetric_difference(&b).map(|s| s.to_string()).collect()
+}

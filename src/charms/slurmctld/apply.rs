@@ -3,7 +3,8 @@
 //! then the cache. Returns the status to set.
 
 use super::cache::CACHE_PATH;
-use super::desired::{Decision, Plan, Reload, decide};
+use super::decide::{Decision, Reload, decide};
+use super::desired::Plan;
 use super::observe::Observed;
 use super::{GRES_CONF, SLURM_CONF};
 use crate::charms::error::{CharmError, JujuResult};

@@ -9,6 +9,7 @@
 pub mod actions;
 pub mod apply;
 pub mod cache;
+pub mod decide;
 pub mod desired;
 pub mod observe;
 

@@ -1,0 +1,141 @@
+//! External commands: the [`Runner`] seam, the real one (found on `PATH`) and a recording one
+//! for tests.
+
+use super::HostError;
+use std::fmt;
+use std::sync::Mutex;
+
+/// A command line: program (looked up on `PATH`) and arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    /// Program name, e.g. `systemctl`.
+    pub program: String,
+    /// Arguments.
+    pub args: Vec<String>,
+}
+
+impl Cmd {
+    /// Builds a command from a program and its arguments.
+    pub fn new<I, S>(program: &str, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            program: program.to_string(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl fmt::Display for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program)?;
+        for a in &self.args {
+            if a.is_empty() || a.chars().any(|c| c.is_whitespace() || c == '"') {
+                write!(f, " {a:?}")?;
+            } else {
+                write!(f, " {a}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command printed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CmdOutput {
+    /// Exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+impl CmdOutput {
+    /// True for exit code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs external commands.
+pub trait Runner {
+    /// Runs `cmd` to completion and returns what it printed.
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError>;
+}
+
+/// Runs commands for real, found on `PATH`, with no stdin.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemRunner;
+
+impl Runner for SystemRunner {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        let out = std::process::Command::new(&cmd.program)
+            .args(&cmd.args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|source| HostError::Spawn {
+                command: cmd.to_string(),
+                source,
+            })?;
+        Ok(CmdOutput {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+}
+
+/// Test runner: records every command and answers from a table (program + first argument →
+/// output); anything else succeeds with empty output.
+#[derive(Debug, Default)]
+pub struct RecordingRunner {
+    /// Commands in the order they ran.
+    pub calls: Mutex<Vec<Cmd>>,
+    /// Canned answers keyed by `"<program> <first arg>"` or `"<program>"`.
+    pub answers: Mutex<Vec<(String, CmdOutput)>>,
+}
+
+impl RecordingRunner {
+    /// Registers the output of commands whose line starts with `prefix`.
+    pub fn answer(&self, prefix: &str, out: CmdOutput) {
+        if let Ok(mut a) = self.answers.lock() {
+            a.push((prefix.to_string(), out));
+        }
+    }
+
+    /// The command lines run so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.calls
+            .lock()
+            .map(|c| c.iter().map(ToString::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets the recorded commands.
+    pub fn clear(&self) {
+        if let Ok(mut c) = self.calls.lock() {
+            c.clear();
+        }
+    }
+}
+
+impl Runner for RecordingRunner {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        if let Ok(mut c) = self.calls.lock() {
+            c.push(cmd.clone());
+        }
+        let line = cmd.to_string();
+        let answers = self.answers.lock().map(|a| a.clone()).unwrap_or_default();
+        let found = answers
+            .into_iter()
+            .rev()
+            .find(|(p, _)| line.starts_with(p.as_str()));
+        Ok(found.map(|(_, o)| o).unwrap_or(CmdOutput {
+            code: Some(0),
+            ..Default::default()
+        }))
+    }
+}

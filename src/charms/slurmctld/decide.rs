@@ -1,0 +1,134 @@
+//! What slurmctld needs after the files are written: nothing, `scontrol reconfigure`, a
+//! restart (22.05 cannot add or remove nodes or change a node's GRES by reconfigure) or a stop
+//! (no nodes), plus which nodes to resume.
+
+use super::cache::Applied;
+
+/// What slurmctld needs after the files are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reload {
+    /// Nothing changed.
+    Nothing,
+    /// `scontrol reconfigure`.
+    Reconfigure,
+    /// `systemctl restart slurmctld` then `scontrol reconfigure` (nodes added/removed or a
+    /// node's GRES changed: 22.05 cannot take that by reconfigure).
+    Restart,
+    /// `systemctl stop slurmctld`: no nodes left (22.05's slurmctld dies without nodes).
+    Stop,
+}
+
+/// The decision and its follow-ups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Restart, reconfigure or nothing.
+    pub reload: Reload,
+    /// Nodes that left `DownNodes` and need `state=resume`.
+    pub resume: Vec<String>,
+    /// Nodes whose GRES changed (a leftover gres-mismatch drain is cleared for them).
+    pub gres_changed: Vec<String>,
+}
+
+/// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
+/// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
+/// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is
+/// stopped instead, and started by the restart that adds the first node.
+pub fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Decision {
+    if new.nodes.is_empty() {
+        let was_running = old.is_none_or(|o| !o.nodes.is_empty());
+        return Decision {
+            reload: if was_running {
+                Reload::Stop
+            } else {
+                Reload::Nothing
+            },
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        };
+    }
+    let Some(old) = old else {
+        return Decision {
+            reload: if files_changed {
+                Reload::Restart
+            } else {
+                Reload::Nothing
+            },
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        };
+    };
+    let resume: Vec<String> = old
+        .down
+        .difference(&new.down)
+        .filter(|n| new.nodes.contains_key(*n))
+        .cloned()
+        .collect();
+    let gres_changed: Vec<String> = new
+        .nodes
+        .iter()
+        .filter(|(n, g)| old.nodes.get(*n).is_some_and(|o| o != *g))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let same_nodes = old.nodes.keys().eq(new.nodes.keys());
+    let reload = if old.files_hash == new.files_hash && old.down == new.down {
+        Reload::Nothing
+    } else if !same_nodes || !gres_changed.is_empty() {
+        Reload::Restart
+    } else {
+        Reload::Reconfigure
+    };
+    Decision {
+        reload,
+        resume,
+        gres_changed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
+        Applied {
+            nodes: nodes
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            down: down.iter().map(|s| s.to_string()).collect(),
+            files_hash: hash.into(),
+        }
+    }
+
+    #[test]
+    fn decisions() {
+        let a = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h1");
+        assert_eq!(decide(None, &a, true).reload, Reload::Restart);
+        assert_eq!(decide(None, &a, false).reload, Reload::Nothing);
+        assert_eq!(decide(Some(&a), &a, true).reload, Reload::Nothing);
+        let added = applied(&[("n1", "gpu:t4:1"), ("n2", ""), ("n3", "")], &["n2"], "h2");
+        assert_eq!(decide(Some(&a), &added, true).reload, Reload::Restart);
+        let removed = applied(&[("n1", "gpu:t4:1")], &[], "h2");
+        let d = decide(Some(&a), &removed, true);
+        assert_eq!(d.reload, Reload::Restart);
+        assert!(d.resume.is_empty(), "a removed node is not resumed");
+        let gpu = applied(&[("n1", "gpu:t4:2"), ("n2", "")], &["n2"], "h2");
+        let d = decide(Some(&a), &gpu, true);
+        assert_eq!(
+            (d.reload, d.gres_changed),
+            (Reload::Restart, vec!["n1".to_string()])
+        );
+        let configured = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h2");
+        let d = decide(Some(&a), &configured, true);
+        assert_eq!(
+            (d.reload, d.resume),
+            (Reload::Reconfigure, vec!["n2".to_string()])
+        );
+        let param = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h3");
+        assert_eq!(decide(Some(&a), &param, true).reload, Reload::Reconfigure);
+        let empty = applied(&[], &[], "h4");
+        assert_eq!(decide(Some(&a), &empty, true).reload, Reload::Stop);
+        assert_eq!(decide(None, &empty, true).reload, Reload::Stop);
+        assert_eq!(decide(Some(&empty), &empty, true).reload, Reload::Nothing);
+        assert_eq!(decide(Some(&empty), &a, true).reload, Reload::Restart);
+    }
+}

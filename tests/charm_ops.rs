@@ -1,0 +1,467 @@
+//! The charms through the simulator, operating: node-configured → resume, repeated hooks are
+//! no-ops, upgrade-charm, a corrupt cache, leader change, bad data from one unit, bad operator
+//! config, and the actions of both charms.
+
+#[path = "charm_support.rs"]
+mod support;
+
+use juju_sim::Hook;
+use serde_json::json;
+use support::*;
+
+#[test]
+fn node_configured_leaves_downnodes_then_resumes() {
+    let mut c = three_nodes();
+    c.clear_commands("slurmctld/0");
+    let res = c
+        .sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    assert!(
+        c.slurm_conf()
+            .contains("DownNodes=slurmd-[1-2] State=DOWN Reason=\"New node.\"\n")
+    );
+    // Reconfigure (no restart: same nodes, same GRES), then resume after DownNodes dropped it.
+    assert_eq!(
+        restarts(&c.commands("slurmctld/0")),
+        vec![
+            "scontrol reconfigure",
+            "scontrol update nodename=slurmd-0 state=resume"
+        ]
+    );
+    assert_eq!(c.sim.unit_state("slurmd/0")["new-node"], "false");
+    let node: serde_json::Value =
+        serde_json::from_str(&c.sim.unit_bag(rel(&c), "slurmd/0")["node"]).unwrap();
+    assert_eq!(node["new_node"], false);
+}
+
+#[test]
+fn repeated_hooks_are_no_ops() {
+    let mut c = three_nodes();
+    let before: Vec<_> = ["etc/slurm/slurm.conf", "etc/slurm/gres.conf"]
+        .iter()
+        .map(|f| {
+            let p = c.root("slurmctld/0").join(f);
+            (
+                std::fs::read(&p).unwrap(),
+                std::fs::metadata(&p).unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    for u in ["slurmctld/0", "slurmd/0", "slurmd/1", "slurmd/2"] {
+        c.clear_commands(u);
+    }
+    let r = rel(&c);
+    c.sim.clear_records();
+    c.sim.update_status(None).unwrap();
+    for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
+        c.sim
+            .queue_hook("slurmctld/0", Hook::RelationChanged(r, Some(u.into())));
+        c.sim.queue_hook(u, Hook::ConfigChanged);
+        c.sim.queue_hook(u, Hook::RelationChanged(r, None));
+    }
+    c.sim
+        .queue_hook("slurmctld/0", Hook::RelationChanged(r, None));
+    c.sim.queue_hook("slurmctld/0", Hook::ConfigChanged);
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    let after: Vec<_> = ["etc/slurm/slurm.conf", "etc/slurm/gres.conf"]
+        .iter()
+        .map(|f| {
+            let p = c.root("slurmctld/0").join(f);
+            (
+                std::fs::read(&p).unwrap(),
+                std::fs::metadata(&p).unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(before, after, "files rewritten");
+    assert_eq!(c.commands("slurmctld/0"), Vec::<String>::new());
+    for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
+        assert_eq!(restarts(&c.commands(u)), Vec::<String>::new(), "{u}");
+    }
+    // Nothing republished, so no further hooks were caused: at most 4 update-status + the 14
+    // queued ones (the simulator coalesces a queued relation-changed like Juju does).
+    let hooks: Vec<String> = c
+        .sim
+        .records()
+        .iter()
+        .map(|h| format!("{} {}", h.unit, h.hook))
+        .collect();
+    assert!(hooks.len() <= 18, "{hooks:#?}");
+    assert!(
+        c.sim
+            .records()
+            .iter()
+            .all(|h| !h.calls.iter().any(|t| t.tool == "relation-set")),
+        "something was republished"
+    );
+}
+
+#[test]
+fn upgrade_charm_rebuilds_the_cache_and_changes_nothing() {
+    let mut c = three_nodes();
+    let (slurm0, gres0) = (c.slurm_conf(), c.gres_conf());
+    for u in ["slurmctld/0", "slurmd/0"] {
+        c.clear_commands(u);
+    }
+    c.sim.clear_records();
+    c.sim.upgrade_charm("slurmctld", None).unwrap();
+    c.sim.upgrade_charm("slurmd", None).unwrap();
+    c.assert_no_errors();
+    assert_eq!((c.slurm_conf(), c.gres_conf()), (slurm0, gres0));
+    assert_eq!(c.commands("slurmctld/0"), vec!["slurmctld -V"]);
+    assert!(restarts(&c.commands("slurmd/0")).is_empty());
+    // The rebuild read every unit once.
+    let upgrade = c
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.unit == "slurmctld/0" && r.hook == "upgrade-charm")
+        .unwrap();
+    let unit_reads = upgrade
+        .calls
+        .iter()
+        .filter(|t| t.tool == "relation-get" && t.args.iter().any(|a| a.starts_with("slurmd/")))
+        .count();
+    assert_eq!(unit_reads, 3, "{:?}", upgrade.calls);
+}
+
+#[test]
+fn a_corrupt_cache_is_rebuilt_in_full() {
+    let mut c = three_nodes();
+    let slurm0 = c.slurm_conf();
+    let cache = c
+        .root("slurmctld/0")
+        .join("var/lib/slurm-charms/slurmctld/relation-cache.json");
+    let text = std::fs::read_to_string(&cache).unwrap();
+    std::fs::write(&cache, text.replace("slurmd-2", "slurmd-9")).unwrap();
+    c.clear_commands("slurmctld/0");
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.slurm_conf(), slurm0);
+    // What was applied is unknown, but the files on disk are already right: nothing restarts.
+    assert!(restarts(&c.commands("slurmctld/0")).is_empty());
+    let logs: Vec<String> = c.sim.logs().into_iter().map(|l| l.message).collect();
+    assert!(
+        logs.iter()
+            .any(|m| m
+                .contains("rebuilding the relation cache in full (cache content hash mismatch)")),
+        "{logs:?}"
+    );
+}
+
+#[test]
+fn leader_change_converges() {
+    let mut c = three_nodes();
+    c.sim.add_unit("slurmctld", 1).unwrap();
+    assert_eq!(
+        c.status("slurmctld/1"),
+        (
+            "active".into(),
+            "standby (the leader manages slurm.conf)".into()
+        )
+    );
+    c.sim.set_leader("slurmctld/1").unwrap();
+    c.assert_no_errors();
+    let new_conf = c.file("slurmctld/1", "/etc/slurm/slurm.conf");
+    assert_eq!(
+        new_conf,
+        c.slurm_conf()
+            .replace("SlurmctldHost=slurmctld-0", "SlurmctldHost=slurmctld-1")
+    );
+    assert_eq!(c.file("slurmctld/1", "/etc/slurm/gres.conf"), c.gres_conf());
+    // The new leader adopted the shared munge key; slurmd follows the new host.
+    let key = c.bytes("slurmctld/0", "/etc/munge/munge.key").unwrap();
+    assert_eq!(c.bytes("slurmctld/1", "/etc/munge/munge.key").unwrap(), key);
+    for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
+        assert!(
+            c.file(u, "/etc/default/slurmd")
+                .contains("--conf-server slurmctld-1:6817")
+        );
+        assert_eq!(c.bytes(u, "/etc/munge/munge.key").unwrap(), key);
+    }
+    assert_eq!(
+        c.status("slurmctld/1").1,
+        "3 nodes, 5 GPUs, 3 new (run node-configured on the slurmd unit)"
+    );
+}
+
+#[test]
+fn bad_data_from_one_unit_leaves_only_that_node_out() {
+    let mut c = three_nodes();
+    let r = rel(&c);
+    let good = c.sim.unit_bag(r, "slurmd/1")["node"].clone();
+    let bad_values = [
+        (
+            good.replace(
+                "\"Type\":\"nvidia_l40s\"",
+                "\"Type\":\"t4\\nSlurmctldProlog=/tmp/x\"",
+            ),
+            "gres[1]",
+        ),
+        ("{\"node_parameters\": ".to_string(), "not valid JSON"),
+        (
+            good.replace("\"CPUs\":\"8\"", "\"CPUs\":8"),
+            "expected a string",
+        ),
+        (
+            good.replace("\"CPUs\":\"8\"", "\"CPUs\":\"8 Weight=1\""),
+            "CPUs",
+        ),
+        (
+            good.replace("\"NodeName\":\"slurmd-1\"", "\"NodeName\":\"slurmd-0\""),
+            "already used by slurmd/0",
+        ),
+    ];
+    for (bad, why) in bad_values {
+        c.sim.with_model_mut(|m| {
+            let bag = m
+                .relations
+                .get_mut(&r)
+                .unwrap()
+                .unit_bags
+                .get_mut("slurmd/1")
+                .unwrap();
+            bag.insert("node".into(), bad.clone());
+        });
+        c.sim.queue_hook(
+            "slurmctld/0",
+            Hook::RelationChanged(r, Some("slurmd/1".into())),
+        );
+        c.sim.settle().unwrap();
+        c.assert_no_errors();
+        let conf = c.slurm_conf();
+        assert!(!conf.contains("slurmd-1 "), "{why}: {conf}");
+        assert!(!conf.contains("SlurmctldProlog"));
+        assert!(conf.contains("NodeName=slurmd-0 ") && conf.contains("NodeName=slurmd-2 "));
+        assert!(!c.gres_conf().contains("slurmd-1"));
+        let (st, msg) = c.status("slurmctld/0");
+        assert_eq!(st, "active");
+        assert!(
+            msg.starts_with("2 nodes, 2 GPUs") && msg.contains("rejected slurmd/1"),
+            "{msg}"
+        );
+        assert!(msg.contains(why), "{why}: {msg}");
+        let logs = c.sim.logs();
+        assert!(
+            logs.iter().any(|l| l.level == "WARNING"
+                && l.message.contains("left out slurmd/1")
+                && l.message.contains(why)),
+            "{why}"
+        );
+    }
+    // Good data again: the node comes back.
+    c.sim.with_model_mut(|m| {
+        let bag = m
+            .relations
+            .get_mut(&r)
+            .unwrap()
+            .unit_bags
+            .get_mut("slurmd/1")
+            .unwrap();
+        bag.insert("node".into(), good.clone());
+    });
+    c.sim.queue_hook(
+        "slurmctld/0",
+        Hook::RelationChanged(r, Some("slurmd/1".into())),
+    );
+    c.sim.settle().unwrap();
+    assert!(c.slurm_conf().contains("NodeName=slurmd-1 "));
+    assert!(!c.status("slurmctld/0").1.contains("rejected"));
+}
+
+#[test]
+fn bad_operator_config_keeps_the_files_and_blocks() {
+    let mut c = three_nodes();
+    let slurm0 = c.slurm_conf();
+    c.sim
+        .set_config(
+            "slurmctld",
+            [(
+                "slurm-conf-parameters".to_string(),
+                json!("SlurmctldDebug=info\nSlurmctldProlog=/x\nbogus"),
+            )]
+            .into(),
+        )
+        .unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.slurm_conf(), slurm0);
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "blocked");
+    assert!(msg.contains("slurm-conf-parameters"), "{msg}");
+    c.sim
+        .set_config(
+            "slurmctld",
+            [
+                (
+                    "slurm-conf-parameters".to_string(),
+                    json!("SlurmctldDebug=info\n# comment\nMaxJobCount=5000"),
+                ),
+                ("default-partition".to_string(), json!("slurmd")),
+                ("cluster-name".to_string(), json!("hpc")),
+            ]
+            .into(),
+        )
+        .unwrap();
+    let conf = c.slurm_conf();
+    assert!(conf.contains("ClusterName=hpc\n"));
+    assert!(conf.contains("SlurmctldDebug=info\n") && conf.contains("MaxJobCount=5000\n"));
+    assert!(
+        conf.contains("PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP"),
+        "{conf}"
+    );
+    assert_eq!(c.status("slurmctld/0").0, "active");
+}
+
+#[test]
+fn partition_config_reaches_the_partition_line() {
+    let mut c = three_nodes();
+    c.sim
+        .set_config(
+            "slurmd",
+            [("partition-config".to_string(), json!("MaxTime=1:00:00"))].into(),
+        )
+        .unwrap();
+    c.assert_no_errors();
+    assert!(
+        c.slurm_conf().contains(
+            "PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP MaxTime=1:00:00"
+        ),
+        "{}",
+        c.slurm_conf()
+    );
+    c.sim
+        .set_config(
+            "slurmd",
+            [("partition-config".to_string(), json!("Nodes=ALL"))].into(),
+        )
+        .unwrap();
+    let (st, msg) = c.status("slurmd/0");
+    assert_eq!(st, "blocked");
+    assert!(
+        msg.contains("partition-config") && msg.contains("Nodes"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn controller_actions() {
+    let mut c = three_nodes();
+    let res = c
+        .sim
+        .run_action("slurmctld/0", "show-current-config", json!({}))
+        .unwrap();
+    assert_eq!(res.status, "completed");
+    assert_eq!(res.results["slurm-conf"], c.slurm_conf());
+    assert_eq!(res.results["gres-conf"], c.gres_conf());
+    c.clear_commands("slurmctld/0");
+    let res = c
+        .sim
+        .run_action(
+            "slurmctld/0",
+            "drain",
+            json!({"nodename": "slurmd-[0-1]", "reason": "maintenance window"}),
+        )
+        .unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    let res = c
+        .sim
+        .run_action("slurmctld/0", "resume", json!({"nodename": "slurmd-0"}))
+        .unwrap();
+    assert_eq!(res.status, "completed");
+    assert_eq!(
+        c.commands("slurmctld/0"),
+        vec![
+            "scontrol update nodename=slurmd-[0-1] state=drain reason=maintenance window",
+            "scontrol update nodename=slurmd-0 state=resume"
+        ]
+    );
+    let res = c
+        .sim
+        .run_action("slurmctld/0", "resume", json!({"nodename": "x y"}))
+        .unwrap();
+    assert_eq!(res.status, "failed");
+    assert!(res.message.contains("nodename"), "{res:?}");
+    let res = c
+        .sim
+        .run_action(
+            "slurmctld/0",
+            "drain",
+            json!({"nodename": "slurmd-0", "reason": "a\nb"}),
+        )
+        .unwrap();
+    assert_eq!(res.status, "failed");
+}
+
+#[test]
+fn slurmd_actions() {
+    let mut c = three_nodes();
+    let res = c
+        .sim
+        .run_action("slurmd/0", "detect-gpus", json!({}))
+        .unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    assert_eq!(res.results["gres"], "gpu:tesla_t4:2");
+    assert_eq!(res.results["gpus"]["1"]["device-file"], "/dev/nvidia1");
+    let res = c
+        .sim
+        .run_action(
+            "slurmd/1",
+            "node-config",
+            json!({"parameters": "weight=200 Features=nvlink,a100"}),
+        )
+        .unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    c.sim.settle().unwrap();
+    let line = format!(
+        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100 Weight=200"
+    );
+    assert_eq!(
+        res.results["node-parameters"],
+        line.replace(
+            " Features=nvlink,a100 Weight=200",
+            " Weight=200 Features=nvlink,a100"
+        )
+    );
+    assert!(
+        c.slurm_conf().contains(&format!("{line}\n")),
+        "{}",
+        c.slurm_conf()
+    );
+    // Gres stays the detected list in the relation data.
+    let node: serde_json::Value =
+        serde_json::from_str(&c.sim.unit_bag(rel(&c), "slurmd/1")["node"]).unwrap();
+    assert_eq!(
+        node["node_parameters"]["Gres"],
+        json!(["gpu:nvidia_a100_80gb_pcie:1", "gpu:nvidia_l40s:2"])
+    );
+    assert_eq!(node["node_parameters"]["Weight"], "200");
+    // Gres, NodeName and unknown keys are refused; nothing changes.
+    for (params, why) in [
+        ("Gres=gpu:tesla_t4:8", "Gres"),
+        ("NodeName=x", "NodeName"),
+        ("SlurmctldProlog=/x", "SlurmctldProlog"),
+        ("Weight=1 Weight=2", "Weight"),
+    ] {
+        let res = c
+            .sim
+            .run_action("slurmd/1", "node-config", json!({"parameters": params}))
+            .unwrap();
+        assert_eq!(res.status, "failed", "{params}");
+        assert!(res.message.contains(why), "{params}: {}", res.message);
+    }
+    assert!(c.slurm_conf().contains(&format!("{line}\n")));
+    let res = c
+        .sim
+        .run_action("slurmd/1", "node-config", json!({"reset": true}))
+        .unwrap();
+    assert_eq!(res.status, "completed");
+    c.sim.settle().unwrap();
+    assert!(c.slurm_conf().contains(&format!(
+        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024\n"
+    )));
+}
