@@ -151,9 +151,17 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
             "3 nodes, 5 GPUs, 3 new (run node-configured on the slurmd unit)".into()
         )
     );
+    assert_eq!(
+        c.file("slurmctld/0", "/etc/slurm/cgroup.conf"),
+        format!("{HEADER}ConstrainCores=yes\nConstrainDevices=yes\n")
+    );
     // Files are Slurm's: 0644.
     use std::os::unix::fs::PermissionsExt;
-    for f in ["etc/slurm/slurm.conf", "etc/slurm/gres.conf"] {
+    for f in [
+        "etc/slurm/slurm.conf",
+        "etc/slurm/gres.conf",
+        "etc/slurm/cgroup.conf",
+    ] {
         let m = std::fs::metadata(c.root("slurmctld/0").join(f)).unwrap();
         assert_eq!(m.permissions().mode() & 0o777, 0o644, "{f}");
     }

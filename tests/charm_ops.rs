@@ -358,6 +358,10 @@ fn controller_actions() {
     assert_eq!(res.status, "completed");
     assert_eq!(res.results["slurm-conf"], c.slurm_conf());
     assert_eq!(res.results["gres-conf"], c.gres_conf());
+    assert_eq!(
+        res.results["cgroup-conf"],
+        c.file("slurmctld/0", "/etc/slurm/cgroup.conf")
+    );
     c.clear_commands("slurmctld/0");
     let res = c
         .sim

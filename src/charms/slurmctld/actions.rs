@@ -1,6 +1,6 @@
 //! slurmctld actions: `show-current-config`, `drain`, `resume`.
 
-use super::{GRES_CONF, SLURM_CONF};
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::{Cmd, Host};
 use crate::juju::backend::ModelBackend;
@@ -38,7 +38,11 @@ pub fn run_action<B: ModelBackend>(
 
 fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
-    for (key, path) in [("slurm-conf", SLURM_CONF), ("gres-conf", GRES_CONF)] {
+    for (key, path) in [
+        ("slurm-conf", SLURM_CONF),
+        ("gres-conf", GRES_CONF),
+        ("cgroup-conf", CGROUP_CONF),
+    ] {
         let text = match host.read(path).map_err(|e| e.to_string())? {
             None => format!("({path} has not been written yet)"),
             Some(b) if b.len() > MAX_INLINE => format!(

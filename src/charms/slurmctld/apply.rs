@@ -4,9 +4,9 @@
 
 use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload, decide};
-use super::desired::Plan;
+use super::desired::{CGROUP_CONF_TEXT, Plan};
 use super::observe::Observed;
-use super::{GRES_CONF, SLURM_CONF};
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::{Cmd, Host, Owner};
 use crate::charms::slurmd::MUNGE_KEY;
@@ -199,12 +199,14 @@ pub fn apply_files(
             gres_changed: Vec::new(),
         });
     };
+    let cgroup = CGROUP_CONF_TEXT.as_bytes();
+    let cgroup_changed = host.write(CGROUP_CONF, cgroup, 0o644, Some(SLURM))?;
     let gres_changed = host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
     let slurm_changed = host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
     let decision = decide(
         obs.cache.applied.as_ref(),
         &plan.applied,
-        gres_changed || slurm_changed,
+        cgroup_changed || gres_changed || slurm_changed,
     );
     match decision.reload {
         Reload::Nothing => {}

@@ -50,7 +50,7 @@ pub struct Applied {
     pub nodes: BTreeMap<String, String>,
     /// Nodes in `DownNodes`.
     pub down: BTreeSet<String>,
-    /// FNV-1a of slurm.conf followed by gres.conf.
+    /// FNV-1a of slurm.conf, gres.conf and cgroup.conf.
     pub files_hash: String,
 }
 

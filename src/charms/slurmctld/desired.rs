@@ -12,6 +12,11 @@ use crate::slurm::{
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm).
+pub const CGROUP_CONF_TEXT: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n\
+ConstrainCores=yes\n\
+ConstrainDevices=yes\n";
+
 /// `DownNodes` reason for nodes that are new (until `node-configured`).
 pub const NEW_NODE_REASON: &str = "New node.";
 
@@ -253,6 +258,8 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
             slurm_text.as_deref().unwrap_or_default().as_bytes(),
             b"\0",
             gres_text.as_deref().unwrap_or_default().as_bytes(),
+            b"\0",
+            CGROUP_CONF_TEXT.as_bytes(),
         ]),
     };
     Plan {

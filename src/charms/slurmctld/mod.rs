@@ -24,6 +24,9 @@ use crate::juju::event::{Event, HookContext};
 pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 /// gres.conf (beside slurm.conf; served to slurmd by configless).
 pub const GRES_CONF: &str = "/etc/slurm/gres.conf";
+/// cgroup.conf (served to slurmd by configless; `proctrack/cgroup` fails every job step
+/// without one).
+pub const CGROUP_CONF: &str = "/etc/slurm/cgroup.conf";
 /// Packages the install hook installs.
 pub const PACKAGES: &[&str] = &["slurmctld", "munge", "slurm-client"];
 
