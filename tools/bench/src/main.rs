@@ -141,6 +141,8 @@ struct Row {
     tools_ms: Stat,
     outside_ms: Stat,
     peak_rss_kib: Option<u64>,
+    /// Per-call process overhead used for this row, ms.
+    tool_overhead_ms: f64,
 }
 
 /// Per-call process cost `jujuc-timed` cannot see (exec, loading, exit), from `tool-calib`.
@@ -157,6 +159,10 @@ struct Bench {
     calib: Calibration,
     rows: Vec<Row>,
     notes: Vec<String>,
+    /// The last calibration's (outer − inner) differences, ms.
+    last_diffs: Vec<f64>,
+    /// Per-row overheads used, ms.
+    overheads: Vec<f64>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -209,6 +215,19 @@ impl Bench {
         })
     }
 
+    /// Runs `tool-calib` inside a hook on standby/1 and sets the per-call process overhead to
+    /// the median over this calibration and the previous one, so it brackets the samples taken
+    /// in between (the machine's load changes over a long run).
+    fn recalibrate(&mut self, sim: &mut Simulator) -> Result<()> {
+        let (_, _, diffs) = calibrate(self, sim, 150)?;
+        let mut both = self.last_diffs.clone();
+        both.extend_from_slice(&diffs);
+        self.calib.overhead_ms = Stat::of(&both).median;
+        self.overheads.push(self.calib.overhead_ms);
+        self.last_diffs = diffs;
+        Ok(())
+    }
+
     fn row(&self, hook: &str, units: Option<u32>, charm: &str, s: &[Sample]) -> Row {
         let wall: Vec<f64> = s.iter().map(|x| x.wall_ms).collect();
         let tools: Vec<f64> = s
@@ -226,6 +245,7 @@ impl Bench {
             tools_ms: Stat::of(&tools),
             outside_ms: Stat::of(&outside),
             peak_rss_kib: None,
+            tool_overhead_ms: self.calib.overhead_ms,
         }
     }
 
@@ -330,6 +350,8 @@ fn run() -> Result<()> {
         calib: Calibration::default(),
         rows: Vec::new(),
         notes: Vec::new(),
+        last_diffs: Vec::new(),
+        overheads: Vec::new(),
     };
     for n in machine_notes() {
         eprintln!("hook-bench: {n}");
@@ -361,28 +383,13 @@ fn run() -> Result<()> {
     }
 
     // --- calibration: the process cost of one hook-tool call that jujuc-timed cannot see.
-    let calib = b.world.built.calib.display().to_string();
-    b.world.clear_tool_log();
-    let rec = sim.run_hook_command("standby/1", Hook::UpdateStatus, &[&calib, "300"])?;
-    let v: serde_json::Value = serde_json::from_str(rec.stdout.trim())
-        .map_err(|e| BenchError::Setup(format!("tool-calib output: {e}: {}", rec.stderr)))?;
-    let nums = |k: &str| -> Vec<f64> {
-        v[k].as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_f64())
-                    .map(|x| x / 1e6)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (outer, inner) = (nums("outer_ns"), nums("inner_ns"));
-    let diff: Vec<f64> = outer.iter().zip(&inner).map(|(o, i)| o - i).collect();
+    let (outer, inner, diff) = calibrate(&b, &mut sim, 300)?;
     b.calib = Calibration {
         outer_ms: Stat::of(&outer),
         inner_ms: Stat::of(&inner),
         overhead_ms: Stat::of(&diff).median,
     };
+    b.last_diffs = diff;
     eprintln!(
         "  one hook-tool call (is-leader) seen by its parent: {} ms; inside jujuc-timed: {} ms; \
          process overhead added per call: {:.3} ms",
@@ -400,6 +407,7 @@ fn run() -> Result<()> {
         &Hook::UpdateStatus,
         Some(&["/bin/true"]),
     )?;
+    b.recalibrate(&mut sim)?;
     let row = b.row(
         "process floor (`/bin/true` as the handler)",
         None,
@@ -408,6 +416,7 @@ fn run() -> Result<()> {
     );
     b.push(row);
     let x = b.repeat(&mut sim, s, "standby/1", &Hook::UpdateStatus, None)?;
+    b.recalibrate(&mut sim)?;
     let row = b.row(
         "status only: non-leader slurmctld update-status",
         None,
@@ -425,6 +434,7 @@ fn run() -> Result<()> {
         })?;
         plain.deploy(b.world.spec("plain", &ctl_charm, 2))?;
         let x = b.repeat(&mut plain, s, "plain/1", &Hook::UpdateStatus, None)?;
+        b.recalibrate(&mut sim)?;
         let mut row = b.row("status only, with juju-sim's own `jujuc`", None, "rust", &x);
         row.tools_ms = Stat::default();
         row.outside_ms = Stat::default();
@@ -437,6 +447,7 @@ fn run() -> Result<()> {
         &Hook::UpdateStatus,
         Some(&[&ops]),
     )?;
+    b.recalibrate(&mut sim)?;
     let row = b.row(
         "status only: non-leader slurmctld update-status",
         None,
@@ -445,6 +456,7 @@ fn run() -> Result<()> {
     );
     b.push(row);
     let x = b.repeat(&mut sim, s, "slurmd/0", &Hook::UpdateStatus, None)?;
+    b.recalibrate(&mut sim)?;
     let row = b.row("slurmd update-status (8 GPUs)", None, "rust", &x);
     b.push(row);
     let x = b.repeat(
@@ -454,15 +466,18 @@ fn run() -> Result<()> {
         &Hook::UpdateStatus,
         Some(&[&ops_node]),
     )?;
+    b.recalibrate(&mut sim)?;
     let row = b.row("slurmd update-status (8 GPUs)", None, "ops", &x);
     b.push(row);
     let x = action_samples(&b, &mut sim, "slurmd/0", s)?;
+    b.recalibrate(&mut sim)?;
     let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "rust", &x);
     b.push(row);
     // The ops twin of the GPU node: its own app, same fake NVML and fixture.
     let ops_node_charm = b.world.ops_slurmd.clone();
     sim.deploy(b.world.spec("opsnode", &ops_node_charm, 1))?;
     let x = action_samples(&b, &mut sim, "opsnode/0", opts.ops_samples)?;
+    b.recalibrate(&mut sim)?;
     let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "ops", &x);
     b.push(row);
 
@@ -493,6 +508,7 @@ fn run() -> Result<()> {
         }
         // The controller reads everything once (as after a leader change), then runs normally.
         let x = vec![b.run_one(&mut sim, "slurmctld/0", Hook::LeaderElected, None)?];
+        b.recalibrate(&mut sim)?;
         let row = b.row(
             "slurmctld leader-elected (full cache rebuild)",
             Some(n),
@@ -510,6 +526,7 @@ fn run() -> Result<()> {
             toggle(&mut sim, rel, k, &mut flips)?;
             changed.push(b.run_one(&mut sim, "slurmctld/0", changed_hook(rel, k), None)?);
         }
+        b.recalibrate(&mut sim)?;
         let row = b.row(
             "slurmctld slurmd-relation-changed (node changed)",
             Some(n),
@@ -528,6 +545,7 @@ fn run() -> Result<()> {
                 )
             })
             .collect::<Result<_>>()?;
+        b.recalibrate(&mut sim)?;
         let row = b.row(
             "slurmctld slurmd-relation-changed (no change)",
             Some(n),
@@ -557,6 +575,7 @@ fn run() -> Result<()> {
             let k = 1 + (i as u32 % (n - 1).max(1));
             ops_s.push(b.run_one(&mut sim, "slurmctld/0", changed_hook(rel, k), Some(&[&ops]))?);
         }
+        b.recalibrate(&mut sim)?;
         let row = b.row(
             "slurmctld slurmd-relation-changed (node changed)",
             Some(n),
@@ -608,6 +627,29 @@ fn run() -> Result<()> {
         opts.out.display()
     );
     Ok(())
+}
+
+/// `tool-calib` with `n` calls inside a hook on standby/1: (outer, inner, outer − inner) in ms.
+fn calibrate(b: &Bench, sim: &mut Simulator, n: usize) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    sim.settle()?;
+    let calib = b.world.built.calib.display().to_string();
+    b.world.clear_tool_log();
+    let rec = sim.run_hook_command("standby/1", Hook::UpdateStatus, &[&calib, &n.to_string()])?;
+    let v: serde_json::Value = serde_json::from_str(rec.stdout.trim())
+        .map_err(|e| BenchError::Setup(format!("tool-calib output: {e}: {}", rec.stderr)))?;
+    let nums = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_f64())
+                    .map(|x| x / 1e6)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (outer, inner) = (nums("outer_ns"), nums("inner_ns"));
+    let diff: Vec<f64> = outer.iter().zip(&inner).map(|(o, i)| o - i).collect();
+    Ok((outer, inner, diff))
 }
 
 fn changed_hook(rel: u32, k: u32) -> Hook {
@@ -990,11 +1032,14 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
     let _ = writeln!(
         s,
         "\nHook-tool cost: one `is-leader` call seen by its parent {} ms (median (p10–p90), n={}), of which {} ms inside the tool process; \
-         the per-call process overhead added to the in-process times is {:.3} ms.\n",
+         the per-call process overhead added to the in-process times is re-measured around every row (150 calls before and after it): median {:.3} ms, range {:.3}–{:.3} ms over {} rows.\n",
         b.calib.outer_ms.show(3),
         b.calib.outer_ms.n,
         b.calib.inner_ms.show(3),
-        b.calib.overhead_ms
+        Stat::of(&b.overheads).median,
+        Stat::of(&b.overheads).min,
+        Stat::of(&b.overheads).max,
+        b.overheads.len()
     );
     let _ = writeln!(
         s,
