@@ -242,7 +242,8 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
             "slurmd -C",
             "systemctl restart munge",
             "systemctl daemon-reload",
-            "systemctl restart slurmd"
+            "systemctl restart slurmd",
+            "scontrol ping"
         ]
     );
     let st = be.unit_status().unwrap();
@@ -410,5 +411,78 @@ fn relation_created_reads_a_partition_published_before() {
     assert!(
         conf.contains("PartitionName=compute Nodes=c0 Default=YES State=UP"),
         "{conf}"
+    );
+}
+
+fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
+    let info = ClusterInfo {
+        munge_key: vec![9; 64],
+        slurmctld_host: host_name.into(),
+        nhc_params: String::new(),
+    };
+    let be = MemoryBackend::new("slurmd/0").relation(
+        MemoryRelation::new("slurmctld", 1, "slurmctld")
+            .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())])),
+    );
+    (be, RelationId::new("slurmctld", 1))
+}
+
+#[test]
+fn a_node_that_cannot_authenticate_says_munge() {
+    // Something answers on the controller's port (a listener of our own, or whatever holds it).
+    let _listener = std::net::TcpListener::bind("127.0.0.1:6817");
+    let dir = tempfile::tempdir().unwrap();
+    let runner = slurmd_runner();
+    runner.answer(
+        "scontrol ping",
+        CmdOutput {
+            code: Some(1),
+            stdout: "Slurmctld(primary) at 127.0.0.1 is DOWN".into(),
+            ..Default::default()
+        },
+    );
+    let host = Host::new(dir.path(), &runner);
+    let (be, _) = configured_slurmd("127.0.0.1");
+    run_with(
+        CharmKind::Slurmd,
+        &ctx("slurmd/0", Event::UpdateStatus),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked);
+    assert!(st.message.contains("munge key mismatch"), "{}", st.message);
+    assert!(st.message.contains("is DOWN"), "{}", st.message);
+}
+
+#[test]
+fn an_unreachable_controller_is_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = slurmd_runner();
+    runner.answer(
+        "scontrol ping",
+        CmdOutput {
+            code: Some(1),
+            stderr: "Unable to contact slurm controller (connect failure)".into(),
+            ..Default::default()
+        },
+    );
+    let host = Host::new(dir.path(), &runner);
+    // A name that never resolves (RFC 6761 .invalid).
+    let (be, _) = configured_slurmd("ctl.invalid");
+    run_with(
+        CharmKind::Slurmd,
+        &ctx("slurmd/0", Event::UpdateStatus),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Waiting);
+    assert!(
+        st.message.contains("ctl.invalid:6817 is not answering"),
+        "{}",
+        st.message
     );
 }

@@ -12,6 +12,8 @@ pub struct Cmd {
     pub program: String,
     /// Arguments.
     pub args: Vec<String>,
+    /// Extra environment variables (not shown by `Display`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Cmd {
@@ -24,7 +26,14 @@ impl Cmd {
         Self {
             program: program.to_string(),
             args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
         }
+    }
+
+    /// Adds an environment variable for the command.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
     }
 }
 
@@ -74,6 +83,7 @@ impl Runner for SystemRunner {
     fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
         let out = std::process::Command::new(&cmd.program)
             .args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|source| HostError::Spawn {

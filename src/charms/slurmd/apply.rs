@@ -6,7 +6,7 @@ use super::observe::Observed;
 use super::{MUNGE_KEY, SLURMD_DEFAULTS};
 use crate::charms::error::{CharmError, JujuResult};
 use crate::charms::host::{Cmd, Host, Owner};
-use crate::charms::util::status;
+use crate::charms::util::{short, status};
 use crate::interface::{NODE_KEY, PARTITION_KEY};
 use crate::juju::backend::{Bag, ModelBackend, Status, StatusKind};
 
@@ -98,7 +98,56 @@ pub fn apply<B: ModelBackend>(
             }
         }
     }
+    if let Some(problem) = check_controller(host, &cluster.conf_server()) {
+        return Ok(problem);
+    }
     Ok(des.status.clone())
+}
+
+/// Asks the controller for a munge-authenticated answer (`scontrol ping`, pointed at the config
+/// server `server` so it works before slurmd has a config cache). A refusal while the
+/// controller's port answers means this node cannot authenticate: most likely a munge key that
+/// differs from the controller's (munged told to use another key, a key replaced by hand).
+/// Returns the status to show instead of the normal one, if any.
+pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
+    let ping = Cmd::new("scontrol", ["ping"]).env("SLURM_CONF_SERVER", server);
+    let out = match host.run(&ping) {
+        Ok(out) if out.success() => return None,
+        Ok(out) => out,
+        Err(e) => {
+            return Some(status(
+                StatusKind::Blocked,
+                format!("{e} (slurm-client provides scontrol)"),
+            ));
+        }
+    };
+    let said = format!("{} {}", out.stdout.trim(), out.stderr.trim());
+    let said = short(said.trim(), 120);
+    if port_answers(server) {
+        tracing::warn!("scontrol ping fails while {server} answers: {said}");
+        Some(status(
+            StatusKind::Blocked,
+            format!(
+                "cannot authenticate to slurmctld at {server} (munge key mismatch? check /etc/munge/munge.key and munged's options): {said}"
+            ),
+        ))
+    } else {
+        Some(status(
+            StatusKind::Waiting,
+            format!("slurmctld at {server} is not answering: {said}"),
+        ))
+    }
+}
+
+/// True if a TCP connection to `addr` (`host:port`) opens within two seconds.
+fn port_answers(addr: &str) -> bool {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let Ok(addrs) = addr.to_socket_addrs() else {
+        return false;
+    };
+    addrs
+        .into_iter()
+        .any(|a| TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok())
 }
 
 /// Makes sure every `/dev/nvidiaN` slurmd will be told about exists (slurmd exits when one is
