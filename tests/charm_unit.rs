@@ -429,10 +429,10 @@ fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
 
 #[test]
 fn a_node_that_cannot_authenticate_says_munge() {
-    // Something answers on the controller's port (a listener of our own, or whatever holds it).
-    let _listener = std::net::TcpListener::bind("127.0.0.1:6817");
-    let dir = tempfile::tempdir().unwrap();
-    let runner = slurmd_runner();
+    use slurm_charms::charms::slurmd::apply::check_controller;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = listener.local_addr().unwrap().to_string();
+    let runner = RecordingRunner::default();
     runner.answer(
         "scontrol ping",
         CmdOutput {
@@ -441,19 +441,22 @@ fn a_node_that_cannot_authenticate_says_munge() {
             ..Default::default()
         },
     );
-    let host = Host::new(dir.path(), &runner);
-    let (be, _) = configured_slurmd("127.0.0.1");
-    run_with(
-        CharmKind::Slurmd,
-        &ctx("slurmd/0", Event::UpdateStatus),
-        &be,
-        &host,
-    )
-    .unwrap();
-    let st = be.unit_status().unwrap();
+    let host = Host::new("/nonexistent", &runner);
+    let st = check_controller(&host, &server).unwrap();
     assert_eq!(st.kind, StatusKind::Blocked);
     assert!(st.message.contains("munge key mismatch"), "{}", st.message);
     assert!(st.message.contains("is DOWN"), "{}", st.message);
+    // A good answer: nothing to report.
+    let ok = RecordingRunner::default();
+    assert!(check_controller(&Host::new("/nonexistent", &ok), &server).is_none());
+    assert_eq!(ok.lines(), ["scontrol ping"]);
+    // A closed port: waiting, without a (slow) ping.
+    drop(listener);
+    let closed = RecordingRunner::default();
+    let st = check_controller(&Host::new("/nonexistent", &closed), &server).unwrap();
+    assert_eq!(st.kind, StatusKind::Waiting);
+    assert!(st.message.contains("port closed"), "{}", st.message);
+    assert!(closed.lines().is_empty());
 }
 
 #[test]

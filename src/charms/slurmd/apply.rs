@@ -105,11 +105,21 @@ pub fn apply<B: ModelBackend>(
 }
 
 /// Asks the controller for a munge-authenticated answer (`scontrol ping`, pointed at the config
-/// server `server` so it works before slurmd has a config cache). A refusal while the
-/// controller's port answers means this node cannot authenticate: most likely a munge key that
-/// differs from the controller's (munged told to use another key, a key replaced by hand).
-/// Returns the status to show instead of the normal one, if any.
+/// server `server` so it works before slurmd has a config cache). The port is tried first: a
+/// closed port is "waiting" at once (a ping would hang ~10 s). A refusal while the port answers
+/// means this node cannot authenticate: most likely a munge key that differs from the
+/// controller's. Returns the status to show instead of the normal one, if any.
 pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
+    let not_answering = |detail: &str| {
+        Some(status(
+            StatusKind::Waiting,
+            format!("slurmctld at {server} is not answering{detail}"),
+        ))
+    };
+    let port = port_answers(server);
+    if port == Some(false) {
+        return not_answering(" (port closed)");
+    }
     let ping = Cmd::new("scontrol", ["ping"]).env("SLURM_CONF_SERVER", server);
     let out = match host.run(&ping) {
         Ok(out) if out.success() => return None,
@@ -123,7 +133,7 @@ pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
     };
     let said = format!("{} {}", out.stdout.trim(), out.stderr.trim());
     let said = short(said.trim(), 120);
-    if port_answers(server) {
+    if port == Some(true) {
         tracing::warn!("scontrol ping fails while {server} answers: {said}");
         Some(status(
             StatusKind::Blocked,
@@ -132,22 +142,23 @@ pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
             ),
         ))
     } else {
-        Some(status(
-            StatusKind::Waiting,
-            format!("slurmctld at {server} is not answering: {said}"),
-        ))
+        not_answering(&format!(": {said}"))
     }
 }
 
-/// True if a TCP connection to `addr` (`host:port`) opens within two seconds.
-fn port_answers(addr: &str) -> bool {
+/// Whether a TCP connection to `addr` (`host:port`) opens within two seconds; `None` when the
+/// name does not resolve here.
+fn port_answers(addr: &str) -> Option<bool> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let Ok(addrs) = addr.to_socket_addrs() else {
-        return false;
-    };
-    addrs
-        .into_iter()
-        .any(|a| TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok())
+    let addrs: Vec<_> = addr.to_socket_addrs().ok()?.collect();
+    if addrs.is_empty() {
+        return None;
+    }
+    Some(
+        addrs
+            .iter()
+            .any(|a| TcpStream::connect_timeout(a, std::time::Duration::from_secs(2)).is_ok()),
+    )
 }
 
 /// Makes sure every `/dev/nvidiaN` slurmd will be told about exists (slurmd exits when one is
