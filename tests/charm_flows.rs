@@ -416,3 +416,73 @@ fn missing_device_files_keep_slurmd_stopped() {
             .any(|l| l == "systemctl restart slurmd")
     );
 }
+
+/// `/proc/driver/nvidia-caps/mig-minors` for `gpus` GPUs (as the driver writes it).
+fn mig_minors_text(gpus: u32) -> String {
+    let mut s = String::from("config 1\nmonitor 2\n");
+    for g in 0..gpus {
+        for gi in 0..15 {
+            let base = 3 + g * 135 + gi * 9;
+            s.push_str(&format!("gpu{g}/gi{gi}/access {base}\n"));
+            for ci in 0..8 {
+                s.push_str(&format!("gpu{g}/gi{gi}/ci{ci}/access {}\n", base + 1 + ci));
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn mig_instances_are_enlisted_with_multiple_files() {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 1);
+    let root = c.root("slurmd/0");
+    let fixture = repo().join("tests/fixtures/gpu/a100_mig.json");
+    std::fs::copy(&fixture, root.join("nvml.json")).unwrap();
+    std::fs::create_dir_all(root.join("proc/driver/nvidia-caps")).unwrap();
+    std::fs::write(
+        root.join("proc/driver/nvidia-caps/mig-minors"),
+        mig_minors_text(2),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("dev")).unwrap();
+    for m in 0..2 {
+        std::fs::write(root.join(format!("dev/nvidia{m}")), "").unwrap();
+    }
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.assert_no_errors();
+    let gres = c.gres_conf();
+    let mig_lines: Vec<&str> = gres
+        .lines()
+        .filter(|l| l.contains("MultipleFiles="))
+        .collect();
+    assert!(!mig_lines.is_empty(), "{gres}");
+    for l in &mig_lines {
+        assert!(
+            l.starts_with("NodeName=slurmd-0 Name=gpu Type=nvidia_a100_"),
+            "{l}"
+        );
+        assert!(
+            l.contains("MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap"),
+            "{l}"
+        );
+        assert!(!l.contains(" File="), "{l}");
+    }
+    // The whole MIG GPU is never published as /dev/nvidia0; the plain A100 is.
+    assert!(!gres.contains("File=/dev/nvidia0\n") && !gres.contains("File=/dev/nvidia0 "));
+    assert!(
+        gres.contains("Type=nvidia_a100-sxm4-40gb File=/dev/nvidia1"),
+        "{gres}"
+    );
+    let node_line = c
+        .slurm_records()
+        .into_iter()
+        .find(|l| l.starts_with("NodeName=slurmd-0"))
+        .unwrap();
+    assert!(
+        node_line.contains("gpu:nvidia_a100_1g.5gb:2"),
+        "{node_line}"
+    );
+    assert_eq!(c.status("slurmd/0").0, "active");
+}
