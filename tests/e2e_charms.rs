@@ -541,6 +541,40 @@ fn e2e_charms_drive_real_slurm() {
     s.watch.lap("munge key fixed: node back");
 
     s.print("sinfo (end)", "sinfo", &["-N", "-o", "%N %T %G %E"]);
+    let slow: String = s
+        .sim
+        .records()
+        .iter()
+        .filter(|r| r.duration > Duration::from_secs(1))
+        .map(|r| {
+            let said: Vec<String> = r
+                .calls
+                .iter()
+                .filter(|c| c.tool == "status-set" || c.tool == "juju-log")
+                .map(|c| c.args.join(" "))
+                .collect();
+            format!(
+                "  {:>6.2}s  {} {}: {}\n",
+                r.duration.as_secs_f64(),
+                r.unit,
+                r.hook,
+                said.join(" | ")
+            )
+        })
+        .collect();
+    let total: f64 = s
+        .sim
+        .records()
+        .iter()
+        .map(|r| r.duration.as_secs_f64())
+        .sum();
+    e2e::eprint_block(
+        &format!(
+            "{} hooks/actions, {total:.1}s in all; those over 1 s",
+            s.sim.records().len()
+        ),
+        &slow,
+    );
     let Scenario {
         cluster, mut watch, ..
     } = s;
