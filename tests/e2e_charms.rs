@@ -382,6 +382,33 @@ fn e2e_charms_drive_real_slurm() {
         Some("0,1,2,3"),
         "{env}"
     );
+    // The charm's cgroup.conf (ConstrainDevices=yes): a job opens only the GPU it was given
+    // (the fake nodes have no driver: the granted one answers ENXIO, the other EPERM).
+    let r = s
+        .cluster
+        .run(
+            &ctl,
+            "srun",
+            &[
+                "--gres=gpu:nvidia_h100_80gb_hbm3:1",
+                "-w",
+                &n2,
+                "bash",
+                "-c",
+                "for d in /dev/nvidia0 /dev/nvidia3; do head -c1 $d 2>&1 || true; done",
+            ],
+        )
+        .ok();
+    assert!(
+        r.stdout
+            .contains("/dev/nvidia0' for reading: No such device or address"),
+        "{r}"
+    );
+    assert!(
+        r.stdout
+            .contains("/dev/nvidia3' for reading: Operation not permitted"),
+        "{r}"
+    );
     for ask in [
         "--gres=gpu:tesla_t4:3",
         "--gres=gpu:nvidia_h100_80gb_hbm3:5",
