@@ -87,6 +87,9 @@ pub struct World {
     pub ops_slurmctld: PathBuf,
     /// Where `jujuc-timed` appends its per-call times.
     pub tool_log: PathBuf,
+    /// Host name the controller units get instead of `<app>-<n>` (e.g. `localhost`, so that
+    /// slurmd's controller check does not wait on a DNS lookup of an unknown name).
+    pub ctl_hostname: Option<String>,
     fakes: PathBuf,
     nvml_dir: PathBuf,
     gpu_fixture: PathBuf,
@@ -211,6 +214,7 @@ impl World {
             slurmctld_charm,
             ops_slurmd,
             ops_slurmctld,
+            ctl_hostname: None,
             fakes,
             nvml_dir,
             gpu_fixture,
@@ -237,12 +241,18 @@ impl World {
         let fixture = self.gpu_fixture.clone();
         let log = self.tool_log.clone();
         let minors = gpu_minors(&fixture);
+        let ctl_hostname = self.ctl_hostname.clone();
         move |unit: &str| {
             let dash = unit.replace('/', "-");
             let root = units.join(&dash);
             let _ = std::fs::create_dir_all(root.join("proc/sys/kernel"));
             let _ = std::fs::create_dir_all(root.join("dev"));
-            let _ = std::fs::write(root.join("proc/sys/kernel/hostname"), &dash);
+            let is_ctl = unit.starts_with("slurmctld/") || unit.starts_with("ectl/");
+            let hostname = match (&ctl_hostname, is_ctl) {
+                (Some(h), true) => h.clone(),
+                _ => dash.clone(),
+            };
+            let _ = std::fs::write(root.join("proc/sys/kernel/hostname"), hostname);
             for m in &minors {
                 let _ = std::fs::write(root.join(format!("dev/nvidia{m}")), "");
             }

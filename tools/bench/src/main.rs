@@ -61,6 +61,8 @@ struct Opts {
     enlist_max: u32,
     enlist_budget: Duration,
     out: PathBuf,
+    ctl_hostname: Option<String>,
+    enlist_only: Option<PathBuf>,
 }
 
 impl Opts {
@@ -73,6 +75,8 @@ impl Opts {
             enlist_max: 10_000,
             enlist_budget: Duration::from_secs(900),
             out: env::repo().join("target/hook-bench"),
+            ctl_hostname: None,
+            enlist_only: None,
         };
         let mut args = std::env::args().skip(1);
         let bad = |m: String| BenchError::Setup(m);
@@ -98,6 +102,8 @@ impl Opts {
                         Duration::from_secs(val()?.parse().map_err(|e| bad(format!("{e}")))?)
                 }
                 "--out" => o.out = PathBuf::from(val()?),
+                "--ctl-hostname" => o.ctl_hostname = Some(val()?),
+                "--enlist-only" => o.enlist_only = Some(PathBuf::from(val()?)),
                 "--quick" => {
                     o.sizes = vec![10, 100];
                     o.samples = 5;
@@ -342,7 +348,8 @@ fn run() -> Result<()> {
     let opts = Opts::parse()?;
     let built = Built::locate()?;
     let venv = env::ops_venv()?;
-    let world = World::new(&built, &venv)?;
+    let mut world = World::new(&built, &venv)?;
+    world.ctl_hostname = opts.ctl_hostname.clone();
     let started = Instant::now();
     let mut b = Bench {
         world,
@@ -360,6 +367,12 @@ fn run() -> Result<()> {
     eprintln!("hook-bench: load average at start {}", load_avg());
     b.notes
         .push(format!("load average at start: {}", load_avg()));
+    if let Some(h) = &opts.ctl_hostname {
+        b.notes.push(format!("controller units' host name: {h}"));
+    }
+    if let Some(prev) = &opts.enlist_only {
+        return enlist_only(&mut b, prev, started);
+    }
     let ops = b.world.ops_slurmctld.join("dispatch").display().to_string();
     let ops_node = b.world.ops_slurmd.join("dispatch").display().to_string();
 
@@ -650,6 +663,40 @@ fn calibrate(b: &Bench, sim: &mut Simulator, n: usize) -> Result<(Vec<f64>, Vec<
     let (outer, inner) = (nums("outer_ns"), nums("inner_ns"));
     let diff: Vec<f64> = outer.iter().zip(&inner).map(|(o, i)| o - i).collect();
     Ok((outer, inner, diff))
+}
+
+/// Only the enlistment, extrapolated with the controller medians of an earlier run's
+/// `results.json`; writes `results-enlist.md`.
+fn enlist_only(b: &mut Bench, prev: &Path, started: Instant) -> Result<()> {
+    let text = std::fs::read_to_string(prev)
+        .map_err(|e| BenchError::Setup(format!("{}: {e}", prev.display())))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| BenchError::Setup(e.to_string()))?;
+    let mut ctl = BTreeMap::new();
+    for r in v["rows"].as_array().into_iter().flatten() {
+        if r["charm"] == "rust" && r["hook"] == "slurmctld slurmd-relation-changed (node changed)" {
+            if let (Some(n), Some(m)) = (r["units"].as_u64(), r["wall_ms"]["median"].as_f64()) {
+                ctl.insert(n as u32, (m, 0.0));
+            }
+        }
+    }
+    let e = enlist(b)?;
+    let extra = extrapolate(&e, &ctl);
+    b.notes.push(format!("load average at end: {}", load_avg()));
+    b.notes.push(format!(
+        "total run time: {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let full = report(b, &serde_json::json!({}), &e, extra.as_deref());
+    let md = full
+        .split_once("### Sequential enlistment")
+        .map(|(_, rest)| format!("### Sequential enlistment{rest}"))
+        .unwrap_or(full);
+    std::fs::create_dir_all(&b.opts.out).map_err(|e| BenchError::Setup(e.to_string()))?;
+    std::fs::write(b.opts.out.join("results-enlist.md"), &md)
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
+    println!("{md}");
+    Ok(())
 }
 
 fn changed_hook(rel: u32, k: u32) -> Hook {
