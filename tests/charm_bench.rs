@@ -74,7 +74,11 @@ fn hook_tool_calls_do_not_grow_with_units() {
 #[test]
 #[ignore = "benchmark: run with --release -- --ignored --nocapture"]
 fn enlist_1000_units() {
-    let n = 1000;
+    // CHARM_BENCH_UNITS overrides the unit count (quick checks).
+    let n: u32 = std::env::var("CHARM_BENCH_UNITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let t0 = Instant::now();
     let mut c = cluster(n);
     let deployed = t0.elapsed();
@@ -111,6 +115,26 @@ fn enlist_1000_units() {
         deployed.as_secs_f64(),
         deploy_hooks.len(),
         median(deploy_hooks).as_secs_f64() * 1e3
+    );
+    let in_hooks: Duration = all.iter().sum();
+    let mut slow: Vec<(Duration, String)> = records
+        .iter()
+        .map(|r| (r.duration, format!("{} {}", r.unit, r.hook)))
+        .collect();
+    slow.sort();
+    let p90 = slow
+        .get(slow.len() * 9 / 10)
+        .map(|s| s.0)
+        .unwrap_or_default();
+    println!(
+        "hook p90 {:.1} ms; slowest: {:?}",
+        p90.as_secs_f64() * 1e3,
+        slow.iter().rev().take(3).collect::<Vec<_>>()
+    );
+    println!(
+        "enlist: {:.1} s of it inside hook processes, {:.1} s in the simulator",
+        in_hooks.as_secs_f64(),
+        (enlisted.saturating_sub(in_hooks)).as_secs_f64()
     );
     println!(
         "enlist (integrate -> settled): {:.1} s, {} hooks, median {:.1} ms/hook \

@@ -147,10 +147,20 @@ pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
 }
 
 /// Whether a TCP connection to `addr` (`host:port`) opens within two seconds; `None` when the
-/// name does not resolve here.
+/// name does not resolve here within a second (a resolver that does not answer must not stall
+/// every hook for its 5 s timeout; the lookup thread is left behind and dies with the hook).
 fn port_answers(addr: &str) -> Option<bool> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let addrs: Vec<_> = addr.to_socket_addrs().ok()?.collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = addr.to_string();
+    std::thread::spawn(move || {
+        let resolved: Vec<_> = name
+            .to_socket_addrs()
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        let _ = tx.send(resolved);
+    });
+    let addrs = rx.recv_timeout(std::time::Duration::from_secs(1)).ok()?;
     if addrs.is_empty() {
         return None;
     }
