@@ -181,16 +181,16 @@ fn controller_work_per_hook() {
             partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
             ..Default::default()
         };
+        let mut cache = Cache::default();
         for i in 0..n {
             rel.units.insert(
                 format!("gpu/{i}"),
-                format!(
+                cache.ingest_node(&format!(
                     r#"{{"node_parameters":{{"NodeName":"gpu-{i:05}","CPUs":"224","Boards":"1","SocketsPerBoard":"2","CoresPerSocket":"56","ThreadsPerCore":"2","RealMemory":"2063937","Gres":["gpu:nvidia_h100_80gb_hbm3:8"],"MemSpecLimit":"1024"}},"new_node":{},"gres":[{{"Name":"gpu","Type":"nvidia_h100_80gb_hbm3","File":"/dev/nvidia[0-7]","Cores":"0-55,112-167"}}]}}"#,
                     i % 10 == 0
-                ),
+                )),
             );
         }
-        let mut cache = Cache::default();
         cache.relations.insert("slurmd:1".into(), rel);
         let bytes = cache.to_bytes();
         let mut times = [Duration::ZERO; 4];
@@ -200,7 +200,7 @@ fn controller_work_per_hook() {
             let c = Cache::from_bytes(&bytes).unwrap();
             times[0] += t.elapsed();
             let t = Instant::now();
-            let p = plan(&settings, &c.relations);
+            let p = plan(&settings, &c);
             times[1] += t.elapsed();
             assert_eq!(p.nodes.len(), n);
             assert!(p.render_error.is_none(), "{:?}", p.render_error);

@@ -2,10 +2,14 @@
 //! hook-tool calls instead of re-reading every unit.
 //!
 //! **Where:** `<root>/var/lib/slurm-charms/slurmctld/relation-cache.json` (mode 0600), written
-//! atomically at the end of each leader hook, after every hook-tool call succeeded. It holds,
-//! per relation, the remote application, its raw `partition` value, each remote unit's raw
-//! `node` value and the `cluster_info` we last published there; plus what was last applied to
-//! slurmctld (node → GRES, DownNodes, a hash of both files).
+//! atomically at the end of each leader hook, after every hook-tool call succeeded (and only
+//! when its bytes changed). It holds, per relation, the remote application, its raw
+//! `partition` value, each remote unit's `node` record already checked and split into its
+//! name, `new_node` flag and *shape* (the record with a placeholder name and `new_node` false,
+//! stored once per distinct shape in [`Cache::shapes`]) or the reason it was rejected, and the
+//! `cluster_info` we last published there; plus what was last applied to slurmctld (node →
+//! GRES, DownNodes, a hash of both files). A hook therefore parses only the one record its
+//! event is about; thousands of identical nodes share one shape.
 //!
 //! **Integrity:** the body is stored with an FNV-1a 64 hash; a missing file, unreadable JSON,
 //! another format version or a hash mismatch counts as corrupt, and the hook rebuilds the cache
@@ -13,10 +17,14 @@
 //! `leader-elected` and `upgrade-charm` (the cache may be stale after missed events).
 //!
 //! **When it is wrong** (e.g. edited by hand with a matching hash), the files follow the cache
-//! until the next full rebuild; deleting the file forces one on the next hook. The `applied`
-//! part only decides restart-versus-reconfigure: if it is lost, slurmctld is restarted when the
-//! rendered files differ from those on disk (the safe choice), and left alone otherwise.
+//! until the next full rebuild; deleting the file forces one on the next hook. Shapes are still
+//! validated again when rendered, so a bad shape leaves its units out rather than reaching
+//! slurm.conf. The `applied` part only decides restart-versus-reconfigure: if it is lost,
+//! slurmctld is restarted when the rendered files differ from those on disk (the safe
+//! choice), and left alone otherwise.
 
+use crate::interface::NodeRecord;
+use crate::interface::token::check_node_name;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,7 +32,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 1;
+pub const CACHE_VERSION: u32 = 2;
+
+/// Placeholder `NodeName` of a stored shape (any valid node name).
+pub const SHAPE_NAME: &str = "shape";
 
 /// Cached data of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,10 +48,27 @@ pub struct CachedRelation {
     pub app: String,
     /// The remote app bag's raw `partition` value.
     pub partition: Option<String>,
-    /// Remote unit → its raw `node` value (units without one are not listed).
-    pub units: BTreeMap<String, String>,
+    /// Remote unit → its checked `node` record (units without one are not listed).
+    pub units: BTreeMap<String, CachedNode>,
     /// The `cluster_info` value last published on this relation.
     pub cluster_info_published: Option<String>,
+}
+
+/// One remote unit's `node` record as ingested: checked once, when it arrived.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedNode {
+    /// `NodeName` (empty when rejected).
+    #[serde(rename = "n", default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// `new_node`.
+    #[serde(rename = "new", default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_node: bool,
+    /// Key of its shape in [`Cache::shapes`] (empty when rejected).
+    #[serde(rename = "s", default, skip_serializing_if = "String::is_empty")]
+    pub shape: String,
+    /// Why the record was left out (parse or validation error).
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
 }
 
 /// What slurmctld was last brought in line with.
@@ -61,6 +89,9 @@ pub struct Cache {
     pub relations: BTreeMap<String, CachedRelation>,
     /// Last applied state, if known.
     pub applied: Option<Applied>,
+    /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
+    /// [`SHAPE_NAME`] and `new_node` false.
+    pub shapes: BTreeMap<String, String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -83,6 +114,63 @@ pub fn fnv1a(parts: &[&[u8]]) -> String {
 }
 
 impl Cache {
+    /// Checks one unit's raw `node` value (JSON, field types, the node name, then every value
+    /// of its shape unless that shape is already known) and records its shape.
+    pub fn ingest_node(&mut self, raw: &str) -> CachedNode {
+        match self.try_ingest(raw) {
+            Ok(node) => node,
+            Err(why) => CachedNode {
+                rejected: Some(why),
+                ..CachedNode::default()
+            },
+        }
+    }
+
+    fn try_ingest(&mut self, raw: &str) -> Result<CachedNode, String> {
+        let mut record = NodeRecord::parse_unchecked(raw).map_err(|e| e.to_string())?;
+        let name = std::mem::replace(&mut record.node_parameters.node_name, SHAPE_NAME.into());
+        check_node_name(&name)
+            .map_err(|e| format!("`node` field node_parameters.NodeName: {e}"))?;
+        let new_node = std::mem::take(&mut record.new_node);
+        let shape = record.to_relation_value();
+        let hash = fnv1a(&[shape.as_bytes()]);
+        // The hash names the shape; a colliding different shape gets a numbered key.
+        let mut key = hash.clone();
+        let mut i = 0u32;
+        loop {
+            match self.shapes.get(&key) {
+                Some(known) if *known == shape => break,
+                Some(_) => {
+                    i += 1;
+                    key = format!("{hash}-{i}");
+                }
+                None => {
+                    record.validate().map_err(|e| e.to_string())?;
+                    super::desired::node_conf(&record)?;
+                    self.shapes.insert(key.clone(), shape);
+                    break;
+                }
+            }
+        }
+        Ok(CachedNode {
+            name,
+            new_node,
+            shape: key,
+            rejected: None,
+        })
+    }
+
+    /// Drops shapes no unit uses any more.
+    pub fn prune_shapes(&mut self) {
+        let used: BTreeSet<&str> = self
+            .relations
+            .values()
+            .flat_map(|r| r.units.values())
+            .map(|n| n.shape.as_str())
+            .collect();
+        self.shapes.retain(|k, _| used.contains(k.as_str()));
+    }
+
     /// Serialises the cache with its hash.
     pub fn to_bytes(&self) -> Vec<u8> {
         let body = serde_json::to_string(self).unwrap_or_default();
@@ -123,7 +211,13 @@ mod tests {
                 id: 1,
                 app: "compute".into(),
                 partition: Some("{}".into()),
-                units: BTreeMap::from([("compute/0".into(), "{\"x\":1}".into())]),
+                units: BTreeMap::from([(
+                    "compute/0".into(),
+                    CachedNode {
+                        rejected: Some("x".into()),
+                        ..CachedNode::default()
+                    },
+                )]),
                 cluster_info_published: None,
             },
         );
@@ -146,12 +240,59 @@ mod tests {
                 .contains("hash")
         );
         assert!(Cache::from_bytes(b"{").is_err());
-        let old = raw.replace("\"version\":1", "\"version\":0");
+        let old = raw.replace("\"version\":2", "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()
                 .contains("version")
         );
+    }
+
+    fn raw_node(name: &str, new_node: bool) -> String {
+        format!(
+            r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"8","RealMemory":"32000","Gres":["gpu:tesla_t4:2"]}},"new_node":{new_node},"gres":[{{"Name":"gpu","Type":"tesla_t4","File":"/dev/nvidia[0-1]"}}]}}"#
+        )
+    }
+
+    #[test]
+    fn identical_nodes_share_one_shape() {
+        let mut c = Cache::default();
+        let a = c.ingest_node(&raw_node("gpu-1", true));
+        let b = c.ingest_node(&raw_node("gpu-2", false));
+        assert_eq!(a.rejected, None);
+        assert_eq!((a.name.as_str(), a.new_node), ("gpu-1", true));
+        assert_eq!((b.name.as_str(), b.new_node), ("gpu-2", false));
+        assert_eq!(a.shape, b.shape);
+        assert_eq!(c.shapes.len(), 1);
+        let shape = NodeRecord::from_relation_value(&c.shapes[&a.shape]).unwrap();
+        assert_eq!(shape.node_parameters.node_name, SHAPE_NAME);
+        assert!(!shape.new_node);
+    }
+
+    #[test]
+    fn bad_records_keep_their_reason() {
+        let mut c = Cache::default();
+        let bad_json = c.ingest_node("{");
+        assert!(bad_json.rejected.is_some() && bad_json.shape.is_empty());
+        let bad_name = c.ingest_node(&raw_node("bad name", false));
+        assert!(bad_name.rejected.unwrap().contains("NodeName"));
+        let bad_gres = c.ingest_node(&raw_node("gpu-1", false).replace("[0-1]", "[0-2]"));
+        assert!(bad_gres.rejected.unwrap().contains("Gres"));
+        assert!(c.shapes.is_empty(), "{:?}", c.shapes);
+    }
+
+    #[test]
+    fn unused_shapes_are_pruned() {
+        let mut c = sample();
+        let node = c.ingest_node(&raw_node("gpu-1", false));
+        c.ingest_node(&raw_node("gpu-2", false).replace("\"8\"", "\"16\""));
+        assert_eq!(c.shapes.len(), 2);
+        if let Some(rel) = c.relations.get_mut("slurmd:1") {
+            rel.units.insert("compute/1".into(), node.clone());
+        }
+        c.prune_shapes();
+        assert_eq!(c.shapes.keys().collect::<Vec<_>>(), [&node.shape]);
+        assert_eq!(Cache::from_bytes(&c.to_bytes()).unwrap(), c);
     }
 
     #[test]

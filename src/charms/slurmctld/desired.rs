@@ -2,15 +2,15 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
-use super::cache::{Applied, CachedRelation, fnv1a};
-use crate::interface::token::check_node_name;
+use super::cache::{Applied, Cache, fnv1a};
 use crate::interface::{NodeRecord, PartitionRecord};
-use crate::slurm::hostlist::natural_cmp;
+use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::{
     DownNodes, GresConf, GresLine, NodeConf, NodeState, OverrideScope, Partition, SlurmConf,
     parse_overrides,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm).
 pub const CGROUP_CONF_TEXT: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n\
@@ -40,8 +40,11 @@ pub struct AcceptedNode {
     pub unit: String,
     /// Its application (partition).
     pub app: String,
-    /// The record.
-    pub record: NodeRecord,
+    /// `new_node` (the node is in `DownNodes`).
+    pub new_node: bool,
+    /// Its shape: the record with a placeholder `NodeName` (the map key is the name) and
+    /// `new_node` false, shared by every node of that shape.
+    pub record: Arc<NodeRecord>,
 }
 
 /// The rendered result.
@@ -63,7 +66,8 @@ pub struct Plan {
     pub applied: Applied,
 }
 
-fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
+/// Converts a checked record into its slurm.conf node and gres.conf lines.
+pub(crate) fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
     let p = &record.node_parameters;
     let mut node = NodeConf::new(&p.node_name);
     for (k, v) in p.ordered().into_iter().skip(1) {
@@ -91,32 +95,25 @@ fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
     Ok((node, lines))
 }
 
-/// Validation results by node shape (the record with an empty `NodeName`): thousands of
-/// identical nodes are validated and converted once.
-type Shapes = HashMap<NodeRecord, Result<(NodeConf, Vec<GresLine>), String>>;
+/// A shape of the cache, re-checked and converted once per hook.
+struct Shape {
+    record: Arc<NodeRecord>,
+    node: NodeConf,
+    lines: Vec<GresLine>,
+    gres: String,
+}
 
-/// Placeholder name a shape is validated with (any valid node name).
-const SHAPE_NAME: &str = "shape";
-
-/// Parses one unit's raw `node` value into its record and slurm.conf/gres.conf parts,
-/// validating each distinct shape once.
-fn checked_node(
-    raw: &str,
-    shapes: &mut Shapes,
-) -> Result<(NodeRecord, (NodeConf, Vec<GresLine>)), String> {
-    let mut record = NodeRecord::parse_unchecked(raw).map_err(|e| e.to_string())?;
-    let name = std::mem::take(&mut record.node_parameters.node_name);
-    check_node_name(&name).map_err(|e| format!("`node` field node_parameters.NodeName: {e}"))?;
-    let shape = shapes.entry(record.clone()).or_insert_with(|| {
-        let mut probe = record.clone();
-        probe.node_parameters.node_name = SHAPE_NAME.into();
-        probe.validate().map_err(|e| e.to_string())?;
-        node_conf(&probe)
-    });
-    let (mut node, lines) = shape.clone()?;
-    node.name.clone_from(&name);
-    record.node_parameters.node_name = name;
-    Ok((record, (node, lines)))
+fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
+    let raw = raw.ok_or("cached node shape is missing")?;
+    let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
+    let (node, lines) = node_conf(&record)?;
+    let gres = record.node_parameters.gres_string();
+    Ok(Shape {
+        record: Arc::new(record),
+        node,
+        lines,
+        gres,
+    })
 }
 
 /// Applies `slurm-conf-parameters` (one `Key=Value` per line, Slurm's lexical rules, no
@@ -130,13 +127,16 @@ pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> 
 }
 
 /// Renders the files from every cached relation.
-pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -> Plan {
+pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
+    let relations = &cache.relations;
     let mut rejected = Vec::new();
     let mut waiting_apps = Vec::new();
     let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
-    let mut confs: BTreeMap<String, (NodeConf, Vec<GresLine>)> = BTreeMap::new();
+    // Accepted node name → index into `shapes`.
+    let mut accepted: Vec<(&str, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
-    let mut shapes: Shapes = HashMap::new();
+    let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
+    let mut shapes: Vec<Shape> = Vec::new();
 
     // Units sorted by name across relations, so "first come" is deterministic.
     for rel in relations.values() {
@@ -167,34 +167,45 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
         if !part_ok {
             continue;
         }
-        let mut units: Vec<(&String, &String)> = rel.units.iter().collect();
-        units.sort_by(|a, b| natural_cmp(a.0, b.0));
-        for (unit, raw) in units {
-            let (record, conf) = match checked_node(raw, &mut shapes) {
-                Ok(r) => r,
+        let mut units: Vec<_> = rel.units.iter().collect();
+        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
+        for (unit, cached) in units {
+            if let Some(why) = &cached.rejected {
+                rejected.push((unit.clone(), why.clone()));
+                continue;
+            }
+            let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
+                let shape = load_shape(cache.shapes.get(&cached.shape))?;
+                shapes.push(shape);
+                Ok(shapes.len() - 1)
+            });
+            let index = match index {
+                Ok(i) => *i,
                 Err(e) => {
-                    rejected.push((unit.clone(), e));
+                    rejected.push((unit.clone(), e.clone()));
                     continue;
                 }
             };
-            let name = record.node_parameters.node_name.clone();
-            if let Some(other) = nodes.get(&name) {
-                rejected.push((
-                    unit.clone(),
-                    format!("NodeName {name} is already used by {}", other.unit),
-                ));
-                continue;
+            let name = &cached.name;
+            match nodes.entry(name.clone()) {
+                std::collections::btree_map::Entry::Occupied(other) => {
+                    rejected.push((
+                        unit.clone(),
+                        format!("NodeName {name} is already used by {}", other.get().unit),
+                    ));
+                    continue;
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(AcceptedNode {
+                        unit: unit.clone(),
+                        app: rel.app.clone(),
+                        new_node: cached.new_node,
+                        record: Arc::clone(&shapes[index].record),
+                    });
+                }
             }
-            confs.insert(name.clone(), conf);
+            accepted.push((name.as_str(), index));
             part.nodes.insert(name.clone());
-            nodes.insert(
-                name,
-                AcceptedNode {
-                    unit: unit.clone(),
-                    app: rel.app.clone(),
-                    record,
-                },
-            );
         }
         part.default =
             !settings.default_partition.is_empty() && part.name == settings.default_partition;
@@ -208,13 +219,15 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
-    let mut names: Vec<&String> = confs.keys().collect();
-    names.sort_by(|a, b| natural_cmp(a, b));
-    for name in names {
-        let (node, lines) = &confs[name];
-        slurm.nodes.push(node.clone());
-        if !lines.is_empty() {
-            gres.nodes.insert(name.clone(), lines.clone());
+    accepted.sort_by_cached_key(|(name, _)| natural_key(name));
+    slurm.nodes.reserve(accepted.len());
+    for &(name, index) in &accepted {
+        let shape = &shapes[index];
+        let mut node = shape.node.clone();
+        name.clone_into(&mut node.name);
+        slurm.nodes.push(node);
+        if !shape.lines.is_empty() {
+            gres.nodes.insert(name.to_string(), shape.lines.clone());
         }
     }
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -228,7 +241,7 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
     slurm.partitions = partitions;
     let down: BTreeSet<String> = nodes
         .iter()
-        .filter(|(_, n)| n.record.new_node)
+        .filter(|(_, n)| n.new_node)
         .map(|(k, _)| k.clone())
         .collect();
     if !down.is_empty() {
@@ -249,9 +262,9 @@ pub fn plan(settings: &Settings, relations: &BTreeMap<String, CachedRelation>) -
         }
     }
     let applied = Applied {
-        nodes: nodes
+        nodes: accepted
             .iter()
-            .map(|(k, n)| (k.clone(), n.record.node_parameters.gres_string()))
+            .map(|&(name, index)| (name.to_string(), shapes[index].gres.clone()))
             .collect(),
         down,
         files_hash: fnv1a(&[

@@ -53,7 +53,7 @@ pub fn handle<B: ModelBackend>(
     let mut obs = observe::observe(ctx, backend, host)?;
     let key = apply::ensure_munge_key(host, &obs)?;
     apply::publish_cluster_info(backend, &mut obs, key)?;
-    let plan = desired::plan(&obs.settings, &obs.cache.relations);
+    let plan = desired::plan(&obs.settings, &obs.cache);
     let st = apply::plan_status(&obs, &plan);
     apply::apply_files(host, &mut obs, &plan)?;
     apply::save_cache(host, &obs)?;

@@ -63,6 +63,7 @@ pub fn observe<B: ModelBackend>(
         cache = rebuild_cache(ctx, backend)?;
         cache.applied = applied;
     }
+    cache.prune_shapes();
     Ok(Observed {
         settings,
         cache,
@@ -100,24 +101,33 @@ pub fn update_for_event<B: ModelBackend>(
             entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
         }
         Event::RelationJoined(r) | Event::RelationChanged(r) if ours(r) => {
-            let Some(entry) = cache.relations.get_mut(&key(&r.relation)) else {
+            let k = key(&r.relation);
+            if !cache.relations.contains_key(&k) {
                 return Ok(false);
-            };
+            }
             match &r.remote_unit {
                 Some(unit) => {
                     let bag = backend
                         .relation_get(&r.relation, &BagOwner::Unit(unit.clone()))
                         .juju()?;
-                    match bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
-                        Some(v) => entry.units.insert(unit.clone(), v.clone()),
-                        None => entry.units.remove(unit),
-                    };
+                    let node = bag
+                        .get(NODE_KEY)
+                        .filter(|v| !v.is_empty())
+                        .map(|v| cache.ingest_node(v));
+                    if let Some(entry) = cache.relations.get_mut(&k) {
+                        match node {
+                            Some(node) => entry.units.insert(unit.clone(), node),
+                            None => entry.units.remove(unit),
+                        };
+                    }
                 }
                 None => {
                     let bag = backend
                         .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
                         .juju()?;
-                    entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+                    if let Some(entry) = cache.relations.get_mut(&k) {
+                        entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+                    }
                 }
             }
         }
@@ -169,7 +179,7 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
                 .relation_get(&rel, &BagOwner::Unit(unit.clone()))
                 .juju()?;
             if let Some(v) = bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
-                entry.units.insert(unit, v.clone());
+                entry.units.insert(unit, cache.ingest_node(v));
             }
         }
         cache.relations.insert(key(&rel), entry);

@@ -1,7 +1,8 @@
 //! `render-scale <node.json> <partition.json> <nodes> <iterations>`: the controller's whole
 //! render path in one process, at scale. It builds one relation holding `<nodes>` copies of a
 //! real `node` relation value (each with its own `NodeName`), then times
-//! `slurmctld::desired::plan` (parse every record, build and render slurm.conf and gres.conf),
+//! `slurmctld::desired::plan` (every cached record, already checked when it arrived: build and
+//! render slurm.conf and gres.conf),
 //! `parse_slurm_conf` + `parse_gres_conf` of the result, and the controller's relation cache
 //! round trip (`Cache::to_bytes` + `Cache::from_bytes`, no disk), and prints one JSON line with the
 //! medians, min/max, file sizes and the process's peak RSS (`VmHWM`).
@@ -39,11 +40,13 @@ fn main() -> ExitCode {
     let n: usize = args[3].parse().unwrap();
     let iters: usize = args[4].parse().unwrap();
     let template: serde_json::Value = serde_json::from_str(&node_text).unwrap();
+    // The cache holds each record checked once, as the hook that received it left it.
+    let mut cache = Cache::default();
     let mut units = BTreeMap::new();
     for i in 0..n {
         let mut v = template.clone();
         v["node_parameters"]["NodeName"] = serde_json::json!(format!("gpu-{i}"));
-        units.insert(format!("slurmd/{i}"), v.to_string());
+        units.insert(format!("slurmd/{i}"), cache.ingest_node(&v.to_string()));
     }
     let mut relations = BTreeMap::new();
     relations.insert(
@@ -58,10 +61,8 @@ fn main() -> ExitCode {
         },
     );
     // One copy of the input, as the hook holds it (the cache).
-    let cache = Cache {
-        relations,
-        applied: None,
-    };
+    cache.relations = relations;
+    let cache = cache;
     let mut cache_ms = Vec::new();
     let mut cache_bytes = 0;
     for _ in 0..iters {
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
     let mut accepted = 0;
     for _ in 0..iters {
         let t = Instant::now();
-        let p = plan(&settings, &cache.relations);
+        let p = plan(&settings, &cache);
         plan_ms.push(t.elapsed().as_secs_f64() * 1e3);
         let (Some(slurm), Some(gres)) = (p.slurm_conf.as_deref(), p.gres_conf.as_deref()) else {
             eprintln!(
