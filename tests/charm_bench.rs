@@ -219,3 +219,71 @@ fn controller_work_per_hook() {
         );
     }
 }
+
+/// Time inside the charm for one controller `slurmd-relation-changed` at N units (8 GPUs
+/// each), in process: the in-memory backend stands in for the hook tools (so their time is
+/// excluded) and a recording runner for external commands. The first hook builds the cache;
+/// the median of the following ones is reported.
+#[test]
+#[ignore = "benchmark: run with --release -- --ignored --nocapture"]
+fn controller_hook_in_process() {
+    use slurm_charms::charms::{CharmKind, Host, RecordingRunner, run_with};
+    use slurm_charms::juju::{
+        Event, HookContext, MemoryBackend, MemoryRelation, RelationEvent, RelationId, bag,
+    };
+    let sizes: Vec<usize> = match std::env::var("CHARM_BENCH_UNITS") {
+        Ok(v) => v.split(',').filter_map(|n| n.parse().ok()).collect(),
+        Err(_) => vec![1000, 10_000],
+    };
+    for n in sizes {
+        let rel = RelationId::new("slurmd", 3);
+        let mut r = MemoryRelation::new("slurmd", 3, "gpu")
+            .remote_app_data(bag([("partition", r#"{"gpu":{"State":"UP"}}"#)]));
+        for i in 0..n {
+            let node = format!(
+                r#"{{"node_parameters":{{"NodeName":"gpu-{i:05}","CPUs":"224","Boards":"1","SocketsPerBoard":"2","CoresPerSocket":"56","ThreadsPerCore":"2","RealMemory":"2063937","Gres":["gpu:nvidia_h100_80gb_hbm3:8"],"MemSpecLimit":"1024"}},"new_node":{},"gres":[{{"Name":"gpu","Type":"nvidia_h100_80gb_hbm3","File":"/dev/nvidia[0-7]","Cores":"0-55,112-167"}}]}}"#,
+                i % 10 == 0
+            );
+            r = r.remote_unit(&format!("gpu/{i}"), bag([("node", node.as_str())]));
+        }
+        let be = MemoryBackend::new("slurmctld/0")
+            .leader(true)
+            .config_value("cluster-name", "osd-cluster")
+            .relation(r);
+        let dir = tempfile::tempdir().unwrap();
+        let runner = RecordingRunner::default();
+        let host = Host::new(dir.path(), &runner);
+        let ctx = HookContext {
+            unit_name: "slurmctld/0".into(),
+            app_name: "slurmctld".into(),
+            model_name: "m".into(),
+            charm_dir: std::path::PathBuf::from("/nonexistent"),
+            event: Event::RelationChanged(RelationEvent {
+                relation: rel.clone(),
+                remote_app: "gpu".into(),
+                remote_unit: Some("gpu/7".into()),
+                departing_unit: None,
+            }),
+        };
+        let t = Instant::now();
+        run_with(CharmKind::Slurmctld, &ctx, &be, &host).unwrap();
+        let first = t.elapsed();
+        let mut times = Vec::new();
+        for _ in 0..9 {
+            let t = Instant::now();
+            run_with(CharmKind::Slurmctld, &ctx, &be, &host).unwrap();
+            times.push(t.elapsed());
+        }
+        let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
+        assert!(
+            conf.contains(&format!("gpu-[00000-{:05}]", n - 1)),
+            "{conf}"
+        );
+        println!(
+            "controller slurmd-relation-changed in process at {n:>6} units: median {:.1} ms \
+             (first hook, full cache build: {:.1} ms)",
+            median(times).as_secs_f64() * 1e3,
+            first.as_secs_f64() * 1e3
+        );
+    }
+}

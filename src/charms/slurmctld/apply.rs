@@ -234,9 +234,14 @@ pub fn apply_files(
     Ok(decision)
 }
 
-/// Saves the cache (last step before the status: every hook tool call has succeeded).
+/// Saves the cache (last step before the status: every hook tool call has succeeded), unless
+/// it is byte for byte the file this hook read.
 pub fn save_cache(host: &Host<'_>, obs: &Observed) -> Result<(), CharmError> {
-    host.write(CACHE_PATH, &obs.cache.to_bytes(), 0o600, Some(ROOT))?;
+    let bytes = obs.cache.to_bytes();
+    if obs.cache_file.as_deref() == Some(bytes.as_slice()) {
+        return Ok(());
+    }
+    host.write(CACHE_PATH, &bytes, 0o600, Some(ROOT))?;
     Ok(())
 }
 

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 2;
+pub const CACHE_VERSION: u32 = 3;
 
 /// Placeholder `NodeName` of a stored shape (any valid node name).
 pub const SHAPE_NAME: &str = "shape";
@@ -94,11 +94,12 @@ pub struct Cache {
     pub shapes: BTreeMap<String, String>,
 }
 
+/// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is
+/// hashed and parsed as it lies, without being escaped into a string.
 #[derive(Serialize, Deserialize)]
-struct Envelope {
+struct Header {
     version: u32,
     hash: String,
-    body: String,
 }
 
 /// FNV-1a 64-bit, as 16 hex digits.
@@ -171,30 +172,40 @@ impl Cache {
         self.shapes.retain(|k, _| used.contains(k.as_str()));
     }
 
-    /// Serialises the cache with its hash.
+    /// Serialises the cache: a header line with the format version and the body's hash, then
+    /// the body.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let body = serde_json::to_string(self).unwrap_or_default();
-        let env = Envelope {
+        let body = serde_json::to_vec(self).unwrap_or_default();
+        let header = Header {
             version: CACHE_VERSION,
-            hash: fnv1a(&[body.as_bytes()]),
-            body,
+            hash: fnv1a(&[&body]),
         };
-        serde_json::to_vec(&env).unwrap_or_default()
+        let mut out = serde_json::to_vec(&header).unwrap_or_default();
+        out.push(b'\n');
+        out.extend_from_slice(&body);
+        out
     }
 
     /// Reads a cache; `Err` says why it cannot be trusted.
     pub fn from_bytes(raw: &[u8]) -> Result<Self, String> {
-        let env: Envelope = serde_json::from_slice(raw).map_err(|e| format!("unreadable ({e})"))?;
-        if env.version != CACHE_VERSION {
+        let (head, body) = match raw.iter().position(|b| *b == b'\n') {
+            Some(i) => (&raw[..i], Some(&raw[i + 1..])),
+            // An older layout (one JSON object) still names its version.
+            None => (raw, None),
+        };
+        let header: Header =
+            serde_json::from_slice(head).map_err(|e| format!("unreadable ({e})"))?;
+        if header.version != CACHE_VERSION {
             return Err(format!(
                 "format version {} (expected {CACHE_VERSION})",
-                env.version
+                header.version
             ));
         }
-        if fnv1a(&[env.body.as_bytes()]) != env.hash {
+        let body = body.ok_or("unreadable (no body)")?;
+        if fnv1a(&[body]) != header.hash {
             return Err("content hash mismatch".into());
         }
-        serde_json::from_str(&env.body).map_err(|e| format!("unreadable body ({e})"))
+        serde_json::from_slice(body).map_err(|e| format!("unreadable body ({e})"))
     }
 }
 
@@ -240,7 +251,9 @@ mod tests {
                 .contains("hash")
         );
         assert!(Cache::from_bytes(b"{").is_err());
-        let old = raw.replace("\"version\":2", "\"version\":1");
+        let v1 = br#"{"version":1,"hash":"0","body":"{}"}"#;
+        assert!(Cache::from_bytes(v1).unwrap_err().contains("version 1"));
+        let old = raw.replace("\"version\":3", "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()

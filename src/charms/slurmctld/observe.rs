@@ -21,6 +21,8 @@ pub struct Observed {
     pub cache: Cache,
     /// Why the cache was rebuilt in this hook, if it was.
     pub rebuilt: Option<String>,
+    /// The cache file as read, when it was trusted (saving identical bytes is skipped).
+    pub cache_file: Option<Vec<u8>>,
 }
 
 /// Reads config, the cache and the event's bag.
@@ -40,10 +42,12 @@ pub fn observe<B: ModelBackend>(
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
         hostname: host.hostname()?,
     };
-    let loaded = match host.read(CACHE_PATH)? {
+    let raw = host.read(CACHE_PATH)?;
+    let loaded = match &raw {
         None => Err("missing".to_string()),
-        Some(raw) => Cache::from_bytes(&raw),
+        Some(raw) => Cache::from_bytes(raw),
     };
+    let cache_file = raw.filter(|_| loaded.is_ok());
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected"),
         Event::UpgradeCharm => Some("charm upgraded"),
@@ -68,6 +72,7 @@ pub fn observe<B: ModelBackend>(
         settings,
         cache,
         rebuilt: rebuild,
+        cache_file,
     })
 }
 
