@@ -186,11 +186,12 @@ fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
     }
 }
 
-/// Writes the files and reloads slurmctld as needed; updates `obs.cache.applied`.
+/// Writes the files and reloads slurmctld as needed; moves `plan.applied` into
+/// `obs.cache.applied`.
 pub fn apply_files(
     host: &Host<'_>,
     obs: &mut Observed,
-    plan: &Plan,
+    plan: Plan,
 ) -> Result<Decision, CharmError> {
     let (Some(slurm), Some(gres)) = (&plan.slurm_conf, &plan.gres_conf) else {
         return Ok(Decision {
@@ -230,7 +231,7 @@ pub fn apply_files(
     if decision.reload == Reload::Restart && !decision.gres_changed.is_empty() {
         clear_gres_drains(host, &decision.gres_changed);
     }
-    obs.cache.applied = Some(plan.applied.clone());
+    obs.cache.applied = Some(plan.applied);
     Ok(decision)
 }
 

@@ -55,7 +55,7 @@ pub fn handle<B: ModelBackend>(
     apply::publish_cluster_info(backend, &mut obs, key)?;
     let plan = desired::plan(&obs.settings, &obs.cache);
     let st = apply::plan_status(&obs, &plan);
-    apply::apply_files(host, &mut obs, &plan)?;
+    apply::apply_files(host, &mut obs, plan)?;
     apply::save_cache(host, &obs)?;
     backend.status_set(StatusScope::Unit, &st).juju()
 }
