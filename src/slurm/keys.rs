@@ -206,6 +206,23 @@ pub fn canonical(table: &[&'static str], key: &str) -> Option<&'static str> {
     table.iter().copied().find(|k| k.eq_ignore_ascii_case(key))
 }
 
+/// The canonical spelling of a key given on a record line (`context`, e.g. `NodeName line`):
+/// the key must be well formed and one of `table`, else an error naming it and saying it is not
+/// a Slurm 22.05 `what` key (an unknown key would stop slurmctld).
+pub fn record_key(
+    table: &[&'static str],
+    key: &str,
+    context: &str,
+    what: &str,
+) -> Result<&'static str, super::error::ConfigError> {
+    super::validate::validate_key(key, context)?;
+    canonical(table, key).ok_or_else(|| super::error::ConfigError::InvalidKey {
+        key: key.to_string(),
+        context: context.to_string(),
+        reason: format!("not a Slurm 22.05 {what} key"),
+    })
+}
+
 /// Keys an operator may not set in `slurm-conf-parameters`: the owned global keys, plus
 /// `ClusterName`, `SlurmctldHost`, `SlurmctldAddr`, `ControlMachine`, `BackupController`,
 /// `Include` and every record key.

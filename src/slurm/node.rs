@@ -3,10 +3,10 @@
 use std::fmt;
 
 use super::error::ConfigError;
-use super::keys::{NODE_KEYS, canonical};
+use super::keys::{NODE_KEYS, canonical, record_key};
 use super::validate::{
-    parse_count, parse_u32, parse_u64, validate_gres_name, validate_gres_type, validate_key,
-    validate_name, validate_node_name, validate_text, validate_token,
+    parse_count, parse_u32, parse_u64, validate_gres_name, validate_gres_type, validate_name,
+    validate_node_name, validate_text, validate_token,
 };
 
 /// A node state as `NodeName ... State=` and `DownNodes ... State=` accept it.
@@ -213,14 +213,7 @@ impl NodeConf {
     /// Sets one key (case-insensitive) from its text value, validating it. `NodeName` sets the
     /// name; an unknown key is an error; a key given twice replaces the earlier value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        validate_key(key, "NodeName line")?;
-        let Some(key) = canonical(&NODE_KEYS, key) else {
-            return Err(ConfigError::InvalidKey {
-                key: key.to_string(),
-                context: "NodeName line".to_string(),
-                reason: "not a Slurm 22.05 node key".to_string(),
-            });
-        };
+        let key = record_key(&NODE_KEYS, key, "NodeName line", "node")?;
         match key {
             "NodeName" => {
                 validate_node_name(value)?;

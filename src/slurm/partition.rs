@@ -5,11 +5,9 @@ use std::fmt;
 
 use super::error::ConfigError;
 use super::hostlist;
-use super::keys::{PARTITION_KEYS, canonical};
+use super::keys::{PARTITION_KEYS, canonical, record_key};
 use super::node::NodeState;
-use super::validate::{
-    validate_key, validate_name, validate_node_name, validate_text, validate_value,
-};
+use super::validate::{validate_name, validate_node_name, validate_text, validate_value};
 
 /// A partition state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -101,14 +99,7 @@ impl Partition {
 
     /// Sets one key (case-insensitive), validating the value. An unknown key is an error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        validate_key(key, "PartitionName line")?;
-        let Some(key) = canonical(&PARTITION_KEYS, key) else {
-            return Err(ConfigError::InvalidKey {
-                key: key.to_string(),
-                context: "PartitionName line".to_string(),
-                reason: "not a Slurm 22.05 partition key".to_string(),
-            });
-        };
+        let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
         match key {
             "PartitionName" => {
                 validate_name(key, value)?;

@@ -47,6 +47,7 @@ pub mod report;
 pub mod scenario;
 mod server;
 pub mod sim;
+pub mod tool_client;
 pub mod tools;
 
 pub use error::{Result, SimError};
