@@ -10,7 +10,10 @@ case "$BIN_DIR" in
     */release) profile=--release ;;
     *) profile= ;;
 esac
-(cd "$repo" && cargo build $profile --locked -p slurm-charms --bin slurm-charm -p fake-nvml) >&2
+# Two builds: `--bin` would restrict the whole invocation to binaries, and the fake NVML is a
+# library (cdylib); built together, libfake_nvml.so is never produced from a clean target dir.
+(cd "$repo" && cargo build $profile --locked -p slurm-charms --bin slurm-charm) >&2
+(cd "$repo" && cargo build $profile --locked -p fake-nvml) >&2
 target=$BIN_DIR
 CLUSTER_DIR=$WORKDIR
 
