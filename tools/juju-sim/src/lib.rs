@@ -45,6 +45,7 @@ pub mod model;
 pub mod protocol;
 pub mod report;
 pub mod scenario;
+pub mod secrets;
 mod server;
 pub mod sim;
 pub mod tool_client;

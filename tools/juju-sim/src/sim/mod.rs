@@ -164,6 +164,10 @@ impl Simulator {
             name: opts.model_name.clone(),
             uuid: "d6b2b8f3-5c1e-4c8e-9a3b-6a7f0e1c2d3e".into(),
             keep_logs: opts.keep_logs,
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
             ..Model::default()
         };
         let shared = Arc::new(Mutex::new(Shared {
