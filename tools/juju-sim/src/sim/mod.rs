@@ -9,6 +9,7 @@ pub mod hooks;
 mod ops;
 mod process;
 mod queue;
+mod secrets;
 
 pub use action::ActionResult;
 pub use bench::BenchResult;
