@@ -2,8 +2,8 @@
 //! that are committed only on exit 0, and the record of tool calls.
 
 use crate::model::PortRange;
-use crate::secrets::pending::PendingSecrets;
 use crate::secrets::SecretId;
+use crate::secrets::pending::PendingSecrets;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -303,9 +303,7 @@ impl Model {
     pub fn secret_owner_unit(&self, owner: &crate::secrets::SecretOwner) -> Option<String> {
         match owner {
             crate::secrets::SecretOwner::App(a) => self.apps.get(a).and_then(|a| a.leader.clone()),
-            crate::secrets::SecretOwner::Unit(u) => {
-                self.units.contains_key(u).then(|| u.clone())
-            }
+            crate::secrets::SecretOwner::Unit(u) => self.units.contains_key(u).then(|| u.clone()),
         }
     }
 

@@ -97,7 +97,11 @@ pub fn parse(
                 serde_yaml::Value::Number(n) => n.to_string(),
                 serde_yaml::Value::Bool(b) => b.to_string(),
                 serde_yaml::Value::Null => String::new(),
-                _ => return Err(format!("secret content file {f:?}: value of {k:?} is not a string")),
+                _ => {
+                    return Err(format!(
+                        "secret content file {f:?}: value of {k:?} is not a string"
+                    ));
+                }
             };
             add(&mut raw, &k, Raw::Plain(value.into_bytes()))?;
         }
@@ -110,7 +114,9 @@ pub fn parse(
             Raw::Base64(b) => (b.len(), b),
         };
         if size > MAX_VALUE {
-            return Err(format!("secret content for key {k:?} too large: {size} bytes"));
+            return Err(format!(
+                "secret content for key {k:?} too large: {size} bytes"
+            ));
         }
         total += size;
         out.insert(k, encoded);
@@ -167,7 +173,10 @@ mod tests {
         let big = format!("big={}", "x".repeat(MAX_VALUE + 1));
         assert_eq!(
             parse(&args(&[&big]), None, &no_files),
-            Err(format!("secret content for key \"big\" too large: {} bytes", MAX_VALUE + 1))
+            Err(format!(
+                "secret content for key \"big\" too large: {} bytes",
+                MAX_VALUE + 1
+            ))
         );
     }
 }

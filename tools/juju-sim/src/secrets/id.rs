@@ -111,7 +111,13 @@ mod tests {
         ] {
             assert_eq!(parse_uri(&form).unwrap().as_str(), id, "{form}");
         }
-        for bad in ["", "secret:", "cu6tkrvnfgsc78ab1k2", "cu6tkrvnfgsc78ab1k2w", "secret:///x"] {
+        for bad in [
+            "",
+            "secret:",
+            "cu6tkrvnfgsc78ab1k2",
+            "cu6tkrvnfgsc78ab1k2w",
+            "secret:///x",
+        ] {
             assert!(parse_uri(bad).is_none(), "{bad}");
         }
     }

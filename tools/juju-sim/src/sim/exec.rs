@@ -243,7 +243,9 @@ impl Simulator {
                 .and_then(|t| t.label.clone());
             secret = Some(SecretHookInfo {
                 id: id.clone(),
-                label: consumer_label.or_else(|| s.label.clone()).unwrap_or_default(),
+                label: consumer_label
+                    .or_else(|| s.label.clone())
+                    .unwrap_or_default(),
                 revision,
             });
         }

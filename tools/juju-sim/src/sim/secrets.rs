@@ -15,13 +15,23 @@ use crate::secrets::{
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-fn label_clash(model: &Model, entity: &LabelEntity, label: &str, except: Option<&SecretId>) -> bool {
+fn label_clash(
+    model: &Model,
+    entity: &LabelEntity,
+    label: &str,
+    except: Option<&SecretId>,
+) -> bool {
     let app_of = |u: &str| model.app_of(u);
     model.secrets.label_taken(entity, &app_of, label, except)
 }
 
 /// Check that the hook's unit manages `id`; the error is what the commit reports.
-fn check_manager(model: &Model, ctx: &HookContext, id: &SecretId, step: &str) -> Result<(), String> {
+fn check_manager(
+    model: &Model,
+    ctx: &HookContext,
+    id: &SecretId,
+    step: &str,
+) -> Result<(), String> {
     let s = model
         .secrets
         .secrets
@@ -31,7 +41,9 @@ fn check_manager(model: &Model, ctx: &HookContext, id: &SecretId, step: &str) ->
         return Ok(());
     }
     Err(match &s.owner {
-        SecretOwner::App(a) if *a == ctx.app => format!("{step}: {:?} is not leader of {a:?}", ctx.unit),
+        SecretOwner::App(a) if *a == ctx.app => {
+            format!("{step}: {:?} is not leader of {a:?}", ctx.unit)
+        }
         _ => format!("{step}: permission denied"),
     })
 }
@@ -51,7 +63,10 @@ fn after_new_revision(model: &mut Model, id: &SecretId) {
         .map(|((u, _), _)| u.clone())
         .collect();
     for unit in readers {
-        let alive = model.units.get(&unit).is_some_and(|u| u.life == Life::Alive);
+        let alive = model
+            .units
+            .get(&unit)
+            .is_some_and(|u| u.life == Life::Alive);
         let app = model.app_of(&unit).unwrap_or_default();
         let readable = model
             .secrets
@@ -82,7 +97,9 @@ pub(super) fn commit(model: &mut Model, ctx: &HookContext) -> Result<(), String>
         if let Some(l) = &c.upsert.label
             && label_clash(model, &c.owner.entity(), l, None)
         {
-            return Err(format!("creating secrets: secret with label {l:?} already exists"));
+            return Err(format!(
+                "creating secrets: secret with label {l:?} already exists"
+            ));
         }
         let rotate = c.upsert.rotate;
         let secret = Secret {
@@ -111,7 +128,9 @@ pub(super) fn commit(model: &mut Model, ctx: &HookContext) -> Result<(), String>
         if let Some(l) = &up.label {
             let entity = model.secrets.secrets[id].owner.entity();
             if label_clash(model, &entity, l, Some(id)) {
-                return Err(format!("updating secrets: secret with label {l:?} already exists"));
+                return Err(format!(
+                    "updating secrets: secret with label {l:?} already exists"
+                ));
             }
         }
         let Some(s) = model.secrets.secrets.get_mut(id) else {

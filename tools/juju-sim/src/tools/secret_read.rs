@@ -10,8 +10,8 @@ use crate::flags::{FORMAT, Flag, OUTPUT, parse};
 use crate::secrets::clock::rfc3339;
 use crate::secrets::content::decode;
 use crate::secrets::{
-    Content, GrantTarget, LabelEntity, RotatePolicy, SecretId, SecretOwner, SecretStore,
-    Tracking, parse_uri,
+    Content, GrantTarget, LabelEntity, RotatePolicy, SecretId, SecretOwner, SecretStore, Tracking,
+    parse_uri,
 };
 use std::collections::BTreeMap;
 
@@ -158,9 +158,16 @@ pub fn secret_info_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
         uri = Some(uri_arg(first)?);
         rest = tail;
     }
-    let label = parsed.value("label").map(|g| g.value.clone()).filter(|l| !l.is_empty());
+    let label = parsed
+        .value("label")
+        .map(|g| g.value.clone())
+        .filter(|l| !l.is_empty());
     match (&uri, &label) {
-        (None, None) => return Err(ToolError::Usage("require either a secret URI or label".into())),
+        (None, None) => {
+            return Err(ToolError::Usage(
+                "require either a secret URI or label".into(),
+            ));
+        }
         (Some(_), Some(_)) => {
             return Err(ToolError::Usage(
                 "specify either a secret URI or label but not both".into(),
@@ -172,7 +179,9 @@ pub fn secret_info_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
     let all = metadata(cx);
     let found = match (&uri, &label) {
         (Some(id), _) => all.get_key_value(id),
-        (_, Some(l)) => all.iter().find(|(_, m)| m.label.as_deref() == Some(l.as_str())),
+        (_, Some(l)) => all
+            .iter()
+            .find(|(_, m)| m.label.as_deref() == Some(l.as_str())),
         _ => None,
     };
     let Some((id, m)) = found else {
@@ -205,13 +214,24 @@ pub fn secret_info_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
 /// metadata, then owner labels the unit can read as owner or peer, then consumer labels.
 fn lookup_label(cx: &ToolCx<'_>, label: &str) -> Option<SecretId> {
     let p = &cx.hook.secrets;
-    if let Some(c) = p.creates.iter().find(|c| c.upsert.label.as_deref() == Some(label)) {
+    if let Some(c) = p
+        .creates
+        .iter()
+        .find(|c| c.upsert.label.as_deref() == Some(label))
+    {
         return Some(c.id.clone());
     }
-    if let Some((id, _)) = p.updates.iter().find(|(_, u)| u.label.as_deref() == Some(label)) {
+    if let Some((id, _)) = p
+        .updates
+        .iter()
+        .find(|(_, u)| u.label.as_deref() == Some(label))
+    {
         return Some(id.clone());
     }
-    if let Some((id, _)) = metadata(cx).into_iter().find(|(_, m)| m.label.as_deref() == Some(label)) {
+    if let Some((id, _)) = metadata(cx)
+        .into_iter()
+        .find(|(_, m)| m.label.as_deref() == Some(label))
+    {
         return Some(id);
     }
     let (unit, app) = (&cx.hook.unit, &cx.hook.app);
@@ -284,7 +304,10 @@ pub fn secret_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
     )?;
     check_yaml_json(&parsed, "yaml")?;
     let (peek, refresh) = (parsed.flag("peek"), parsed.flag("refresh"));
-    let label = parsed.value("label").map(|g| g.value.clone()).filter(|l| !l.is_empty());
+    let label = parsed
+        .value("label")
+        .map(|g| g.value.clone())
+        .filter(|l| !l.is_empty());
     let mut rest = parsed.positionals.as_slice();
     let mut given = None;
     if let Some((first, tail)) = rest.split_first() {
@@ -297,7 +320,9 @@ pub fn secret_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
     };
     check_empty(rest)?;
     if given.is_none() && label.is_none() {
-        return Err(ToolError::Usage("require either a secret URI or label".into()));
+        return Err(ToolError::Usage(
+            "require either a secret URI or label".into(),
+        ));
     }
     if peek && refresh {
         return Err(ToolError::Usage(
@@ -322,9 +347,9 @@ pub fn secret_get(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
                 Some(n) => (n, true),
                 None => (k.as_str(), false),
             };
-            let v = content
-                .get(name)
-                .ok_or_else(|| ToolError::Runtime(format!("secret key value {name:?} not found")))?;
+            let v = content.get(name).ok_or_else(|| {
+                ToolError::Runtime(format!("secret key value {name:?} not found"))
+            })?;
             let out = if raw { v.clone() } else { decode(v) };
             emit_typed(cx, &parsed, &out, "yaml")
         }
@@ -353,7 +378,9 @@ fn read_content(
     }
     let (unit, app) = (cx.hook.unit.clone(), cx.hook.app.clone());
     let Some(s) = cx.model.secrets.secrets.get(id) else {
-        let shown = as_passed.map(str::to_owned).unwrap_or_else(|| id.short_uri());
+        let shown = as_passed
+            .map(str::to_owned)
+            .unwrap_or_else(|| id.short_uri());
         return Err(ToolError::Runtime(format!("secret {shown:?} not found")));
     };
     if !SecretStore::can_read(s, &unit, &app) {
@@ -406,6 +433,9 @@ fn read_content(
         .and_then(|s| s.revisions.get(&revision))
         .map(|r| r.content.clone())
         .ok_or_else(|| {
-            ToolError::Runtime(format!("secret revision {revision} for {:?} not found", id.short_uri()))
+            ToolError::Runtime(format!(
+                "secret revision {revision} for {:?} not found",
+                id.short_uri()
+            ))
         })
 }

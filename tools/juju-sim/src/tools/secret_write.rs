@@ -21,18 +21,32 @@ const UPSERT_FLAGS: [Flag; 6] = [
 ];
 
 /// The flags and content shared by `secret-add` and `secret-set` (all usage errors).
-fn upsert_args(cx: &ToolCx<'_>, parsed: &Parsed, args: &[String]) -> Result<(Upsert, String), ToolError> {
-    let value = |k: &str| parsed.value(k).map(|g| g.value.clone()).filter(|v| !v.is_empty());
+fn upsert_args(
+    cx: &ToolCx<'_>,
+    parsed: &Parsed,
+    args: &[String],
+) -> Result<(Upsert, String), ToolError> {
+    let value = |k: &str| {
+        parsed
+            .value(k)
+            .map(|g| g.value.clone())
+            .filter(|v| !v.is_empty())
+    };
     let expire = value("expire")
         .map(|spec| parse_expire(&spec, cx.model.now))
         .transpose()
         .map_err(ToolError::Usage)?;
     let rotate = value("rotate")
-        .map(|p| RotatePolicy::parse(&p).ok_or_else(|| ToolError::Usage(format!("rotate policy {p:?} not valid"))))
+        .map(|p| {
+            RotatePolicy::parse(&p)
+                .ok_or_else(|| ToolError::Usage(format!("rotate policy {p:?} not valid")))
+        })
         .transpose()?;
     let owner = value("owner").unwrap_or_else(|| "application".into());
     if owner != "application" && owner != "unit" {
-        return Err(ToolError::Usage(format!("secret owner {owner:?} not valid")));
+        return Err(ToolError::Usage(format!(
+            "secret owner {owner:?} not valid"
+        )));
     }
     let file = value("file");
     let read = |p: &str| std::fs::read(cx.path(p)).map_err(|e| format!("cannot read {p:?}: {e}"));
@@ -86,7 +100,10 @@ pub fn secret_add(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
     }
     let id = SecretId::random().map_err(ToolError::Runtime)?;
     let uri = id.long_uri(&cx.model.uuid);
-    cx.hook.secrets.creates.push(PendingCreate { id, owner, upsert });
+    cx.hook
+        .secrets
+        .creates
+        .push(PendingCreate { id, owner, upsert });
     Ok(format!("{uri}\n").into_bytes())
 }
 
@@ -149,7 +166,11 @@ pub fn secret_grant(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
         .and_then(|r| r.remote_app(&cx.hook.app))
         .unwrap_or_default()
         .to_owned();
-    let target = match parsed.value("unit").map(|g| g.value.clone()).filter(|u| !u.is_empty()) {
+    let target = match parsed
+        .value("unit")
+        .map(|g| g.value.clone())
+        .filter(|u| !u.is_empty())
+    {
         Some(u) => {
             if u.split('/').next() != Some(remote_app.as_str()) {
                 return Err(ToolError::Usage(format!(
@@ -161,7 +182,10 @@ pub fn secret_grant(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
         None => GrantTarget::App(remote_app.clone()),
     };
     let Some(meta) = metadata(cx).remove(&id) else {
-        return Err(ToolError::Runtime(format!("secret {:?} not found", id.to_string())));
+        return Err(ToolError::Runtime(format!(
+            "secret {:?} not found",
+            id.to_string()
+        )));
     };
     for (existing, scope) in &meta.access {
         if *scope != rel {
@@ -199,7 +223,12 @@ pub fn secret_revoke(cx: &mut ToolCx<'_>, args: &[String]) -> ToolResult {
     };
     let id = uri_arg(first)?;
     check_empty(rest)?;
-    let given = |k: &str| parsed.value(k).map(|g| g.value.clone()).filter(|v| !v.is_empty());
+    let given = |k: &str| {
+        parsed
+            .value(k)
+            .map(|g| g.value.clone())
+            .filter(|v| !v.is_empty())
+    };
     let (app, unit) = (given("application"), given("unit"));
     let has_rel = parsed.value("relation").is_some() || cx.hook.relation.is_some();
     let (target, relation) = match (unit, app) {
