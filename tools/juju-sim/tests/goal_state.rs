@@ -44,7 +44,11 @@ fn units_of_own_app_with_workload_status_and_since() {
     for u in units.values() {
         assert_eq!(u["status"], "active");
         assert!(since_format_ok(u["since"].as_str().unwrap()), "{u}");
-        assert_eq!(u.as_object().unwrap().len(), 2, "only status and since: {u}");
+        assert_eq!(
+            u.as_object().unwrap().len(),
+            2,
+            "only status and since: {u}"
+        );
     }
 }
 
@@ -54,11 +58,17 @@ fn since_is_the_workload_status_time_in_utc() {
     p.sim.deploy(p.spec("a", 1)).unwrap();
     let now = p.sim.now();
     p.sim.advance_time(Duration::from_secs(3600)).unwrap();
-    p.script("update-status", "status-set blocked later\nrun gs goal-state --format=json\n");
+    p.script(
+        "update-status",
+        "status-set blocked later\nrun gs goal-state --format=json\n",
+    );
     p.sim.update_status(Some("a")).unwrap();
     let gs: Json = serde_json::from_str(&p.result("gs").0).unwrap();
     let expect = juju_sim::secrets::clock::goal_state_time(now + 3600);
-    assert_eq!(gs["units"]["a/0"], serde_json::json!({"status": "blocked", "since": expect}));
+    assert_eq!(
+        gs["units"]["a/0"],
+        serde_json::json!({"status": "blocked", "since": expect})
+    );
 }
 
 #[test]
@@ -79,7 +89,10 @@ fn add_unit_shows_every_new_unit_at_once_as_waiting() {
     );
     assert_eq!(units["a/2"]["status"], "waiting");
     assert_eq!(units["a/3"]["status"], "waiting");
-    assert_eq!(units["a/1"]["status"], "maintenance", "installing charm software");
+    assert_eq!(
+        units["a/1"]["status"], "maintenance",
+        "installing charm software"
+    );
 }
 
 #[test]
@@ -91,7 +104,11 @@ fn relations_by_local_endpoint_with_remote_app_and_units_and_no_peers() {
     p.sim.integrate("a:db", "b:backend").unwrap();
     let gs = goal_state(&mut p, "a/0");
     let rels = gs["relations"].as_object().unwrap();
-    assert_eq!(rels.keys().collect::<Vec<_>>(), ["db"], "peer `cluster` excluded");
+    assert_eq!(
+        rels.keys().collect::<Vec<_>>(),
+        ["db"],
+        "peer `cluster` excluded"
+    );
     let db = rels["db"].as_object().unwrap();
     assert_eq!(db.keys().collect::<Vec<_>>(), ["b", "b/0", "b/1"]);
     assert_eq!(db["b"]["status"], "joined");
@@ -120,7 +137,10 @@ fn relation_reads_joining_until_both_leaders_entered_scope() {
     p.sim.integrate("a:db", "b:backend").unwrap();
     let gs: Json = serde_json::from_str(&p.result("created").0).unwrap();
     assert_eq!(gs["relations"]["db"]["b"]["status"], "joining");
-    assert_eq!(goal_state(&mut p, "a/0")["relations"]["db"]["b"]["status"], "joined");
+    assert_eq!(
+        goal_state(&mut p, "a/0")["relations"]["db"]["b"]["status"],
+        "joined"
+    );
 }
 
 #[test]
@@ -129,14 +149,21 @@ fn dying_units_read_dying_with_their_old_since_then_vanish() {
     p.sim.deploy(p.spec("a", 2)).unwrap();
     let before = goal_state(&mut p, "a/0")["units"]["a/1"]["since"].clone();
     p.sim.advance_time(Duration::from_secs(600)).unwrap();
-    p.script("cluster-relation-departed", "run departed goal-state --format=json\n");
+    p.script(
+        "cluster-relation-departed",
+        "run departed goal-state --format=json\n",
+    );
     p.sim.remove_unit("a/1").unwrap();
     let during: Json = serde_json::from_str(&p.result("departed").0).unwrap();
     assert_eq!(during["units"]["a/1"]["status"], "dying");
     assert_eq!(during["units"]["a/1"]["since"], before);
     let after = goal_state(&mut p, "a/0");
     assert_eq!(
-        after["units"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        after["units"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
         ["a/0"],
         "dead units are not listed"
     );
@@ -146,7 +173,10 @@ fn dying_units_read_dying_with_their_old_since_then_vanish() {
 fn a_unit_in_error_reads_error() {
     let mut p = Probe::new();
     p.sim.deploy(p.spec("a", 2)).unwrap();
-    p.script("update-status", "if [ $JUJU_UNIT_NAME = a/1 ]; then exit 1; fi\n");
+    p.script(
+        "update-status",
+        "if [ $JUJU_UNIT_NAME = a/1 ]; then exit 1; fi\n",
+    );
     p.sim.update_status(Some("a")).unwrap();
     assert!(p.sim.is_error("a/1"));
     assert_eq!(goal_state(&mut p, "a/0")["units"]["a/1"]["status"], "error");
@@ -167,7 +197,9 @@ fn yaml_is_the_default_and_json_is_compact() {
     let since = since.as_str().unwrap();
     assert_eq!(
         json,
-        format!("{{\"units\":{{\"a/0\":{{\"status\":\"active\",\"since\":\"{since}\"}}}},\"relations\":{{}}}}\n")
+        format!(
+            "{{\"units\":{{\"a/0\":{{\"status\":\"active\",\"since\":\"{since}\"}}}},\"relations\":{{}}}}\n"
+        )
     );
     assert_eq!(
         p.result("yaml").0,
@@ -175,7 +207,11 @@ fn yaml_is_the_default_and_json_is_compact() {
     );
     assert_eq!(
         p.result("extra"),
-        (String::new(), "ERROR unrecognized args: [\"x\"]\n".into(), 2)
+        (
+            String::new(),
+            "ERROR unrecognized args: [\"x\"]\n".into(),
+            2
+        )
     );
     assert_eq!(p.result("smart").2, 2);
 }

@@ -876,3 +876,27 @@ fn secret_get_formats_and_key_errors() {
         )
     );
 }
+
+#[test]
+fn secret_hooks_run_before_queued_relation_hooks() {
+    let (mut p, rel) = setup();
+    let id = add(&mut p, "pass=one");
+    on(&mut p, "a/0", &format!("secret-grant {id} -r {rel}\n"));
+    on(&mut p, "b/0", &format!("secret-get {id} >/dev/null\n"));
+    p.clear();
+    // One commit queues backend-relation-changed and secret-changed on b/0.
+    on(
+        &mut p,
+        "a/0",
+        &format!("relation-set -r {rel} k=v\nsecret-set {id} pass=two\n"),
+    );
+    let b0: Vec<String> = p
+        .hooks()
+        .into_iter()
+        .filter(|l| l.starts_with("b/0 "))
+        .collect();
+    assert_eq!(
+        b0,
+        ["b/0 secret-changed", "b/0 backend-relation-changed a/0"]
+    );
+}

@@ -290,15 +290,52 @@ pub(super) fn app_gone(model: &mut Model, app: &str) {
     }
 }
 
+/// Juju's priority among a unit's pending operations, as far as secret hooks are concerned.
+fn rank(hook: &Hook) -> u8 {
+    match hook {
+        Hook::UpgradeCharm => 0,
+        Hook::RelationCreated(_) => 1,
+        Hook::LeaderElected | Hook::LeaderSettingsChanged => 2,
+        Hook::SecretExpired(..) => 3,
+        Hook::SecretRotate(_) => 4,
+        Hook::SecretChanged(_) => 5,
+        Hook::SecretRemove(..) => 6,
+        _ => 10,
+    }
+}
+
 impl Simulator {
-    /// Queue a secret hook unless the same one is already queued for the unit.
+    /// Queue a secret hook unless the same one is already queued for the unit, in Juju's
+    /// order: after the unit's queued upgrade, relation-created and leader hooks and its
+    /// earlier secret hooks (expired, rotate, changed, remove), before everything else. Not
+    /// before a queued install, and never on a dying unit [worker/uniter/resolver.go].
     fn enqueue_secret_hook(&mut self, unit: &str, hook: Hook) {
+        let dying = self.with_model(|m| m.units.get(unit).is_none_or(|u| u.life != Life::Alive));
+        let mine = |q: &Queued| matches!(q, Queued::Hook { unit: u, .. } if u == unit);
         let queued = self
             .queue
             .iter()
             .any(|q| matches!(q, Queued::Hook { unit: u, hook: h } if u == unit && *h == hook));
-        if !queued {
-            self.enqueue(unit, hook);
+        if dying || queued {
+            return;
+        }
+        let installing = self
+            .queue
+            .iter()
+            .any(|q| matches!(q, Queued::Hook { unit: u, hook: Hook::Install } if u == unit));
+        let rank = rank(&hook);
+        let at = self.queue.iter().position(|q| {
+            mine(q) && matches!(q, Queued::Hook { hook: h, .. } if self::rank(h) > rank)
+        });
+        match at {
+            Some(i) if !installing => self.queue.insert(
+                i,
+                Queued::Hook {
+                    unit: unit.to_owned(),
+                    hook,
+                },
+            ),
+            _ => self.enqueue(unit, hook),
         }
     }
 
