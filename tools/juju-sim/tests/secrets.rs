@@ -900,3 +900,32 @@ fn secret_hooks_run_before_queued_relation_hooks() {
         ["b/0 secret-changed", "b/0 backend-relation-changed a/0"]
     );
 }
+
+#[test]
+fn owner_hooks_are_skipped_once_leadership_moved() {
+    let (mut p, _) = setup();
+    let id = add(&mut p, "pass=one");
+    p.sim.set_leader("a/1").unwrap();
+    p.clear();
+    let sid = juju_sim::secrets::parse_uri(&id).unwrap();
+    p.sim.queue_hook("a/0", Hook::SecretRotate(sid.clone()));
+    p.sim.queue_hook("a/1", Hook::SecretRotate(sid));
+    p.sim.settle().unwrap();
+    assert_eq!(secret_hooks(&p), ["a/1 secret-rotate"]);
+}
+
+#[test]
+fn a_removed_reader_no_longer_holds_its_revision() {
+    let (mut p, rel) = setup();
+    let id = add(&mut p, "pass=one");
+    on(&mut p, "a/0", &format!("secret-grant {id} -r {rel}\n"));
+    on(&mut p, "b/0", &format!("secret-get {id} >/dev/null\n"));
+    p.script(
+        "secret-remove",
+        "echo \"$JUJU_UNIT_NAME $JUJU_SECRET_REVISION\" >> $OUT/removed\n",
+    );
+    on(&mut p, "a/0", &format!("secret-set {id} pass=two\n"));
+    assert_eq!(p.read("removed"), "");
+    p.sim.remove_unit("b/0").unwrap();
+    assert_eq!(p.read("removed"), "a/0 1\n");
+}
