@@ -574,6 +574,7 @@ fn secret_changed_goes_to_every_tracking_reader_including_the_owner() {
         "b/0",
         &format!("secret-get {id} --label theirs >/dev/null\n"),
     );
+    on(&mut p, "b/1", &format!("secret-get {id} >/dev/null\n"));
     on(&mut p, "a/0", &format!("secret-get {id} >/dev/null\n"));
     p.script(
         "secret-changed",
@@ -588,8 +589,9 @@ fn secret_changed_goes_to_every_tracking_reader_including_the_owner() {
         [
             format!("a/0 secret:{id} db-pass unset"),
             format!("b/0 secret:{id} theirs unset"),
+            format!("b/1 secret:{id}  unset"),
         ],
-        "b/1 never read it, a/1 never read it"
+        "a/1 never read it; b/1 has no label of its own and never sees the owner's"
     );
 }
 

@@ -6,6 +6,7 @@ use super::{HookRecord, Simulator, unit_number};
 use crate::context::{HookContext, RelationInfo, SecretHookInfo};
 use crate::error::{Result, SimError};
 use crate::model::{Life, LogEntry, Model, UnitExtras};
+use crate::secrets::SecretOwner;
 use crate::server::lock;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -241,11 +242,16 @@ impl Simulator {
                 .tracking
                 .get(&(unit.to_owned(), id.clone()))
                 .and_then(|t| t.label.clone());
+            // The owner label is the fallback only on the owner's side (owner unit, peers of
+            // an app owner); another application's reader sees its own label or nothing.
+            let owner_side = match &s.owner {
+                SecretOwner::App(a) => *a == app_name,
+                SecretOwner::Unit(u) => u == unit,
+            };
+            let owner_label = s.label.clone().filter(|_| owner_side);
             secret = Some(SecretHookInfo {
                 id: id.clone(),
-                label: consumer_label
-                    .or_else(|| s.label.clone())
-                    .unwrap_or_default(),
+                label: consumer_label.or(owner_label).unwrap_or_default(),
                 revision,
             });
         }
