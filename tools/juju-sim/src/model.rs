@@ -307,6 +307,14 @@ impl Model {
         }
     }
 
+    /// The units of an application.
+    pub fn units_of_app(&self, app: &str) -> Vec<String> {
+        self.apps
+            .get(app)
+            .map(|a| a.units.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// The application of a unit.
     pub fn app_of(&self, unit: &str) -> Option<String> {
         self.units.get(unit).map(|u| u.app.clone())

@@ -317,8 +317,7 @@ fn first_read_and_label_survive_a_failed_hook() {
     assert_eq!(p.result("bylabel").0, "pass: one\n");
     let tracked = p.sim.with_model(|m| {
         m.secrets
-            .tracking
-            .iter()
+            .all_tracking()
             .any(|((u, s), t)| u == "b/0" && s.as_str() == id && t.current == 1)
     });
     assert!(tracked);

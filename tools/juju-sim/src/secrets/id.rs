@@ -34,6 +34,11 @@ impl SecretId {
         SecretId(out)
     }
 
+    /// The smallest id (a range bound for indexes).
+    pub(crate) fn min() -> Self {
+        SecretId(String::new())
+    }
+
     /// Parse a bare id: 20 characters of `[0-9a-v]` whose last one carries no stray bits.
     pub fn parse(s: &str) -> Option<Self> {
         let ok = s.len() == 20

@@ -217,36 +217,134 @@ pub enum SecretEvent {
     },
 }
 
-/// All secrets of the model.
+/// All secrets of the model, with every reader's tracking record. Records are indexed by
+/// unit, by secret and by tracked revision so that each hook-tool call costs O(log n) in the
+/// model size (a reader's first read, refresh, label; obsolescence checks).
 #[derive(Debug, Clone, Default)]
 pub struct SecretStore {
     /// Secrets by id.
     pub secrets: BTreeMap<SecretId, Secret>,
     /// Tracking records by (reader unit, secret id).
-    pub tracking: BTreeMap<(String, SecretId), Tracking>,
+    tracking: BTreeMap<(String, SecretId), Tracking>,
+    /// The same records by (secret id, reader unit).
+    by_secret: BTreeSet<(SecretId, String)>,
+    /// How many readers track each (secret, revision).
+    counts: BTreeMap<(SecretId, u32), usize>,
     /// Secret hooks to queue.
     pub outbox: Vec<SecretEvent>,
 }
 
 impl SecretStore {
+    /// A reader's record.
+    pub fn tracking(&self, unit: &str, id: &SecretId) -> Option<&Tracking> {
+        self.tracking.get(&(unit.to_owned(), id.clone()))
+    }
+
+    /// Every record, by (unit, secret).
+    pub fn all_tracking(&self) -> impl Iterator<Item = (&(String, SecretId), &Tracking)> {
+        self.tracking.iter()
+    }
+
+    /// A unit's records.
+    pub fn unit_tracking<'a>(
+        &'a self,
+        unit: &'a str,
+    ) -> impl Iterator<Item = (&'a SecretId, &'a Tracking)> + 'a {
+        self.tracking
+            .range((unit.to_owned(), SecretId::min())..)
+            .take_while(move |((u, _), _)| u == unit)
+            .map(|((_, id), t)| (id, t))
+    }
+
+    /// The units that track a secret.
+    pub fn readers(&self, id: &SecretId) -> Vec<String> {
+        self.by_secret
+            .range((id.clone(), String::new())..)
+            .take_while(|(s, _)| s == id)
+            .map(|(_, u)| u.clone())
+            .collect()
+    }
+
+    fn count(&mut self, id: &SecretId, revision: u32, delta: isize) {
+        let key = (id.clone(), revision);
+        let n = self.counts.get(&key).copied().unwrap_or(0);
+        let n = n.saturating_add_signed(delta);
+        if n == 0 {
+            self.counts.remove(&key);
+        } else {
+            self.counts.insert(key, n);
+        }
+    }
+
+    /// Create or replace a reader's record.
+    pub fn track(&mut self, unit: &str, id: &SecretId, record: Tracking) {
+        let key = (unit.to_owned(), id.clone());
+        if let Some(old) = self.tracking.get(&key) {
+            let current = old.current;
+            self.count(id, current, -1);
+        }
+        self.count(id, record.current, 1);
+        self.by_secret.insert((id.clone(), unit.to_owned()));
+        self.tracking.insert(key, record);
+    }
+
+    /// Change a reader's record in place (the tracked-revision index follows).
+    pub fn update_tracking(&mut self, unit: &str, id: &SecretId, f: impl FnOnce(&mut Tracking)) {
+        if let Some(mut t) = self.tracking(unit, id).cloned() {
+            f(&mut t);
+            self.track(unit, id, t);
+        }
+    }
+
+    /// Drop every record of a unit; returns the secrets it tracked.
+    pub fn untrack_unit(&mut self, unit: &str) -> Vec<SecretId> {
+        let ids: Vec<SecretId> = self.unit_tracking(unit).map(|(id, _)| id.clone()).collect();
+        for id in &ids {
+            if let Some(t) = self.tracking.remove(&(unit.to_owned(), id.clone())) {
+                self.count(id, t.current, -1);
+            }
+            self.by_secret.remove(&(id.clone(), unit.to_owned()));
+        }
+        ids
+    }
+
+    /// Delete a whole secret and every reader's record.
+    pub fn delete(&mut self, id: &SecretId) {
+        self.secrets.remove(id);
+        for unit in self.readers(id) {
+            self.tracking.remove(&(unit.clone(), id.clone()));
+            self.by_secret.remove(&(id.clone(), unit));
+        }
+        let revs: Vec<(SecretId, u32)> = self
+            .counts
+            .range((id.clone(), 0)..)
+            .take_while(|((s, _), _)| s == id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in revs {
+            self.counts.remove(&k);
+        }
+    }
+
     /// Mark revisions nobody tracks (other than the latest) obsolete, queueing one
     /// `secret-remove` each to `owner_unit` [state/secrets.go `markObsoleteRevisionOps`].
     pub fn mark_obsolete(&mut self, id: &SecretId, owner_unit: Option<&str>) {
-        let Some(s) = self.secrets.get_mut(id) else {
+        let Some(s) = self.secrets.get(id) else {
             return;
         };
-        let tracked: BTreeSet<u32> = self
-            .tracking
-            .iter()
-            .filter(|((_, tid), _)| tid == id)
-            .map(|(_, t)| t.current)
-            .collect();
         let newly: Vec<u32> = s
             .revisions
             .keys()
             .copied()
-            .filter(|r| *r != s.latest && !tracked.contains(r) && !s.obsolete.contains(r))
+            .filter(|r| {
+                *r != s.latest
+                    && !s.obsolete.contains(r)
+                    && !self.counts.contains_key(&(id.clone(), *r))
+            })
             .collect();
+        let Some(s) = self.secrets.get_mut(id) else {
+            return;
+        };
         for revision in newly {
             s.obsolete.insert(revision);
             if let Some(unit) = owner_unit {
@@ -260,11 +358,13 @@ impl SecretStore {
     }
 
     /// Whether `label` is taken in `entity`'s namespace (an app's labels clash with its
-    /// units' labels and vice versa), ignoring secret `except`.
+    /// units' labels and vice versa), ignoring secret `except`. `app_of` names a unit's
+    /// application, `units_of` an application's units.
     pub fn label_taken(
         &self,
         entity: &LabelEntity,
         app_of: &dyn Fn(&str) -> Option<String>,
+        units_of: &dyn Fn(&str) -> Vec<String>,
         label: &str,
         except: Option<&SecretId>,
     ) -> bool {
@@ -281,10 +381,13 @@ impl SecretStore {
         let owner_clash = self.secrets.values().any(|s| {
             Some(&s.id) != except && s.label.as_deref() == Some(label) && clashes(&s.owner.entity())
         });
-        let consumer_clash = self.tracking.iter().any(|((unit, id), t)| {
-            Some(id) != except
-                && t.label.as_deref() == Some(label)
-                && clashes(&LabelEntity::Unit(unit.clone()))
+        let units = match entity {
+            LabelEntity::Unit(u) => vec![u.clone()],
+            LabelEntity::App(a) => units_of(a),
+        };
+        let consumer_clash = units.iter().any(|u| {
+            self.unit_tracking(u)
+                .any(|(id, t)| Some(id) != except && t.label.as_deref() == Some(label))
         });
         owner_clash || consumer_clash
     }

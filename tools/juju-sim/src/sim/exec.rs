@@ -239,8 +239,7 @@ impl Simulator {
             }
             let consumer_label = model
                 .secrets
-                .tracking
-                .get(&(unit.to_owned(), id.clone()))
+                .tracking(unit, id)
                 .and_then(|t| t.label.clone());
             // The owner label is the fallback only on the owner's side (owner unit, peers of
             // an app owner); another application's reader sees its own label or nothing.

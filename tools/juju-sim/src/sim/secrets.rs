@@ -22,7 +22,10 @@ fn label_clash(
     except: Option<&SecretId>,
 ) -> bool {
     let app_of = |u: &str| model.app_of(u);
-    model.secrets.label_taken(entity, &app_of, label, except)
+    let units_of = |a: &str| model.units_of_app(a);
+    model
+        .secrets
+        .label_taken(entity, &app_of, &units_of, label, except)
 }
 
 /// Check that the hook's unit manages `id`; the error is what the commit reports.
@@ -57,10 +60,14 @@ fn after_new_revision(model: &mut Model, id: &SecretId) {
     let (latest, owner) = (s.latest, s.owner.clone());
     let readers: Vec<String> = model
         .secrets
-        .tracking
-        .iter()
-        .filter(|((_, tid), t)| tid == id && t.notified != latest)
-        .map(|((u, _), _)| u.clone())
+        .readers(id)
+        .into_iter()
+        .filter(|u| {
+            model
+                .secrets
+                .tracking(u, id)
+                .is_some_and(|t| t.notified != latest)
+        })
         .collect();
     for unit in readers {
         let alive = model
@@ -73,9 +80,9 @@ fn after_new_revision(model: &mut Model, id: &SecretId) {
             .secrets
             .get(id)
             .is_some_and(|s| SecretStore::can_read(s, &unit, &app));
-        if let Some(t) = model.secrets.tracking.get_mut(&(unit.clone(), id.clone())) {
-            t.notified = latest;
-        }
+        model
+            .secrets
+            .update_tracking(&unit, id, |t| t.notified = latest);
         if alive && readable {
             model.secrets.outbox.push(SecretEvent::Changed {
                 unit,
@@ -174,17 +181,19 @@ pub(super) fn commit(model: &mut Model, ctx: &HookContext) -> Result<(), String>
             continue;
         };
         let (latest, owner) = (s.latest, s.owner.clone());
-        let t = model
+        let label = model
             .secrets
-            .tracking
-            .entry((ctx.unit.clone(), id.clone()))
-            .or_insert(Tracking {
+            .tracking(&ctx.unit, id)
+            .and_then(|t| t.label.clone());
+        model.secrets.track(
+            &ctx.unit,
+            id,
+            Tracking {
                 current: latest,
-                label: None,
+                label,
                 notified: latest,
-            });
-        t.current = latest;
-        t.notified = latest;
+            },
+        );
         let owner_unit = model.secret_owner_unit(&owner);
         model.secrets.mark_obsolete(id, owner_unit.as_deref());
     }
@@ -235,8 +244,7 @@ pub(super) fn commit(model: &mut Model, ctx: &HookContext) -> Result<(), String>
 
 /// Delete a whole secret and every reader's record (no consumer hook).
 fn delete_secret(store: &mut SecretStore, id: &SecretId) {
-    store.secrets.remove(id);
-    store.tracking.retain(|(_, tid), _| tid != id);
+    store.delete(id);
 }
 
 /// Drop grants scoped to a relation that has ended.
@@ -259,14 +267,7 @@ pub(super) fn unit_gone(model: &mut Model, unit: &str) {
     for id in owned {
         delete_secret(&mut model.secrets, &id);
     }
-    let tracked: Vec<SecretId> = model
-        .secrets
-        .tracking
-        .keys()
-        .filter(|(u, _)| u == unit)
-        .map(|(_, id)| id.clone())
-        .collect();
-    model.secrets.tracking.retain(|(u, _), _| u != unit);
+    let tracked = model.secrets.untrack_unit(unit);
     for id in tracked {
         let owner = model.secrets.secrets.get(&id).map(|s| s.owner.clone());
         if let Some(owner) = owner {

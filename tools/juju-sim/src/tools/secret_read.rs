@@ -246,10 +246,9 @@ fn lookup_label(cx: &ToolCx<'_>, label: &str) -> Option<SecretId> {
         return Some(s.id.clone());
     }
     store
-        .tracking
-        .iter()
-        .find(|((u, _), t)| u == unit && t.label.as_deref() == Some(label))
-        .map(|((_, id), _)| id.clone())
+        .unit_tracking(unit)
+        .find(|(_, t)| t.label.as_deref() == Some(label))
+        .map(|(id, _)| id.clone())
 }
 
 /// Apply `secret-get <ID> --label L` at once: the owner renames the secret, a non-leader
@@ -267,25 +266,24 @@ fn apply_label(cx: &mut ToolCx<'_>, id: &SecretId, label: &str) -> Result<(), To
     } else {
         (LabelEntity::Unit(unit.clone()), false)
     };
-    let units: BTreeMap<String, String> = cx
-        .model
-        .units
-        .iter()
-        .map(|(n, u)| (n.clone(), u.app.clone()))
-        .collect();
-    let app_of = |u: &str| units.get(u).cloned();
-    let store = &mut cx.model.secrets;
-    if store.label_taken(&entity, &app_of, label, Some(id)) {
+    let model = &*cx.model;
+    let app_of = |u: &str| model.app_of(u);
+    let units_of = |a: &str| model.units_of_app(a);
+    if model
+        .secrets
+        .label_taken(&entity, &app_of, &units_of, label, Some(id))
+    {
         return Err(ToolError::Runtime(format!(
             "secret with label {label:?} already exists"
         )));
     }
+    let store = &mut cx.model.secrets;
     if is_owner {
         if let Some(s) = store.secrets.get_mut(id) {
             s.label = Some(label.to_owned());
         }
-    } else if let Some(t) = store.tracking.get_mut(&(unit, id.clone())) {
-        t.label = Some(label.to_owned());
+    } else {
+        store.update_tracking(&unit, id, |t| t.label = Some(label.to_owned()));
     }
     Ok(())
 }
@@ -386,18 +384,19 @@ fn read_content(
     if !SecretStore::can_read(s, &unit, &app) {
         return Err(ToolError::Runtime("permission denied".into()));
     }
-    let latest = s.latest;
+    let (latest, owner) = (s.latest, s.owner.clone());
     let pending = cx
         .hook
         .secrets
         .updates
         .get(id)
         .and_then(|u| u.content.clone());
-    let key = (unit.clone(), id.clone());
-    let revision = match cx.model.secrets.tracking.get_mut(&key) {
+    let store = &mut cx.model.secrets;
+    let revision = match store.tracking(&unit, id) {
         None => {
-            cx.model.secrets.tracking.insert(
-                key,
+            store.track(
+                &unit,
+                id,
                 Tracking {
                     current: latest,
                     label: None,
@@ -412,14 +411,15 @@ fn read_content(
             }
             latest
         }
-        Some(t) if refresh => {
+        Some(_) if refresh => {
             if let Some(p) = pending {
                 cx.hook.secrets.track_latest.insert(id.clone());
                 return Ok(p);
             }
-            t.current = latest;
-            t.notified = t.notified.max(latest);
-            let owner = s.owner.clone();
+            store.update_tracking(&unit, id, |t| {
+                t.current = latest;
+                t.notified = t.notified.max(latest);
+            });
             let owner_unit = cx.model.secret_owner_unit(&owner);
             cx.model.secrets.mark_obsolete(id, owner_unit.as_deref());
             latest
