@@ -930,3 +930,52 @@ fn a_removed_reader_no_longer_holds_its_revision() {
     p.sim.remove_unit("b/0").unwrap();
     assert_eq!(p.read("removed"), "a/0 1\n");
 }
+
+#[test]
+fn owner_adds_grants_and_publishes_in_one_hook_consumer_reads_on_relation_changed() {
+    let (mut p, rel) = setup();
+    p.script(
+        "backend-relation-changed",
+        "id=$(relation-get --app secret-id a)\nif [ -n \"$id\" ]; then u=$(echo $JUJU_UNIT_NAME | tr / -); run got-$u secret-get \"$id\" pass; fi\n",
+    );
+    on(
+        &mut p,
+        "a/0",
+        &format!(
+            "id=$(secret-add pass=key1)\nsecret-grant \"$id\" -r {rel}\nrelation-set -r {rel} --app secret-id=\"$id\"\n"
+        ),
+    );
+    assert_eq!(p.result("got-b-0").0, "key1\n");
+    assert_eq!(p.result("got-b-1").0, "key1\n");
+}
+
+#[test]
+fn an_action_publishes_a_new_revision_and_readers_follow() {
+    let (mut p, rel) = setup();
+    let id = add(&mut p, "pass=key1");
+    on(&mut p, "a/0", &format!("secret-grant {id} -r {rel}\n"));
+    on(&mut p, "b/0", &format!("secret-get {id} >/dev/null\n"));
+    p.script(
+        "secret-changed",
+        "u=$(echo $JUJU_UNIT_NAME | tr / -)\nrun new-$u secret-get $JUJU_SECRET_ID pass --refresh\n",
+    );
+    p.script(
+        "secret-remove",
+        "secret-remove $JUJU_SECRET_ID --revision $JUJU_SECRET_REVISION\n",
+    );
+    p.script("do", &format!("secret-set {id} pass=key2\n"));
+    let result = p
+        .sim
+        .run_action("a/0", "do", serde_json::json!({}))
+        .unwrap();
+    assert_eq!(result.status, "completed");
+    assert_eq!(p.result("new-b-0").0, "key2\n");
+    let revs: Vec<u32> = p.sim.with_model(|m| {
+        m.secrets
+            .secrets
+            .values()
+            .flat_map(|s| s.revisions.keys().copied())
+            .collect()
+    });
+    assert_eq!(revs, [2], "revision 1 removed once nobody tracks it");
+}
