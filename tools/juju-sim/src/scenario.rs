@@ -17,7 +17,7 @@
 //!   - remove-relation: [node, ctl]
 //!   - remove-application: node
 //!   - resolve: node/0
-//!   - show: status                 # status | relations | logs | all
+//!   - show: status                 # status | relations | secrets | logs | all
 //!   - print-file: some/path
 //!   - expect: {status: {ctl/0: active}, action: completed}
 //!   - sh: "cp -r ../charm ${WORKDIR}/c"   # host command (cwd: scenario dir, vars exported)
@@ -251,6 +251,10 @@ impl Runner {
                 }
                 if matches!(what, "relations" | "all") {
                     let t = report::relations(&self.sim);
+                    self.say(&t);
+                }
+                if matches!(what, "secrets" | "all") {
+                    let t = report::secrets(&self.sim);
                     self.say(&t);
                 }
                 if matches!(what, "logs") {

@@ -82,6 +82,7 @@ fn advance_time_step_fires_due_secret_rotation() {
   - expect: {{status: {{a/0: unknown}}}}
   - advance-time: 1m
   - expect: {{status: {{a/0: blocked}}}}
+  - show: secrets
 "#
         ),
     )
@@ -94,4 +95,13 @@ fn advance_time_step_fires_due_secret_rotation() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("a/0 secret-rotate"), "{stdout}");
+    assert!(
+        stdout.contains("owner=App(\"a\") label=\"\" latest=1"),
+        "{stdout}"
+    );
+    let shown = stdout.split("owner=App").nth(1).unwrap_or_default();
+    assert!(
+        !shown.contains("eA=="),
+        "show: secrets must not print content: {shown}"
+    );
 }
