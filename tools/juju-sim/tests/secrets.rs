@@ -786,6 +786,19 @@ fn non_owner_changes_fail_at_commit_and_fail_the_hook() {
         &format!("run set secret-set {id} pass=two\nrelation-set -r {rel} k=v\n"),
     );
     assert_eq!(p.result("set").2, 0, "secret-set itself succeeds");
+    let rec = p
+        .sim
+        .records()
+        .iter()
+        .rev()
+        .find(|r| r.unit == "a/1")
+        .cloned()
+        .unwrap();
+    assert!(!rec.succeeded(), "{rec:?}");
+    assert_eq!(
+        rec.commit_error.as_deref(),
+        Some("updating secrets: \"a/1\" is not leader of \"a\"")
+    );
     assert!(p.sim.is_error("a/1"));
     assert_eq!(latest(&p, &id), Some(1));
     assert_eq!(

@@ -408,8 +408,10 @@ impl Simulator {
             }
         }
         let mut notify = Vec::new();
+        let mut commit_error = None;
         if ok && let Err(e) = super::secrets::commit(model, &o.ctx) {
             ok = false;
+            commit_error = Some(e.clone());
             if model.keep_logs {
                 model.logs.push(LogEntry {
                     unit: o.ctx.unit.clone(),
@@ -466,6 +468,7 @@ impl Simulator {
             stdout: o.stdout,
             stderr: o.stderr,
             duration: o.duration,
+            commit_error,
         });
         ok
     }

@@ -51,12 +51,16 @@ pub struct HookRecord {
     pub stderr: String,
     /// Wall time of the process.
     pub duration: Duration,
+    /// Why committing the hook's changes failed after it exited 0 (e.g. a secret change the
+    /// unit may not make); the unit is then in error.
+    pub commit_error: Option<String>,
 }
 
 impl HookRecord {
-    /// Whether the hook exited 0 (or was skipped for lack of a handler).
+    /// Whether the hook exited 0 (or was skipped for lack of a handler) and its changes
+    /// committed.
     pub fn succeeded(&self) -> bool {
-        matches!(self.code, None | Some(0))
+        matches!(self.code, None | Some(0)) && self.commit_error.is_none()
     }
     /// The value of one environment variable, if recorded.
     pub fn env_var(&self, key: &str) -> Option<&str> {
