@@ -234,3 +234,25 @@ fn planned_units_count_goal_state_units_not_dying() {
         .count();
     assert_eq!(planned, 2);
 }
+
+#[test]
+fn remote_units_added_together_are_listed_before_they_join() {
+    let mut p = Probe::new();
+    p.sim.deploy(p.spec("a", 1)).unwrap();
+    p.sim.deploy(p.spec("b", 1)).unwrap();
+    p.sim.integrate("a:db", "b:backend").unwrap();
+    p.script(
+        "db-relation-joined",
+        "if [ ! -f $OUT/first.json ]; then goal-state --format=json > $OUT/first.json; fi\n",
+    );
+    p.sim.add_unit("b", 3).unwrap();
+    let gs: Json = serde_json::from_str(&p.read("first.json")).unwrap();
+    let db = gs["relations"]["db"].as_object().unwrap();
+    assert_eq!(
+        db.keys().collect::<Vec<_>>(),
+        ["b", "b/0", "b/1", "b/2", "b/3"],
+        "a/0's first join already sees every unit of the batch"
+    );
+    let planned = db.keys().filter(|k| k.starts_with("b/")).count();
+    assert_eq!(planned, 4);
+}
