@@ -1,4 +1,4 @@
-//! Conformance: `goal-state` as Juju 3.6 prints it (reference `juju-secrets-goal-state.md` §5).
+//! Conformance: `goal-state` as Juju 3.6 prints it (rules and Juju sources: README, goal-state).
 
 mod common;
 use common::Probe;

@@ -1,4 +1,4 @@
-//! Conformance: Juju 3.6 secrets (reference `juju-secrets-goal-state.md` §1-4, §7). One test
+//! Conformance: Juju 3.6 secrets (hook tools, tracking, commit, secret hooks). One test
 //! per rule; the README maps each rule to its test and its Juju source.
 
 mod common;
