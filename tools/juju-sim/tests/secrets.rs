@@ -754,10 +754,11 @@ fn info_get_shape() {
             "{{\"{id}\":{{\"revision\":1,\"label\":\"db-pass\",\"owner\":\"application\",\"description\":\"db\",\"rotation\":\"never\",\"expiry\":\"2030-01-01T06:06:06Z\",\"access\":[{{\"target\":\"application-b\",\"scope\":\"relation-b.backend#a.db\",\"role\":\"view\"}}]}}}}\n"
         )
     );
-    assert!(
-        p.result("yaml")
-            .0
-            .starts_with(&format!("{id}:\n  revision: 1\n  label: db-pass\n"))
+    assert_eq!(
+        p.result("yaml").0,
+        format!(
+            "{id}:\n  revision: 1\n  label: db-pass\n  owner: application\n  description: db\n  rotation: never\n  expiry: 2030-01-01T06:06:06Z\n  access:\n  - target: application-b\n    scope: relation-b.backend#a.db\n    role: view\n"
+        )
     );
 }
 
