@@ -2,6 +2,8 @@
 //! that are committed only on exit 0, and the record of tool calls.
 
 use crate::model::PortRange;
+use crate::secrets::SecretId;
+use crate::secrets::pending::PendingSecrets;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -95,6 +97,21 @@ pub struct HookContext {
     pub reboot: bool,
     /// Tool calls made so far.
     pub calls: Vec<ToolCall>,
+    /// Pending secret changes (committed on exit 0).
+    pub secrets: PendingSecrets,
+    /// The secret a secret hook is about.
+    pub secret: Option<SecretHookInfo>,
+}
+
+/// The secret a secret hook (`secret-changed`, `-remove`, `-rotate`, `-expired`) is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretHookInfo {
+    /// The secret.
+    pub id: SecretId,
+    /// `JUJU_SECRET_LABEL` (may be empty).
+    pub label: String,
+    /// `JUJU_SECRET_REVISION` (remove and expired only).
+    pub revision: Option<u32>,
 }
 
 impl HookContext {
@@ -114,6 +131,8 @@ impl HookContext {
             pending_ports: Vec::new(),
             reboot: false,
             calls: Vec::new(),
+            secrets: PendingSecrets::default(),
+            secret: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! * `jujuc`: the multi-call hook-tool binary; it forwards each call over a Unix socket to the
 //!   simulator, which executes it against the in-memory model ([`tools`]).
 //! * `juju-sim run <scenario.yaml>`: the CLI ([`scenario`]).
+//! * Juju 3.6 secrets ([`secrets`]: tools, hooks, tracking, the clock) and `goal-state`.
 //!
 //! Not-Juju, test-only extensions: per-unit extra environment, extra `PATH` dirs and a command
 //! prefix ([`model::UnitExtras`]).
@@ -45,6 +46,7 @@ pub mod model;
 pub mod protocol;
 pub mod report;
 pub mod scenario;
+pub mod secrets;
 mod server;
 pub mod sim;
 pub mod tool_client;

@@ -131,6 +131,8 @@ pub struct Unit {
     pub status_set_by_charm: bool,
     /// Workload status history (every change, including Juju's own).
     pub status_history: Vec<Status>,
+    /// Wall-clock time (seconds) of the last workload status change (`goal-state` `since`).
+    pub status_at: i64,
     /// Set when a hook failed: `hook failed: "<hook>"`.
     pub error: Option<String>,
     /// Workload version (`application-version-set`).
@@ -192,6 +194,10 @@ pub struct Relation {
     pub scope: BTreeMap<String, Participation>,
     /// `remove_relation` was issued.
     pub dying: bool,
+    /// Wall-clock time (seconds) of the relation's status (`joining`, then `joined`).
+    pub status_at: i64,
+    /// Both applications' leaders have entered scope (`goal-state` shows `joined`).
+    pub joined: bool,
 }
 
 impl Relation {
@@ -259,6 +265,11 @@ pub struct Model {
     pub logs: Vec<LogEntry>,
     /// Keep hook-output and juju-log lines in `logs` (default true).
     pub keep_logs: bool,
+    /// Wall clock, seconds since the Unix epoch: the real time when the simulator started,
+    /// moved on only by `advance_time` (so runs are repeatable).
+    pub now: i64,
+    /// Secrets, their readers and the secret hooks to queue.
+    pub secrets: crate::secrets::SecretStore,
 }
 
 impl Model {
@@ -279,11 +290,34 @@ impl Model {
     /// Set a unit's workload status (records history).
     pub fn set_unit_status(&mut self, unit: &str, status: &str, message: &str) {
         let since = self.tick();
+        let now = self.now;
         if let Some(u) = self.units.get_mut(unit) {
             let s = Status::new(status, message, since);
+            u.status_at = now;
             u.status = s.clone();
             u.status_history.push(s);
         }
+    }
+
+    /// The unit that handles a secret's owner hooks: the unit, or the app's leader.
+    pub fn secret_owner_unit(&self, owner: &crate::secrets::SecretOwner) -> Option<String> {
+        match owner {
+            crate::secrets::SecretOwner::App(a) => self.apps.get(a).and_then(|a| a.leader.clone()),
+            crate::secrets::SecretOwner::Unit(u) => self.units.contains_key(u).then(|| u.clone()),
+        }
+    }
+
+    /// The units of an application.
+    pub fn units_of_app(&self, app: &str) -> Vec<String> {
+        self.apps
+            .get(app)
+            .map(|a| a.units.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The application of a unit.
+    pub fn app_of(&self, unit: &str) -> Option<String> {
+        self.units.get(unit).map(|u| u.app.clone())
     }
 
     /// Relations of `app` on `endpoint`, sorted by id.

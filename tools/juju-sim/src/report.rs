@@ -129,6 +129,43 @@ pub fn relations(sim: &Simulator) -> String {
     s
 }
 
+/// Every secret's metadata and readers, never its content (so a scenario log can be grepped
+/// for leaked values).
+pub fn secrets(sim: &Simulator) -> String {
+    let mut s = String::new();
+    sim.with_model(|m| {
+        for sec in m.secrets.secrets.values() {
+            let revisions: Vec<String> = sec.revisions.keys().map(u32::to_string).collect();
+            let grants: Vec<String> = sec
+                .grants
+                .iter()
+                .map(|(t, rel)| format!("{}@{rel}", t.tag()))
+                .collect();
+            let _ = writeln!(
+                s,
+                "  secret {} owner={:?} label={:?} latest={} revisions=[{}] grants=[{}]",
+                sec.id,
+                sec.owner,
+                sec.label.as_deref().unwrap_or(""),
+                sec.latest,
+                revisions.join(","),
+                grants.join(",")
+            );
+            for unit in m.secrets.readers(&sec.id) {
+                if let Some(t) = m.secrets.tracking(&unit, &sec.id) {
+                    let _ = writeln!(
+                        s,
+                        "    reader {unit}: current={} label={:?}",
+                        t.current,
+                        t.label.as_deref().unwrap_or("")
+                    );
+                }
+            }
+        }
+    });
+    s
+}
+
 /// An action's outcome like `juju run` prints it.
 pub fn action(a: &ActionResult) -> String {
     let mut s = String::new();

@@ -11,12 +11,13 @@
 //!   - run-action: {unit: node/0, action: hello, params: {name: x}}
 //!   - set-leader: node/1
 //!   - update-status: {}            # or an app name
+//!   - advance-time: 1h             # wall clock on; due secret-rotate/-expired hooks run
 //!   - upgrade-charm: {app: node, charm: dir}   # charm optional
 //!   - remove-unit: node/1
 //!   - remove-relation: [node, ctl]
 //!   - remove-application: node
 //!   - resolve: node/0
-//!   - show: status                 # status | relations | logs | all
+//!   - show: status                 # status | relations | secrets | logs | all
 //!   - print-file: some/path
 //!   - expect: {status: {ctl/0: active}, action: completed}
 //!   - sh: "cp -r ../charm ${WORKDIR}/c"   # host command (cwd: scenario dir, vars exported)
@@ -220,6 +221,16 @@ impl Runner {
                 self.sim.set_leader(unit)?;
             }
             "update-status" => self.sim.update_status(arg.as_str())?,
+            "advance-time" => {
+                let spec = arg
+                    .as_str()
+                    .ok_or_else(|| err("advance-time: a Go duration such as 1h or 5m"))?;
+                let secs = crate::secrets::clock::parse_go_duration(spec)
+                    .filter(|s| *s >= 0.0)
+                    .ok_or_else(|| err(format!("advance-time: {spec:?} is not a duration")))?;
+                self.sim
+                    .advance_time(std::time::Duration::from_secs(secs.ceil() as u64))?;
+            }
             "upgrade-charm" => {
                 let app = str_field(arg, "app", name)?;
                 let dir = match arg.get("charm").and_then(Json::as_str) {
@@ -240,6 +251,10 @@ impl Runner {
                 }
                 if matches!(what, "relations" | "all") {
                     let t = report::relations(&self.sim);
+                    self.say(&t);
+                }
+                if matches!(what, "secrets" | "all") {
+                    let t = report::secrets(&self.sim);
                     self.say(&t);
                 }
                 if matches!(what, "logs") {

@@ -66,3 +66,42 @@ fn sh_step_sees_scenario_variables_and_fails_the_run_on_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sh step failed"));
 }
+
+#[test]
+fn advance_time_step_fires_due_secret_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    let charm = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/charms/probe");
+    let file = dir.path().join("s.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"steps:
+  - sh: 'echo "secret-add --rotate hourly pass=x >/dev/null" > $WORKDIR/install; echo "status-set blocked rotated" > $WORKDIR/secret-rotate'
+  - deploy: {{app: a, charm: {charm}, env: {{PROBE_DIR: "${{WORKDIR}}", OUT: "${{WORKDIR}}"}}}}
+  - advance-time: 59m
+  - expect: {{status: {{a/0: unknown}}}}
+  - advance-time: 1m
+  - expect: {{status: {{a/0: blocked}}}}
+  - show: secrets
+"#
+        ),
+    )
+    .unwrap();
+    let out = run(&["run", file.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("a/0 secret-rotate"), "{stdout}");
+    assert!(
+        stdout.contains("owner=App(\"a\") label=\"\" latest=1"),
+        "{stdout}"
+    );
+    let shown = stdout.split("owner=App").nth(1).unwrap_or_default();
+    assert!(
+        !shown.contains("eA=="),
+        "show: secrets must not print content: {shown}"
+    );
+}

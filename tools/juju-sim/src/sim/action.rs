@@ -104,12 +104,15 @@ impl Simulator {
         let code = outcome.code;
         let stdout = outcome.stdout.clone();
         let stderr = outcome.stderr.clone();
-        self.finish(outcome, None);
+        let committed = self.finish(outcome, None);
         let state = state.ok_or_else(|| SimError::Action("action state vanished".into()))?;
         let (status, message) = if !implemented {
             ("failed", format!("action not implemented on unit {unit:?}"))
         } else {
             match (code, &state.failed) {
+                (Some(0), _) if !committed => {
+                    ("failed", "committing requested changes failed".to_owned())
+                }
                 (Some(0), None) => ("completed", String::new()),
                 (Some(0), Some(m)) => ("failed", m.clone()),
                 (Some(c), _) if c >= 0 => ("failed", format!("exit status {c}")),

@@ -185,6 +185,8 @@ impl Simulator {
                         unit_bags: BTreeMap::new(),
                         scope: BTreeMap::new(),
                         dying: false,
+                        status_at: m.now,
+                        joined: false,
                     },
                 );
             }
@@ -233,6 +235,7 @@ impl Simulator {
                         status: initial.clone(),
                         status_set_by_charm: false,
                         status_history: vec![initial],
+                        status_at: m.now,
                         error: None,
                         workload_version: String::new(),
                         state: Default::default(),

@@ -3,9 +3,10 @@
 
 use super::hooks::Hook;
 use super::{HookRecord, Simulator, unit_number};
-use crate::context::{HookContext, RelationInfo};
+use crate::context::{HookContext, RelationInfo, SecretHookInfo};
 use crate::error::{Result, SimError};
 use crate::model::{Life, LogEntry, Model, UnitExtras};
+use crate::secrets::SecretOwner;
 use crate::server::lock;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -136,6 +137,13 @@ impl Simulator {
             env.push(("JUJU_REMOTE_APP".into(), r.remote_app.clone()));
             env.push(("JUJU_REMOTE_UNIT".into(), r.remote_unit.clone()));
         }
+        if let Some(s) = &ctx.secret {
+            env.push(("JUJU_SECRET_ID".into(), s.id.short_uri()));
+            env.push(("JUJU_SECRET_LABEL".into(), s.label.clone()));
+            if let Some(r) = s.revision {
+                env.push(("JUJU_SECRET_REVISION".into(), r.to_string()));
+            }
+        }
         if let Some(a) = &ctx.action {
             env.push(("JUJU_ACTION_NAME".into(), a.name.clone()));
             env.push(("JUJU_ACTION_UUID".into(), a.id.to_string()));
@@ -174,6 +182,20 @@ impl Simulator {
             let remote_unit = match hook {
                 Hook::RelationCreated(_) => {
                     part.entered = true;
+                    let now = model.now;
+                    let leaders: Vec<Option<String>> = rel
+                        .sides
+                        .iter()
+                        .map(|s| model.apps.get(&s.app).and_then(|a| a.leader.clone()))
+                        .collect();
+                    let entered = leaders.iter().all(|l| {
+                        l.as_ref()
+                            .is_some_and(|l| rel.scope.get(l).is_some_and(|p| p.entered))
+                    });
+                    if entered && !rel.joined && !rel.is_peer() {
+                        rel.joined = true;
+                        rel.status_at = now;
+                    }
                     String::new()
                 }
                 Hook::RelationJoined(_, r) => {
@@ -208,6 +230,30 @@ impl Simulator {
                 remote_unit,
             });
         }
+        let mut secret = None;
+        if let Some((id, revision)) = hook.secret() {
+            let s = model.secrets.secrets.get(id)?;
+            let owner_hook = !matches!(hook, Hook::SecretChanged(_));
+            if owner_hook && !s.owner.managed_by(unit, &app_name, model.is_leader(unit)) {
+                return None;
+            }
+            let consumer_label = model
+                .secrets
+                .tracking(unit, id)
+                .and_then(|t| t.label.clone());
+            // The owner label is the fallback only on the owner's side (owner unit, peers of
+            // an app owner); another application's reader sees its own label or nothing.
+            let owner_side = match &s.owner {
+                SecretOwner::App(a) => *a == app_name,
+                SecretOwner::Unit(u) => u == unit,
+            };
+            let owner_label = s.label.clone().filter(|_| owner_side);
+            secret = Some(SecretHookInfo {
+                id: id.clone(),
+                label: consumer_label.or(owner_label).unwrap_or_default(),
+                revision,
+            });
+        }
         match hook {
             Hook::Install if !status_set => {
                 model.set_unit_status(unit, "maintenance", "installing charm software")
@@ -230,6 +276,7 @@ impl Simulator {
             .unwrap_or_default();
         ctx.relation = relation;
         ctx.broken_relation = broken_relation;
+        ctx.secret = secret;
         let g = lock(&shared);
         let mut env = self.base_env(
             &g.model,
@@ -341,9 +388,10 @@ impl Simulator {
         }
     }
 
-    /// Commit or fail, log output, record. `hook` is `None` for actions.
-    pub(super) fn finish(&mut self, o: Outcome, hook: Option<&Hook>) {
-        let ok = o.code.is_none_or(|c| c == 0);
+    /// Commit or fail, log output, record. `hook` is `None` for actions. Returns whether the
+    /// handler exited 0 and its changes committed.
+    pub(super) fn finish(&mut self, o: Outcome, hook: Option<&Hook>) -> bool {
+        let mut ok = o.code.is_none_or(|c| c == 0);
         let shared = self.shared.clone();
         let mut g = lock(&shared);
         let model = &mut g.model;
@@ -360,6 +408,19 @@ impl Simulator {
             }
         }
         let mut notify = Vec::new();
+        let mut commit_error = None;
+        if ok && let Err(e) = super::secrets::commit(model, &o.ctx) {
+            ok = false;
+            commit_error = Some(e.clone());
+            if model.keep_logs {
+                model.logs.push(LogEntry {
+                    unit: o.ctx.unit.clone(),
+                    hook: o.ctx.hook_name.clone(),
+                    level: "ERROR".into(),
+                    message: format!("committing requested changes failed: {e}"),
+                });
+            }
+        }
         if ok {
             notify = super::commit::commit(model, &o.ctx);
             match hook {
@@ -391,6 +452,7 @@ impl Simulator {
         for (unit, hook) in notify {
             self.enqueue(&unit, hook);
         }
+        self.drain_secret_events();
         self.records.push(HookRecord {
             unit: o.ctx.unit.clone(),
             hook: o.ctx.hook_name.clone(),
@@ -406,7 +468,9 @@ impl Simulator {
             stdout: o.stdout,
             stderr: o.stderr,
             duration: o.duration,
+            commit_error,
         });
+        ok
     }
 
     pub(super) fn finalize_unit(&mut self, unit: &str) {
@@ -418,6 +482,7 @@ impl Simulator {
             for rel in m.relations.values_mut() {
                 rel.scope.remove(unit);
             }
+            super::secrets::unit_gone(m, unit);
             if let Some(app) = m.apps.get_mut(&u.app) {
                 app.units.remove(unit);
                 if app.leader.as_deref() == Some(unit) {

@@ -1,5 +1,7 @@
 //! Hook kinds and queue entries.
 
+use crate::secrets::SecretId;
+
 /// A hook Juju can run on a unit.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Hook {
@@ -38,9 +40,26 @@ pub enum Hook {
     },
     /// `<ep>-relation-broken`
     RelationBroken(u32),
+    /// `secret-changed` on a reader of the secret
+    SecretChanged(SecretId),
+    /// `secret-remove` on the owner, for an obsolete revision
+    SecretRemove(SecretId, u32),
+    /// `secret-rotate` on the owner
+    SecretRotate(SecretId),
+    /// `secret-expired` on the owner, for the expired (latest) revision
+    SecretExpired(SecretId, u32),
 }
 
 impl Hook {
+    /// The secret this hook is about, with `JUJU_SECRET_REVISION` where Juju sets it.
+    pub fn secret(&self) -> Option<(&SecretId, Option<u32>)> {
+        match self {
+            Hook::SecretChanged(id) | Hook::SecretRotate(id) => Some((id, None)),
+            Hook::SecretRemove(id, r) | Hook::SecretExpired(id, r) => Some((id, Some(*r))),
+            _ => None,
+        }
+    }
+
     /// The relation this hook is about.
     pub fn relation(&self) -> Option<u32> {
         match self {
@@ -70,6 +89,10 @@ impl Hook {
             Hook::RelationChanged(..) => format!("{endpoint}-relation-changed"),
             Hook::RelationDeparted { .. } => format!("{endpoint}-relation-departed"),
             Hook::RelationBroken(_) => format!("{endpoint}-relation-broken"),
+            Hook::SecretChanged(_) => "secret-changed".into(),
+            Hook::SecretRemove(..) => "secret-remove".into(),
+            Hook::SecretRotate(_) => "secret-rotate".into(),
+            Hook::SecretExpired(..) => "secret-expired".into(),
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod hooks;
 mod ops;
 mod process;
 mod queue;
+mod secrets;
 
 pub use action::ActionResult;
 pub use bench::BenchResult;
@@ -50,12 +51,16 @@ pub struct HookRecord {
     pub stderr: String,
     /// Wall time of the process.
     pub duration: Duration,
+    /// Why committing the hook's changes failed after it exited 0 (e.g. a secret change the
+    /// unit may not make); the unit is then in error.
+    pub commit_error: Option<String>,
 }
 
 impl HookRecord {
-    /// Whether the hook exited 0 (or was skipped for lack of a handler).
+    /// Whether the hook exited 0 (or was skipped for lack of a handler) and its changes
+    /// committed.
     pub fn succeeded(&self) -> bool {
-        matches!(self.code, None | Some(0))
+        matches!(self.code, None | Some(0)) && self.commit_error.is_none()
     }
     /// The value of one environment variable, if recorded.
     pub fn env_var(&self, key: &str) -> Option<&str> {
@@ -164,6 +169,10 @@ impl Simulator {
             name: opts.model_name.clone(),
             uuid: "d6b2b8f3-5c1e-4c8e-9a3b-6a7f0e1c2d3e".into(),
             keep_logs: opts.keep_logs,
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
             ..Model::default()
         };
         let shared = Arc::new(Mutex::new(Shared {

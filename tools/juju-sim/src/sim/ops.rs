@@ -137,6 +137,8 @@ impl Simulator {
                 unit_bags: BTreeMap::new(),
                 scope: BTreeMap::new(),
                 dying: false,
+                status_at: m.now,
+                joined: false,
             };
             for app in [app_a, app_b] {
                 for u in Self::app_units_alive(m, app) {

@@ -131,9 +131,7 @@ impl Simulator {
         }
         let outcomes = self.spawn_many(prepared)?;
         for (outcome, (unit, hook)) in outcomes.into_iter().zip(hooks) {
-            let ok = outcome.code.is_none_or(|c| c == 0);
-            self.finish(outcome, Some(&hook));
-            if !ok {
+            if !self.finish(outcome, Some(&hook)) {
                 self.failed
                     .insert(unit.clone(), Queued::Hook { unit, hook });
             }
@@ -157,9 +155,8 @@ impl Simulator {
         })?;
         prepared.argv = Some(argv.iter().map(|a| a.to_string()).collect());
         let outcome = self.spawn(prepared)?;
-        let ok = outcome.code.is_none_or(|c| c == 0);
         let index = self.records.len();
-        self.finish(outcome, Some(&hook));
+        let ok = self.finish(outcome, Some(&hook));
         if !ok {
             self.failed.insert(
                 unit.to_owned(),
@@ -212,9 +209,7 @@ impl Simulator {
                     return Ok(());
                 };
                 let outcome = self.spawn(prepared)?;
-                let ok = outcome.code.is_none_or(|c| c == 0);
-                self.finish(outcome, Some(&hook));
-                if !ok {
+                if !self.finish(outcome, Some(&hook)) {
                     self.failed
                         .insert(unit.clone(), Queued::Hook { unit, hook });
                 }
@@ -225,12 +220,16 @@ impl Simulator {
                 Ok(())
             }
             Queued::FinalizeRelation(rel) => {
-                self.with_model_mut(|m| m.relations.remove(&rel));
+                self.with_model_mut(|m| {
+                    m.relations.remove(&rel);
+                    super::secrets::relation_gone(m, rel);
+                });
                 Ok(())
             }
             Queued::FinalizeApp(app) => {
                 self.with_model_mut(|m| {
                     m.apps.remove(&app);
+                    super::secrets::app_gone(m, &app);
                     let peers: Vec<u32> = m
                         .relations
                         .values()

@@ -4,10 +4,13 @@
 //! `jujuc` executable only forwards the call here.
 
 pub mod action;
+mod goal_state;
 mod misc;
 mod network;
 pub mod output;
 mod relation;
+mod secret_read;
+mod secret_write;
 mod state;
 mod status;
 
@@ -65,6 +68,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "application-version-set",
     "close-port",
     "config-get",
+    "goal-state",
     "is-leader",
     "juju-log",
     "juju-reboot",
@@ -75,6 +79,14 @@ pub const TOOL_NAMES: &[&str] = &[
     "relation-ids",
     "relation-list",
     "relation-set",
+    "secret-add",
+    "secret-get",
+    "secret-grant",
+    "secret-ids",
+    "secret-info-get",
+    "secret-remove",
+    "secret-revoke",
+    "secret-set",
     "state-delete",
     "state-get",
     "state-set",
@@ -108,6 +120,15 @@ fn run_tool(cx: &mut ToolCx<'_>, tool: &str, args: &[String]) -> ToolResult {
         "open-port" => network::open_port(cx, args, true),
         "close-port" => network::open_port(cx, args, false),
         "opened-ports" => network::opened_ports(cx, args),
+        "goal-state" => goal_state::goal_state(cx, args),
+        "secret-add" => secret_write::secret_add(cx, args),
+        "secret-set" => secret_write::secret_set(cx, args),
+        "secret-remove" => secret_write::secret_remove(cx, args),
+        "secret-grant" => secret_write::secret_grant(cx, args),
+        "secret-revoke" => secret_write::secret_revoke(cx, args),
+        "secret-get" => secret_read::secret_get(cx, args),
+        "secret-info-get" => secret_read::secret_info_get(cx, args),
+        "secret-ids" => secret_read::secret_ids(cx, args),
         other => Err(ToolError::Runtime(format!(
             "bad request: unknown command {other:?}"
         ))),

@@ -64,6 +64,44 @@ pub fn emit(cx: &ToolCx<'_>, parsed: &Parsed, value: &Json) -> ToolResult {
     Ok(bytes)
 }
 
+/// Print a typed value for tools that offer only `yaml|json` (default `default`), keeping the
+/// field order of `T` as Go's struct marshalling does.
+pub fn emit_typed<T: serde::Serialize>(
+    cx: &ToolCx<'_>,
+    parsed: &Parsed,
+    value: &T,
+    default: &str,
+) -> ToolResult {
+    let format = check_yaml_json(parsed, default)?;
+    let mut bytes = match format.as_str() {
+        "json" => serde_json::to_vec(value).map_err(|e| ToolError::Runtime(e.to_string()))?,
+        _ => serde_yaml::to_string(value)
+            .map_err(|e| ToolError::Runtime(e.to_string()))?
+            .into_bytes(),
+    };
+    if bytes.last() != Some(&b'\n') {
+        bytes.push(b'\n');
+    }
+    if let Some(out) = parsed.value("output") {
+        std::fs::write(cx.path(&out.value), &bytes)
+            .map_err(|e| ToolError::Runtime(format!("cannot write {}: {e}", out.value)))?;
+        return Ok(Vec::new());
+    }
+    Ok(bytes)
+}
+
+/// Validate `--format` for tools that offer only `yaml|json` (a usage error, exit 2).
+pub fn check_yaml_json(parsed: &Parsed, default: &str) -> Result<String, ToolError> {
+    match parsed.value("format") {
+        None => Ok(default.to_owned()),
+        Some(g) if matches!(g.value.as_str(), "yaml" | "json") => Ok(g.value.clone()),
+        Some(g) => Err(ToolError::Usage(format!(
+            "invalid value {:?} for option {}: unknown format {:?}",
+            g.value, g.written, g.value
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ const APP: Flag = Flag::boolean(&["app"]);
 const FILE: Flag = Flag::value(&["file"]);
 
 /// Resolve `-r` (or the hook's relation) to a relation id the unit takes part in.
-fn relation_id(cx: &ToolCx<'_>, parsed: &Parsed) -> Result<u32, ToolError> {
+pub(super) fn relation_id(cx: &ToolCx<'_>, parsed: &Parsed) -> Result<u32, ToolError> {
     let Some(given) = parsed.value("relation") else {
         return cx
             .hook
