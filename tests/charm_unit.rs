@@ -1,11 +1,13 @@
 //! Fast tests of the charms' hook logic with the in-memory backend, a scratch host root and a
 //! recording command runner (no processes, no simulator).
 
-use slurm_charms::charms::{CharmKind, CmdOutput, Host, RecordingRunner, run_with};
+mod common;
+
+use common::RecordingRunner;
+use juju_runtime::{Event, HookContext, RelationEvent, RelationId, StatusKind};
+use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
+use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
 use slurm_charms::interface::{ClusterInfo, NodeRecord};
-use slurm_charms::juju::{
-    Event, HookContext, MemoryBackend, MemoryRelation, RelationEvent, RelationId, StatusKind, bag,
-};
 use std::path::PathBuf;
 
 fn ctx(unit: &str, event: Event) -> HookContext {
@@ -148,7 +150,7 @@ fn a_slurmctld_that_dies_is_reported_with_its_log() {
         &host,
     )
     .unwrap_err();
-    let msg = e.to_string();
+    let msg = juju_runtime::error_chain(&e);
     assert!(msg.contains("slurmctld is not answering"), "{msg}");
     assert!(msg.contains("fatal: Invalid GRES data for gpu"), "{msg}");
     assert!(!runner.lines().contains(&"scontrol reconfigure".to_string()));

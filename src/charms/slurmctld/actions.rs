@@ -1,9 +1,9 @@
 //! slurmctld actions: `show-current-config`, `drain`, `resume`.
 
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::juju::backend::ModelBackend;
+use juju_runtime::ModelBackend;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -18,7 +18,7 @@ pub fn run_action<B: ModelBackend>(
     host: &Host<'_>,
 ) -> Result<(), CharmError> {
     let params = match name {
-        "drain" | "resume" => backend.action_get().juju()?,
+        "drain" | "resume" => backend.action_get()?,
         _ => Map::new(),
     };
     let outcome = match name {
@@ -28,10 +28,10 @@ pub fn run_action<B: ModelBackend>(
         other => Err(format!("the slurmctld charm has no action {other:?}")),
     };
     match outcome {
-        Ok(results) => backend.action_set(&results).juju(),
+        Ok(results) => Ok(backend.action_set(&results)?),
         Err(reason) => {
             tracing::warn!("action {name} failed: {reason}");
-            backend.action_fail(&reason).juju()
+            Ok(backend.action_fail(&reason)?)
         }
     }
 }

@@ -7,13 +7,13 @@ use super::decide::{Decision, Reload, decide};
 use super::desired::{CGROUP_CONF_TEXT, Plan};
 use super::observe::Observed;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, Owner};
 use crate::charms::slurmd::MUNGE_KEY;
-use crate::charms::util::{short, status};
+use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
-use crate::juju::backend::{Bag, ModelBackend, RelationId, Status, StatusKind};
+use juju_runtime::{Bag, ModelBackend, RelationId, Status, StatusKind};
 
 const MUNGE: Owner = Owner {
     user: "munge",
@@ -83,7 +83,7 @@ pub fn publish_cluster_info<B: ModelBackend>(
         }
         let id = RelationId::new(rel.endpoint.clone(), rel.id);
         let bag = Bag::from([(CLUSTER_INFO_KEY.to_string(), raw.clone())]);
-        backend.relation_set(&id, true, &bag).juju()?;
+        backend.relation_set(&id, true, &bag)?;
         rel.cluster_info_published = Some(raw.clone());
     }
     Ok(())
@@ -253,18 +253,18 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
     }
     if let Some(e) = &plan.render_error {
         tracing::error!("not writing slurm.conf/gres.conf: {e}");
-        return status(
+        return Status::new(
             StatusKind::Blocked,
             short(&format!("config not written: {e}"), 240),
         );
     }
     if obs.cache.relations.is_empty() {
-        return status(StatusKind::Blocked, "Need relation: slurmd");
+        return Status::new(StatusKind::Blocked, "Need relation: slurmd");
     }
     if plan.nodes.is_empty() {
         let mut msg = "Waiting for slurmd nodes".to_string();
         push_problems(&mut msg, plan);
-        return status(StatusKind::Waiting, short(&msg, 300));
+        return Status::new(StatusKind::Waiting, short(&msg, 300));
     }
     let gpus: u64 = plan
         .nodes
@@ -285,7 +285,7 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
         ));
     }
     push_problems(&mut msg, plan);
-    status(StatusKind::Active, short(&msg, 300))
+    Status::new(StatusKind::Active, short(&msg, 300))
 }
 
 /// Appends rejected units and applications waiting for their partition to a status message.

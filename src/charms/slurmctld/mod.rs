@@ -13,12 +13,12 @@ pub mod decide;
 pub mod desired;
 pub mod observe;
 
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::Host;
 use crate::charms::slurmd::{install, set_version};
-use crate::charms::util::status;
-use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
-use crate::juju::event::{Event, HookContext};
+
+use juju_runtime::{Event, HookContext};
+use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
 
 /// slurm.conf.
 pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -43,12 +43,12 @@ pub fn handle<B: ModelBackend>(
         Event::Stop | Event::Remove => return Ok(()),
         _ => {}
     }
-    if !backend.is_leader().juju()? {
-        let st = status(
+    if !backend.is_leader()? {
+        let st = Status::new(
             StatusKind::Active,
             "standby (the leader manages slurm.conf)",
         );
-        return backend.status_set(StatusScope::Unit, &st).juju();
+        return Ok(backend.status_set(StatusScope::Unit, &st)?);
     }
     let mut obs = observe::observe(ctx, backend, host)?;
     let key = apply::ensure_munge_key(host, &obs)?;
@@ -57,5 +57,5 @@ pub fn handle<B: ModelBackend>(
     let st = apply::plan_status(&obs, &plan);
     apply::apply_files(host, &mut obs, plan)?;
     apply::save_cache(host, &obs)?;
-    backend.status_set(StatusScope::Unit, &st).juju()
+    Ok(backend.status_set(StatusScope::Unit, &st)?)
 }

@@ -5,12 +5,12 @@
 
 use super::cache::{CACHE_PATH, Cache, CachedRelation};
 use super::desired::Settings;
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::Host;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
-use crate::juju::backend::{BagOwner, ModelBackend, RelationId};
-use crate::juju::event::{Event, HookContext, RelationEvent};
+use juju_runtime::{BagOwner, ModelBackend, RelationId};
+use juju_runtime::{Event, HookContext, RelationEvent};
 
 /// Everything the controller's desired state needs (leader only).
 #[derive(Debug, Clone)]
@@ -31,7 +31,7 @@ pub fn observe<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<Observed, CharmError> {
-    let config = backend.config_get().juju()?;
+    let config = backend.config_get()?;
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
         cluster_name = "osd-cluster".into();
@@ -91,9 +91,7 @@ pub fn update_for_event<B: ModelBackend>(
     match &ctx.event {
         Event::RelationCreated(r) if ours(r) => {
             // The remote leader may have written `partition` already (units installed first).
-            let bag = backend
-                .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
-                .juju()?;
+            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
             let entry = cache
                 .relations
                 .entry(key(&r.relation))
@@ -112,9 +110,7 @@ pub fn update_for_event<B: ModelBackend>(
             }
             match &r.remote_unit {
                 Some(unit) => {
-                    let bag = backend
-                        .relation_get(&r.relation, &BagOwner::Unit(unit.clone()))
-                        .juju()?;
+                    let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
                     let node = bag
                         .get(NODE_KEY)
                         .filter(|v| !v.is_empty())
@@ -127,9 +123,8 @@ pub fn update_for_event<B: ModelBackend>(
                     }
                 }
                 None => {
-                    let bag = backend
-                        .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
-                        .juju()?;
+                    let bag =
+                        backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
                     if let Some(entry) = cache.relations.get_mut(&k) {
                         entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
                     }
@@ -160,14 +155,10 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
         _ => None,
     };
     let mut cache = Cache::default();
-    for rel in backend.relation_ids(SLURMCTLD_ENDPOINT).juju()? {
-        let app = backend.relation_remote_app(&rel).juju()?;
-        let remote = backend
-            .relation_get(&rel, &BagOwner::App(app.clone()))
-            .juju()?;
-        let own = backend
-            .relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))
-            .juju()?;
+    for rel in backend.relation_ids(SLURMCTLD_ENDPOINT)? {
+        let app = backend.relation_remote_app(&rel)?;
+        let remote = backend.relation_get(&rel, &BagOwner::App(app.clone()))?;
+        let own = backend.relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))?;
         let mut entry = CachedRelation {
             endpoint: rel.endpoint.clone(),
             id: rel.id,
@@ -176,13 +167,11 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
             cluster_info_published: own.get(CLUSTER_INFO_KEY).filter(|v| !v.is_empty()).cloned(),
             ..Default::default()
         };
-        for unit in backend.relation_list(&rel).juju()? {
+        for unit in backend.relation_list(&rel)? {
             if Some(&unit) == departing.as_ref() {
                 continue;
             }
-            let bag = backend
-                .relation_get(&rel, &BagOwner::Unit(unit.clone()))
-                .juju()?;
+            let bag = backend.relation_get(&rel, &BagOwner::Unit(unit.clone()))?;
             if let Some(v) = bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
                 entry.units.insert(unit, cache.ingest_node(v));
             }

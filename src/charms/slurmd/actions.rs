@@ -4,11 +4,11 @@
 use super::facts::{NodeOverrides, build_node_record, gres_entries};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::interface::node::{canonical_node_key, check_node_parameter};
-use crate::juju::action_results::flatten;
-use crate::juju::backend::ModelBackend;
 use crate::slurm::{OverrideScope, parse_overrides};
+use juju_runtime::ModelBackend;
+use juju_runtime::flatten_action_results as flatten;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -21,7 +21,7 @@ pub fn run_action<B: ModelBackend>(
     let outcome = match name {
         "detect-gpus" => detect_gpus(obs),
         "node-config" => {
-            let params = backend.action_get().juju()?;
+            let params = backend.action_get()?;
             node_config(backend, obs, &params)
         }
         "node-configured" => node_configured(backend, obs),
@@ -29,15 +29,12 @@ pub fn run_action<B: ModelBackend>(
     };
     match outcome {
         Ok(results) => {
-            let flat = flatten(&results).map_err(|e| CharmError::ActionParam {
-                param: "<results>".into(),
-                reason: e.to_string(),
-            })?;
-            backend.action_set(&flat).juju()
+            let flat = flatten(&results)?;
+            Ok(backend.action_set(&flat)?)
         }
         Err(reason) => {
             tracing::warn!("action {name} failed: {reason}");
-            backend.action_fail(&reason).juju()
+            Ok(backend.action_fail(&reason)?)
         }
     }
 }

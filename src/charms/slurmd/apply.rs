@@ -4,11 +4,11 @@
 use super::desired::Desired;
 use super::observe::Observed;
 use super::{MUNGE_KEY, SLURMD_DEFAULTS};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, Owner};
-use crate::charms::util::{short, status};
+use crate::charms::util::short;
 use crate::interface::{NODE_KEY, PARTITION_KEY};
-use crate::juju::backend::{Bag, ModelBackend, Status, StatusKind};
+use juju_runtime::{Bag, ModelBackend, Status, StatusKind};
 
 /// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,
 /// which a configless node never has, so `systemctl start slurmd` would silently do nothing.
@@ -40,12 +40,12 @@ pub fn apply<B: ModelBackend>(
         if let Some(raw) = &des.publish_node {
             tracing::info!("publishing this node's record");
             let bag = Bag::from([(NODE_KEY.to_string(), raw.clone())]);
-            backend.relation_set(rel, false, &bag).juju()?;
+            backend.relation_set(rel, false, &bag)?;
         }
         if let Some(raw) = &des.publish_partition {
             tracing::info!("publishing partition {raw}");
             let bag = Bag::from([(PARTITION_KEY.to_string(), raw.clone())]);
-            backend.relation_set(rel, true, &bag).juju()?;
+            backend.relation_set(rel, true, &bag)?;
         }
     }
     if obs.relation_broken && obs.relation.is_none() {
@@ -68,7 +68,7 @@ pub fn apply<B: ModelBackend>(
     }
     let missing = ensure_device_files(host, &des.device_files)?;
     if !missing.is_empty() {
-        return Ok(status(
+        return Ok(Status::new(
             StatusKind::Blocked,
             format!(
                 "GPU device files missing: {} (load the NVIDIA driver or run nvidia-modprobe; slurmd not started)",
@@ -111,7 +111,7 @@ pub fn apply<B: ModelBackend>(
 /// controller's. Returns the status to show instead of the normal one, if any.
 pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
     let not_answering = |detail: &str| {
-        Some(status(
+        Some(Status::new(
             StatusKind::Waiting,
             format!("slurmctld at {server} is not answering{detail}"),
         ))
@@ -125,7 +125,7 @@ pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
         Ok(out) if out.success() => return None,
         Ok(out) => out,
         Err(e) => {
-            return Some(status(
+            return Some(Status::new(
                 StatusKind::Blocked,
                 format!("{e} (slurm-client provides scontrol)"),
             ));
@@ -135,7 +135,7 @@ pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
     let said = short(said.trim(), 120);
     if port == Some(true) {
         tracing::warn!("scontrol ping fails while {server} answers: {said}");
-        Some(status(
+        Some(Status::new(
             StatusKind::Blocked,
             format!(
                 "cannot authenticate to slurmctld at {server} (munge key mismatch? check /etc/munge/munge.key and munged's options): {said}"

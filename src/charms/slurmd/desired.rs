@@ -3,13 +3,13 @@
 use super::facts::build_node_record;
 use super::facts::gres_entries;
 use super::observe::Observed;
-use crate::charms::util::{short, status};
+use crate::charms::util::short;
 use crate::interface::node::GresEntry;
 use crate::interface::partition::check_partition_parameter;
 use crate::interface::token::check_device_files;
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
-use crate::juju::backend::{Status, StatusKind};
 use crate::slurm::{OverrideScope, parse_overrides};
+use juju_runtime::{Status, StatusKind};
 use std::collections::BTreeMap;
 
 /// What this hook should converge to.
@@ -165,14 +165,14 @@ pub fn desired(obs: &Observed) -> Desired {
         .collect();
 
     let st = if let Some(b) = blocked {
-        status(StatusKind::Blocked, short(&b, 200))
+        Status::new(StatusKind::Blocked, short(&b, 200))
     } else if obs.relation.is_none() {
-        status(StatusKind::Blocked, "Need relation: slurmctld")
+        Status::new(StatusKind::Blocked, "Need relation: slurmctld")
     } else if cluster.is_none() {
-        status(StatusKind::Waiting, "Waiting for slurmctld")
+        Status::new(StatusKind::Waiting, "Waiting for slurmctld")
     } else {
         let summary = node.as_ref().map(gpu_summary).unwrap_or_default();
-        status(StatusKind::Active, summary)
+        Status::new(StatusKind::Active, summary)
     };
     Desired {
         node,

@@ -12,11 +12,11 @@ pub mod desired;
 pub mod facts;
 pub mod observe;
 
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::charms::util::status;
-use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
-use crate::juju::event::{Event, HookContext};
+
+use juju_runtime::{Event, HookContext};
+use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
@@ -52,7 +52,7 @@ pub fn handle<B: ModelBackend>(
     }
     let des = desired::desired(&obs);
     let st = apply::apply(backend, host, &obs, &des)?;
-    backend.status_set(StatusScope::Unit, &st).juju()
+    Ok(backend.status_set(StatusScope::Unit, &st)?)
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
@@ -64,9 +64,10 @@ pub fn install<B: ModelBackend>(
     daemon: &str,
 ) -> Result<(), CharmError> {
     let msg = format!("installing {}", packages.join(", "));
-    backend
-        .status_set(StatusScope::Unit, &status(StatusKind::Maintenance, msg))
-        .juju()?;
+    backend.status_set(
+        StatusScope::Unit,
+        &Status::new(StatusKind::Maintenance, msg),
+    )?;
     let mut args = vec!["install", "-y", "--no-install-recommends"];
     args.extend_from_slice(packages);
     let cmd = Cmd::new("apt-get", args);

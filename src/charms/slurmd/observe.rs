@@ -3,13 +3,13 @@
 
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
 use super::{MUNGE_KEY, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, Inventory};
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT};
-use crate::juju::backend::{BagOwner, ModelBackend, RelationId};
-use crate::juju::event::{Event, HookContext};
+use juju_runtime::{BagOwner, ModelBackend, RelationId};
+use juju_runtime::{Event, HookContext};
 use std::collections::BTreeMap;
 
 /// Everything the desired-state function needs.
@@ -51,26 +51,18 @@ pub fn observe<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<Observed, CharmError> {
-    let leader = backend.is_leader().juju()?;
-    let config = backend.config_get().juju()?;
-    let state = backend.state_get().juju()?;
-    let relation = backend
-        .relation_ids(SLURMD_ENDPOINT)
-        .juju()?
-        .into_iter()
-        .next();
+    let leader = backend.is_leader()?;
+    let config = backend.config_get()?;
+    let state = backend.state_get()?;
+    let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let mut own_node_raw = None;
     let mut own_partition_raw = None;
     let mut cluster_info_raw = None;
     if let Some(rel) = &relation {
-        let own = backend
-            .relation_get(rel, &BagOwner::Unit(ctx.unit_name.clone()))
-            .juju()?;
+        let own = backend.relation_get(rel, &BagOwner::Unit(ctx.unit_name.clone()))?;
         own_node_raw = own.get(NODE_KEY).cloned();
         if leader {
-            let app = backend
-                .relation_get(rel, &BagOwner::App(ctx.app_name.clone()))
-                .juju()?;
+            let app = backend.relation_get(rel, &BagOwner::App(ctx.app_name.clone()))?;
             own_partition_raw = app.get(PARTITION_KEY).cloned();
         }
         let remote_app = match &ctx.event {
@@ -82,11 +74,9 @@ pub fn observe<B: ModelBackend>(
             {
                 r.remote_app.clone()
             }
-            _ => backend.relation_remote_app(rel).juju()?,
+            _ => backend.relation_remote_app(rel)?,
         };
-        let remote = backend
-            .relation_get(rel, &BagOwner::App(remote_app))
-            .juju()?;
+        let remote = backend.relation_get(rel, &BagOwner::App(remote_app))?;
         cluster_info_raw = remote
             .get(CLUSTER_INFO_KEY)
             .cloned()

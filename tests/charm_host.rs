@@ -1,0 +1,105 @@
+//! `Host`: atomic writes that skip identical bytes, command failures explained, the planted
+//! host name. Commands go to the recording runner of `tests/common`.
+
+mod common;
+
+use common::RecordingRunner;
+use slurm_charms::charms::{Cmd, CmdOutput, Host, SystemRunner};
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn writes_atomically_and_skips_identical_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    assert!(
+        host.write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    let p = dir.path().join("etc/slurm/slurm.conf");
+    assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    let before = std::fs::metadata(&p).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(
+        !host
+            .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
+    // Mode drift is fixed without a rewrite.
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(
+        !host
+            .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    assert!(
+        host.write("/etc/slurm/slurm.conf", b"b\n", 0o400, None)
+            .unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o400
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("etc/slurm"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}
+
+#[test]
+fn commands_are_recorded_and_failures_explained() {
+    let runner = RecordingRunner::default();
+    runner.answer(
+        "scontrol reconfigure",
+        CmdOutput {
+            code: Some(1),
+            stderr: "slurm_reconfigure error: Unable to contact slurm controller".into(),
+            ..Default::default()
+        },
+    );
+    let host = Host::new("/nonexistent", &runner);
+    host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))
+        .unwrap();
+    let e = host
+        .run_ok(&Cmd::new("scontrol", ["reconfigure"]))
+        .unwrap_err();
+    assert!(e.to_string().contains("Unable to contact"), "{e}");
+    assert_eq!(
+        runner.lines(),
+        ["systemctl restart slurmctld", "scontrol reconfigure"]
+    );
+    assert_eq!(
+        Cmd::new("scontrol", ["update", "reason=New node."]).to_string(),
+        "scontrol update \"reason=New node.\""
+    );
+}
+
+#[test]
+fn missing_program_is_a_clear_error() {
+    let host = Host::new("/", &SystemRunner);
+    let e = host
+        .run(&Cmd::new("no-such-program-xyz", ["x"]))
+        .unwrap_err();
+    assert!(e.to_string().contains("is it installed"), "{e}");
+}
+
+#[test]
+fn hostname_can_be_planted() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    assert!(!host.hostname().unwrap().is_empty());
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+    std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "ctl-0.lan\n").unwrap();
+    assert_eq!(host.hostname().unwrap(), "ctl-0");
+}
