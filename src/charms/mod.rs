@@ -10,8 +10,10 @@
 //! (`SLURM_CHARMS_ROOT`, commands on `PATH`). [`run_with`] is the same with an explicit charm
 //! kind and host, for tests.
 
+pub mod action_failure;
 pub mod error;
 pub mod host;
+pub mod plan;
 pub mod slurmctld;
 pub mod slurmd;
 mod util;

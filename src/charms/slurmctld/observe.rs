@@ -1,18 +1,24 @@
-//! What a slurmctld hook looks at. Relation data comes from the cache ([`super::cache`]),
-//! updated with the one bag the event is about; the cache is rebuilt in full only when it may
-//! be stale (leader-elected, upgrade-charm, missing or corrupt, or an event for a relation it
-//! does not know).
+//! What a slurmctld leader hook looks at (reads only). Relation data comes from the cache
+//! ([`super::cache`]), updated in memory with the one bag the event is about; the cache is
+//! rebuilt in full only when it may be stale (leader-elected, upgrade-charm, missing or
+//! corrupt, or an event for a relation it does not know). The host part is the munge key, the
+//! three Slurm files as they are on disk, and fresh random bytes for a munge key in case the
+//! cluster has none yet.
 
 use super::cache::{CACHE_PATH, Cache, CachedRelation};
 use super::desired::Settings;
+use super::plan::MUNGE_KEY_LEN;
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::CharmError;
 use crate::charms::host::Host;
+use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{BagOwner, ModelBackend, RelationId};
 use juju_runtime::{Event, HookContext, RelationEvent};
+use std::collections::BTreeMap;
 
-/// Everything the controller's desired state needs (leader only).
+/// Everything the controller's plan needs (leader only).
 #[derive(Debug, Clone)]
 pub struct Observed {
     /// Rendering settings from config and the host.
@@ -23,6 +29,12 @@ pub struct Observed {
     pub rebuilt: Option<String>,
     /// The cache file as read, when it was trusted (saving identical bytes is skipped).
     pub cache_file: Option<Vec<u8>>,
+    /// The munge key file's bytes.
+    pub munge_key_on_disk: Option<Vec<u8>>,
+    /// Random bytes from the kernel: the key to use if the cluster has none yet.
+    pub fresh_munge_key: Vec<u8>,
+    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
+    pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
 }
 
 /// Reads config, the cache and the event's bag.
@@ -68,11 +80,18 @@ pub fn observe<B: ModelBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
+    let mut files_on_disk = BTreeMap::new();
+    for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
+        files_on_disk.insert(path, host.read(path)?);
+    }
     Ok(Observed {
         settings,
         cache,
         rebuilt: rebuild,
         cache_file,
+        munge_key_on_disk: host.read(MUNGE_KEY)?,
+        fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
+        files_on_disk,
     })
 }
 

@@ -259,6 +259,10 @@ pub struct Model {
     pub logs: Vec<LogEntry>,
     /// Keep hook-output and juju-log lines in `logs` (default true).
     pub keep_logs: bool,
+    /// Not Juju (test-only): one-off hook-tool failures still to inject, as (unit, tool). The
+    /// next call of `tool` by `unit` fails with exit 1 instead of running; see
+    /// `Simulator::fail_next_tool_call`.
+    pub injected_failures: Vec<(String, String)>,
 }
 
 impl Model {
