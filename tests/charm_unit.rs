@@ -242,10 +242,11 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
         lines,
         [
             "slurmd -C",
+            "systemctl is-active --quiet slurmd",
+            "scontrol ping",
             "systemctl restart munge",
             "systemctl daemon-reload",
-            "systemctl restart slurmd",
-            "scontrol ping"
+            "systemctl restart slurmd"
         ]
     );
     let st = be.unit_status().unwrap();
@@ -431,7 +432,9 @@ fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
 
 #[test]
 fn a_node_that_cannot_authenticate_says_munge() {
-    use slurm_charms::charms::slurmd::apply::check_controller;
+    use slurm_charms::charms::slurmd::probe::probe_controller;
+    let check_controller =
+        |host: &Host<'_>, server: &str| probe_controller(host, server).problem(server);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let server = listener.local_addr().unwrap().to_string();
     let runner = RecordingRunner::default();

@@ -3,9 +3,11 @@
 //! message says what to change in the request or on the unit.
 
 use super::host::HostError;
+use super::slurmd::observe::{FactsError, StoredStateError};
 use crate::gpu::GpuError;
 use crate::interface::InterfaceError;
 use crate::slurm::{ConfigError, HostlistError, ParseError};
+use std::sync::Arc;
 
 /// A failed action request.
 #[derive(Debug, thiserror::Error)]
@@ -53,11 +55,14 @@ pub enum ActionFailure {
     #[error("these parameters do not fit this node (fix or `node-config reset=true`)")]
     NodeRecord(#[source] InterfaceError),
     /// This node's facts (`slurmd -C`) could not be read.
-    #[error("cannot read this node's facts (`slurmd -C`): {0}; check that slurmd is installed")]
-    Facts(String),
+    #[error("cannot read this node's facts (`slurmd -C`; is slurmd installed?)")]
+    Facts(#[source] FactsError),
     /// The GPUs could not be read.
     #[error("cannot read the GPUs")]
-    Gpu(#[source] GpuError),
+    Gpu(#[source] Arc<GpuError>),
+    /// The stored `node-config` overrides cannot be read back.
+    #[error("the stored overrides cannot be read (run `node-config reset=true`)")]
+    StoredState(#[source] StoredStateError),
     /// A command or file on the unit failed.
     #[error("the unit could not carry out the request")]
     Host(#[from] HostError),

@@ -87,7 +87,7 @@ pub fn desired(obs: &Observed) -> Desired {
     let inventory = match &obs.inventory {
         Ok(inv) => Some(inv),
         Err(e) => {
-            blocked.get_or_insert(e.clone());
+            blocked.get_or_insert(e.to_string());
             None
         }
     };
@@ -145,15 +145,13 @@ pub fn desired(obs: &Observed) -> Desired {
         }
     }
 
-    let cluster = match &obs.cluster_info_raw {
+    let cluster = match &obs.cluster_info {
         None => None,
-        Some(raw) => match ClusterInfo::from_relation_value(raw) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                blocked.get_or_insert(format!("slurmctld sent bad data: {e}"));
-                None
-            }
-        },
+        Some(Ok(c)) => Some(c.clone()),
+        Some(Err(e)) => {
+            blocked.get_or_insert(format!("slurmctld sent bad data: {e}"));
+            None
+        }
     };
     let defaults = cluster.as_ref().map(slurmd_defaults);
     let device_files = node
