@@ -4,7 +4,7 @@
 mod common;
 
 use common::RecordingRunner;
-use slurm_charms::charms::{Cmd, CmdOutput, Host, SystemRunner};
+use slurm_charms::charms::{Cmd, CmdOutput, Host, Owner, SystemRunner};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
@@ -102,4 +102,45 @@ fn hostname_can_be_planted() {
     std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
     std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "ctl-0.lan\n").unwrap();
     assert_eq!(host.hostname().unwrap(), "ctl-0");
+}
+
+#[test]
+fn owners_are_looked_up_by_name_through_nss() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let nobody = Owner {
+        user: "nobody",
+        group: "nogroup",
+    };
+    assert!(
+        host.write("/etc/x.conf", b"x\n", 0o640, Some(nobody))
+            .unwrap()
+    );
+    let meta = std::fs::metadata(dir.path().join("etc/x.conf")).unwrap();
+    // getent is NSS's own command-line view of the same databases.
+    let id = |db: &str, name: &str| -> u32 {
+        let out = std::process::Command::new("getent")
+            .args([db, name])
+            .output()
+            .unwrap();
+        let line = String::from_utf8(out.stdout).unwrap();
+        line.split(':').nth(2).unwrap().trim().parse().unwrap()
+    };
+    // Only root may give files away; elsewhere the write still succeeds under a test root.
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        assert_eq!(meta.uid(), id("passwd", "nobody"));
+        assert_eq!(meta.gid(), id("group", "nogroup"));
+    }
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    // An unknown user under a test root is not an error (the package may not be installed).
+    let ghost = Owner {
+        user: "no-such-user-xyz",
+        group: "no-such-group-xyz",
+    };
+    assert!(
+        host.write("/etc/y.conf", b"y\n", 0o600, Some(ghost))
+            .unwrap()
+    );
 }

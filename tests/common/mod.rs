@@ -3,6 +3,8 @@
 //! binary holds no test code.
 #![allow(dead_code)]
 
+pub mod state;
+
 use slurm_charms::charms::{Cmd, CmdOutput, HostError, Runner};
 use std::sync::Mutex;
 

@@ -5,7 +5,7 @@
 //! three Slurm files as they are on disk, and fresh random bytes for a munge key in case the
 //! cluster has none yet.
 
-use super::cache::{CACHE_PATH, Cache, CachedRelation};
+use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation};
 use super::desired::Settings;
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -56,7 +56,7 @@ pub fn observe<B: ModelBackend>(
     };
     let raw = host.read(CACHE_PATH)?;
     let loaded = match &raw {
-        None => Err("missing".to_string()),
+        None => Err(CacheError::Missing),
         Some(raw) => Cache::from_bytes(raw),
     };
     let cache_file = raw.filter(|_| loaded.is_ok());
