@@ -5,6 +5,7 @@
 mod common;
 
 use common::state::{State, run};
+use common::{FIRST_CONFIGURE, changed};
 use juju_runtime::{ActionEvent, Event, RelationEvent, RelationId, StatusKind};
 use juju_runtime_testing::{MemoryRelation, bag};
 use serde_json::Map;
@@ -18,15 +19,6 @@ fn node_json(name: &str) -> String {
     format!(
         r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"4","RealMemory":"8000","MemSpecLimit":"1024"}},"new_node":true}}"#
     )
-}
-
-fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
-    Event::RelationChanged(RelationEvent {
-        relation: rel.clone(),
-        remote_app: app.into(),
-        remote_unit: unit.map(str::to_string),
-        departing_unit: None,
-    })
 }
 
 fn controller() -> (State, RelationId) {
@@ -165,17 +157,7 @@ fn node_configures_itself_from_cluster_info() {
     let node =
         NodeRecord::from_relation_value(&out.relation(&rel).local_unit_data["node"]).unwrap();
     assert!(node.new_node);
-    assert_eq!(
-        out.commands_run,
-        [
-            "slurmd -C",
-            "systemctl is-active --quiet slurmd",
-            "scontrol ping",
-            "systemctl restart munge",
-            "systemctl daemon-reload",
-            "systemctl restart slurmd"
-        ]
-    );
+    assert_eq!(out.commands_run, FIRST_CONFIGURE);
     assert_eq!(out.status.unwrap().kind, StatusKind::Active);
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::RecordingRunner;
+use common::{FIRST_CONFIGURE, RecordingRunner, changed};
 use juju_runtime::{Event, HookContext, RelationEvent, RelationId, StatusKind};
 use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
 use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
@@ -18,15 +18,6 @@ fn ctx(unit: &str, event: Event) -> HookContext {
         charm_dir: PathBuf::from("/nonexistent"),
         event,
     }
-}
-
-fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
-    Event::RelationChanged(RelationEvent {
-        relation: rel.clone(),
-        remote_app: app.into(),
-        remote_unit: unit.map(str::to_string),
-        departing_unit: None,
-    })
 }
 
 fn node_json(name: &str) -> String {
@@ -238,17 +229,7 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     let defaults = std::fs::read_to_string(dir.path().join("etc/default/slurmd")).unwrap();
     assert!(defaults.contains("SLURMD_OPTIONS=\"--conf-server ctl:6817\""));
     let lines = runner.lines();
-    assert_eq!(
-        lines,
-        [
-            "slurmd -C",
-            "systemctl is-active --quiet slurmd",
-            "scontrol ping",
-            "systemctl restart munge",
-            "systemctl daemon-reload",
-            "systemctl restart slurmd"
-        ]
-    );
+    assert_eq!(lines, FIRST_CONFIGURE);
     let st = be.unit_status().unwrap();
     assert_eq!(
         (st.kind, st.message.as_str()),

@@ -5,6 +5,7 @@
 
 pub mod state;
 
+use juju_runtime::{Event, RelationEvent, RelationId};
 use slurm_charms::charms::{Cmd, CmdOutput, HostError, Runner};
 use std::sync::Mutex;
 
@@ -59,3 +60,25 @@ impl Runner for RecordingRunner {
         }))
     }
 }
+
+/// A `relation-changed` event on `rel` from `app` (`unit` `None`: its application bag changed).
+pub fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
+    Event::RelationChanged(RelationEvent {
+        relation: rel.clone(),
+        remote_app: app.into(),
+        remote_unit: unit.map(str::to_string),
+        departing_unit: None,
+    })
+}
+
+/// The commands a slurmd unit runs in its first hook with valid `cluster_info` and a controller
+/// that answers: facts, slurmd's state and the probe (observe), then munge, the drop-in and
+/// slurmd (apply).
+pub const FIRST_CONFIGURE: [&str; 6] = [
+    "slurmd -C",
+    "systemctl is-active --quiet slurmd",
+    "scontrol ping",
+    "systemctl restart munge",
+    "systemctl daemon-reload",
+    "systemctl restart slurmd",
+];

@@ -29,6 +29,24 @@ pub struct Owner {
     pub group: &'static str,
 }
 
+impl Owner {
+    /// `root:root`: the charms' own files (defaults, drop-ins, the relation cache).
+    pub const ROOT: Owner = Owner {
+        user: "root",
+        group: "root",
+    };
+    /// `munge:munge`: the munge key.
+    pub const MUNGE: Owner = Owner {
+        user: "munge",
+        group: "munge",
+    };
+    /// `slurm:slurm`: the Slurm configuration files.
+    pub const SLURM: Owner = Owner {
+        user: "slurm",
+        group: "slurm",
+    };
+}
+
 /// The machine: a root directory for paths plus a command runner.
 pub struct Host<'r> {
     root: PathBuf,

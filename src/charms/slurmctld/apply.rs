@@ -12,11 +12,6 @@ use crate::charms::host::{Cmd, Host, HostError, Owner};
 use crate::charms::plan::{FileWrite, RelationWrite};
 use juju_runtime::ModelBackend;
 
-const ROOT: Owner = Owner {
-    user: "root",
-    group: "root",
-};
-
 /// Applies everything in `plan` except the status and the cache.
 pub fn apply<B: ModelBackend>(
     backend: &B,
@@ -49,7 +44,7 @@ pub fn apply<B: ModelBackend>(
 /// anywhere before leaves the cache as it was and the retry publishes again.
 pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError> {
     if let Some(bytes) = &plan.cache {
-        host.write(CACHE_PATH, bytes, 0o600, Some(ROOT))?;
+        host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
     }
     Ok(())
 }

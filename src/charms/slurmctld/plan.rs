@@ -16,17 +16,6 @@ use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
 use juju_runtime::{Bag, RelationId, Status, StatusKind};
 
-/// Owner of the munge key.
-const MUNGE: Owner = Owner {
-    user: "munge",
-    group: "munge",
-};
-/// Owner of the Slurm files.
-const SLURM: Owner = Owner {
-    user: "slurm",
-    group: "slurm",
-};
-
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
 pub const MUNGE_KEY_LEN: usize = 1024;
 
@@ -112,9 +101,9 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     let (files, decision) = match (rendered.slurm_conf.take(), rendered.gres_conf.take()) {
         (Some(slurm), Some(gres)) => {
             let files = vec![
-                FileWrite::new(CGROUP_CONF, CGROUP_CONF_TEXT, 0o644, Some(SLURM)),
-                FileWrite::new(GRES_CONF, gres, 0o644, Some(SLURM)),
-                FileWrite::new(SLURM_CONF, slurm, 0o644, Some(SLURM)),
+                FileWrite::new(CGROUP_CONF, CGROUP_CONF_TEXT, 0o644, Some(Owner::SLURM)),
+                FileWrite::new(GRES_CONF, gres, 0o644, Some(Owner::SLURM)),
+                FileWrite::new(SLURM_CONF, slurm, 0o644, Some(Owner::SLURM)),
             ];
             let changed = files.iter().any(|f| {
                 let on_disk = obs.files_on_disk.get(f.path).and_then(Option::as_deref);
@@ -127,7 +116,7 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
         _ => (Vec::new(), Decision::nothing()),
     };
     ControllerPlan {
-        munge_key: FileWrite::new(MUNGE_KEY, key, 0o400, Some(MUNGE)),
+        munge_key: FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE)),
         restart_munge,
         files,
         decision,

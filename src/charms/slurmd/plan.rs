@@ -14,15 +14,6 @@ use juju_runtime::{Bag, Status, StatusKind};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-const MUNGE: Owner = Owner {
-    user: "munge",
-    group: "munge",
-};
-const ROOT: Owner = Owner {
-    user: "root",
-    group: "root",
-};
-
 /// A change to a service or device, in the order the plan lists them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServiceAction {
@@ -101,9 +92,14 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     let key_changed = obs.munge_key_on_disk.as_deref() != Some(cluster.munge_key.as_slice());
     let server_changed = obs.defaults_on_disk.as_deref() != Some(defaults.as_bytes());
     plan.files = vec![
-        FileWrite::new(MUNGE_KEY, cluster.munge_key.clone(), 0o400, Some(MUNGE)),
-        FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(ROOT)),
-        FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(ROOT)),
+        FileWrite::new(
+            MUNGE_KEY,
+            cluster.munge_key.clone(),
+            0o400,
+            Some(Owner::MUNGE),
+        ),
+        FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(Owner::ROOT)),
+        FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(Owner::ROOT)),
     ];
     if key_changed {
         plan.services.push(ServiceAction::RestartMunge);
