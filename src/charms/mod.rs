@@ -1,4 +1,4 @@
-//! The two charms, each `observe -> desired -> apply` (ARCHITECTURE.md §3):
+//! The two charms, each `observe -> plan -> apply -> status -> persist` (`docs/charms.md`):
 //!
 //! - [`slurmd`]: compute node; detects GPUs and node facts, publishes the `node` record, runs
 //!   slurmd configless against the controller.
