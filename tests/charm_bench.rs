@@ -8,6 +8,8 @@
 //! related units (must not grow with N), and the total time and per-hook median to enlist
 //! 1,000 slurmd units (integrate → settled, every node in slurm.conf).
 
+mod common;
+
 #[path = "charm_support.rs"]
 mod support;
 
@@ -227,10 +229,10 @@ fn controller_work_per_hook() {
 #[test]
 #[ignore = "benchmark: run with --release -- --ignored --nocapture"]
 fn controller_hook_in_process() {
-    use slurm_charms::charms::{CharmKind, Host, RecordingRunner, run_with};
-    use slurm_charms::juju::{
-        Event, HookContext, MemoryBackend, MemoryRelation, RelationEvent, RelationId, bag,
-    };
+    use common::RecordingRunner;
+    use juju_runtime::{Event, HookContext, RelationEvent, RelationId};
+    use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
+    use slurm_charms::charms::{CharmKind, Host, run_with};
     let sizes: Vec<usize> = match std::env::var("CHARM_BENCH_UNITS") {
         Ok(v) => v.split(',').filter_map(|n| n.parse().ok()).collect(),
         Err(_) => vec![1000, 10_000],

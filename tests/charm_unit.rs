@@ -1,11 +1,13 @@
 //! Fast tests of the charms' hook logic with the in-memory backend, a scratch host root and a
 //! recording command runner (no processes, no simulator).
 
-use slurm_charms::charms::{CharmKind, CmdOutput, Host, RecordingRunner, run_with};
+mod common;
+
+use common::{FIRST_CONFIGURE, RecordingRunner, changed};
+use juju_runtime::{Event, HookContext, RelationEvent, RelationId, StatusKind};
+use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
+use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
 use slurm_charms::interface::{ClusterInfo, NodeRecord};
-use slurm_charms::juju::{
-    Event, HookContext, MemoryBackend, MemoryRelation, RelationEvent, RelationId, StatusKind, bag,
-};
 use std::path::PathBuf;
 
 fn ctx(unit: &str, event: Event) -> HookContext {
@@ -16,15 +18,6 @@ fn ctx(unit: &str, event: Event) -> HookContext {
         charm_dir: PathBuf::from("/nonexistent"),
         event,
     }
-}
-
-fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
-    Event::RelationChanged(RelationEvent {
-        relation: rel.clone(),
-        remote_app: app.into(),
-        remote_unit: unit.map(str::to_string),
-        departing_unit: None,
-    })
 }
 
 fn node_json(name: &str) -> String {
@@ -148,7 +141,7 @@ fn a_slurmctld_that_dies_is_reported_with_its_log() {
         &host,
     )
     .unwrap_err();
-    let msg = e.to_string();
+    let msg = juju_runtime::error_chain(&e);
     assert!(msg.contains("slurmctld is not answering"), "{msg}");
     assert!(msg.contains("fatal: Invalid GRES data for gpu"), "{msg}");
     assert!(!runner.lines().contains(&"scontrol reconfigure".to_string()));
@@ -236,16 +229,7 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     let defaults = std::fs::read_to_string(dir.path().join("etc/default/slurmd")).unwrap();
     assert!(defaults.contains("SLURMD_OPTIONS=\"--conf-server ctl:6817\""));
     let lines = runner.lines();
-    assert_eq!(
-        lines,
-        [
-            "slurmd -C",
-            "systemctl restart munge",
-            "systemctl daemon-reload",
-            "systemctl restart slurmd",
-            "scontrol ping"
-        ]
-    );
+    assert_eq!(lines, FIRST_CONFIGURE);
     let st = be.unit_status().unwrap();
     assert_eq!(
         (st.kind, st.message.as_str()),
@@ -429,7 +413,9 @@ fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
 
 #[test]
 fn a_node_that_cannot_authenticate_says_munge() {
-    use slurm_charms::charms::slurmd::apply::check_controller;
+    use slurm_charms::charms::slurmd::probe::probe_controller;
+    let check_controller =
+        |host: &Host<'_>, server: &str| probe_controller(host, server).problem(server);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let server = listener.local_addr().unwrap().to_string();
     let runner = RecordingRunner::default();

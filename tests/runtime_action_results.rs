@@ -1,7 +1,10 @@
 //! Action results: flattening to dotted keys and Juju's key rules, checked before `action-set`.
 
+use juju_runtime::{
+    ActionResultError, flatten_action_results as flatten,
+    validate_action_result_key as validate_key,
+};
 use serde_json::json;
-use slurm_charms::juju::action_results::{ActionResultError, flatten, validate_key};
 
 fn map(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     v.as_object().unwrap().clone()

@@ -7,15 +7,14 @@
 //! succeeded and inspect the simulator's model (status, bags, state, logs, action results, and
 //! the argv of every tool call).
 
+use juju_runtime::{
+    BagOwner, Event, HookContext, HookToolError, HookTools, JujuLogSubscriber, ModelBackend,
+    NetworkBackend, Port, RelationEvent, RelationId, Status, StatusKind, StatusScope,
+    flatten_action_results as flatten, run_hook,
+};
+use juju_runtime_testing::bag;
 use juju_sim::{DeploySpec, HookRecord, Simulator};
 use serde_json::json;
-use slurm_charms::juju::action_results::flatten;
-use slurm_charms::juju::logging::JujuLogSubscriber;
-use slurm_charms::juju::runner::run_hook;
-use slurm_charms::juju::{
-    BagOwner, Event, HookContext, HookToolError, HookTools, ModelBackend, NetworkBackend, Port,
-    RelationEvent, RelationId, Status, StatusKind, StatusScope, bag,
-};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! `HookContext::from_env_map`: every hook kind of reference §1–§4 and every rejected environment.
 
-use slurm_charms::juju::{
+use juju_runtime::{
     ActionEvent, ContextError, Event, HookContext, RelationEvent, RelationId, SecretEvent,
     StorageEvent,
 };

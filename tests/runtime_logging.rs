@@ -1,11 +1,10 @@
 //! `tracing` → `juju-log` batching, and the hook runner's exit codes and failure reports.
 
-use slurm_charms::juju::logging::{JujuLogSubscriber, group_by_level};
-use slurm_charms::juju::runner::{EXIT_HOOK_ERROR, EXIT_OK, error_chain, run_hook};
-use slurm_charms::juju::{
-    Event, HookContext, HookTools, LogLevel, MemoryBackend, ModelBackend, Status, StatusKind,
-    StatusScope,
+use juju_runtime::{
+    EXIT_HOOK_ERROR, EXIT_OK, Event, HookContext, HookTools, JujuLogSubscriber, LogLevel,
+    ModelBackend, Status, StatusKind, StatusScope, error_chain, group_by_level, run_hook,
 };
+use juju_runtime_testing::MemoryBackend;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use tracing::Level;
@@ -146,7 +145,8 @@ fn status_only_hook_spawns_one_process() {
     let dir = tempfile::tempdir().unwrap();
     for tool in ["status-set", "juju-log"] {
         let path = dir.path().join(tool);
-        std::fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+        let script = format!("#!/bin/sh\nprintf x >> '{}/spawns'\n", dir.path().display());
+        std::fs::write(&path, script).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let (subscriber, handle) = JujuLogSubscriber::new(Level::INFO);
@@ -164,5 +164,6 @@ fn status_only_hook_spawns_one_process() {
         })
     });
     assert_eq!(code, EXIT_OK);
-    assert_eq!(backend.spawned(), 1);
+    let spawns = std::fs::read(dir.path().join("spawns")).unwrap();
+    assert_eq!(spawns.len(), 1, "hook-tool processes started");
 }

@@ -1,10 +1,11 @@
 //! The in-memory backend follows the hook tools' permission and visibility rules.
 
-use serde_json::json;
-use slurm_charms::juju::{
-    BagOwner, HookToolError, LogLevel, MemoryBackend, MemoryRelation, ModelBackend, NetworkBackend,
-    NetworkInfo, Port, RelationId, Status, StatusKind, StatusScope, bag,
+use juju_runtime::{
+    BagOwner, HookToolError, LogLevel, ModelBackend, NetworkBackend, NetworkInfo, Port, RelationId,
+    Status, StatusKind, StatusScope,
 };
+use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
+use serde_json::json;
 use std::collections::BTreeMap;
 
 fn rel() -> RelationId {

@@ -1,7 +1,11 @@
-//! Errors of the charms. Each message says what failed and, where there is one, what the
-//! operator can do about it; `main.rs` logs it and exits non-zero so Juju retries the hook.
+//! Errors of the charms. Every variant keeps its typed source (the hook-tool error, the host
+//! error, …); the text an operator reads is produced once, by the runtime's error policy
+//! (`juju_runtime::run_hook`, which walks the source chain), and each message ends with what
+//! to do about it. A hook that fails exits non-zero, so Juju discards its relation and state
+//! changes and retries it.
 
 use super::host::HostError;
+use juju_runtime::{ActionResultError, HookToolError};
 use std::path::PathBuf;
 
 /// Why a hook or action could not finish.
@@ -13,54 +17,35 @@ pub enum CharmError {
     )]
     UnknownCharm(String),
     /// metadata.yaml could not be read.
-    #[error("cannot read the charm metadata {path}: {reason}")]
+    #[error("cannot read the charm metadata {path} (the charm archive is damaged: redeploy it)")]
     Metadata {
         /// The file.
         path: PathBuf,
         /// What went wrong.
-        reason: String,
+        #[source]
+        source: MetadataError,
     },
-    /// A hook tool failed.
-    #[error("Juju hook tool failed: {0}")]
-    Juju(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A hook tool failed; Juju retries the hook, which usually clears a transient failure.
+    #[error("a Juju hook tool failed; Juju retries the hook (`juju resolve` if it persists)")]
+    HookTool(#[from] HookToolError),
     /// A host file or command failed.
-    #[error(transparent)]
+    #[error("a host file or command failed (fix the cause, then `juju resolve` the unit)")]
     Host(#[from] HostError),
-    /// A config option has a value the charm cannot use.
-    #[error("config option `{option}`: {reason}")]
-    Config {
-        /// Option name.
-        option: String,
-        /// What is wrong and how to fix it.
-        reason: String,
-    },
-    /// An action parameter is unusable.
-    #[error("action parameter `{param}`: {reason}")]
-    ActionParam {
-        /// Parameter name.
-        param: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// GPU detection failed in a way that is not "no GPUs".
-    #[error("GPU detection failed: {0}")]
-    Gpu(#[from] crate::gpu::GpuError),
-    /// The node facts (`slurmd -C`) could not be read.
-    #[error("cannot read this node's facts: {0}")]
-    Facts(String),
-    /// slurm.conf or gres.conf could not be rendered.
-    #[error("cannot render the Slurm configuration: {0}")]
-    Render(String),
+    /// An action produced results Juju would refuse (a bug in the charm).
+    #[error("the action's results cannot be returned to Juju (please report this charm bug)")]
+    ActionResults(#[from] ActionResultError),
 }
 
-/// Turns a backend error into [`CharmError::Juju`].
-pub trait JujuResult<T> {
-    /// Maps the error.
-    fn juju(self) -> Result<T, CharmError>;
-}
-
-impl<T, E: std::error::Error + Send + Sync + 'static> JujuResult<T> for Result<T, E> {
-    fn juju(self) -> Result<T, CharmError> {
-        self.map_err(|e| CharmError::Juju(Box::new(e)))
-    }
+/// Why metadata.yaml gave no charm name.
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataError {
+    /// The file could not be read.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// The file is not YAML.
+    #[error(transparent)]
+    Yaml(#[from] serde_yaml::Error),
+    /// The YAML has no string `name:`.
+    #[error("it has no `name:`")]
+    NoName,
 }

@@ -1,4 +1,4 @@
-//! The two charms, each `observe -> desired -> apply` (ARCHITECTURE.md §3):
+//! The two charms, each `observe -> plan -> apply -> status -> persist` (`docs/charms.md`):
 //!
 //! - [`slurmd`]: compute node; detects GPUs and node facts, publishes the `node` record, runs
 //!   slurmd configless against the controller.
@@ -10,17 +10,19 @@
 //! (`SLURM_CHARMS_ROOT`, commands on `PATH`). [`run_with`] is the same with an explicit charm
 //! kind and host, for tests.
 
+pub mod action_failure;
 pub mod error;
 pub mod host;
+pub mod plan;
 pub mod slurmctld;
 pub mod slurmd;
 mod util;
 
-pub use error::CharmError;
-pub use host::{Cmd, CmdOutput, Host, HostError, Owner, RecordingRunner, Runner, SystemRunner};
+pub use error::{CharmError, MetadataError};
+pub use host::{Cmd, CmdOutput, Host, HostError, Owner, Runner, SystemRunner};
 
-use crate::juju::backend::ModelBackend;
-use crate::juju::event::HookContext;
+use juju_runtime::HookContext;
+use juju_runtime::ModelBackend;
 
 /// Which charm this binary is serving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,24 +46,22 @@ impl CharmKind {
     /// Reads `name:` from `<charm_dir>/metadata.yaml`.
     pub fn from_charm_dir(charm_dir: &std::path::Path) -> Result<Self, CharmError> {
         let path = charm_dir.join("metadata.yaml");
-        let text = std::fs::read_to_string(&path).map_err(|e| CharmError::Metadata {
+        let name = read_charm_name(&path).map_err(|source| CharmError::Metadata {
             path: path.clone(),
-            reason: e.to_string(),
+            source,
         })?;
-        let meta: serde_yaml::Value =
-            serde_yaml::from_str(&text).map_err(|e| CharmError::Metadata {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-        let name = meta
-            .get("name")
-            .and_then(serde_yaml::Value::as_str)
-            .ok_or_else(|| CharmError::Metadata {
-                path: path.clone(),
-                reason: "no `name:`".into(),
-            })?;
-        Self::from_name(name)
+        Self::from_name(&name)
     }
+}
+
+fn read_charm_name(path: &std::path::Path) -> Result<String, MetadataError> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        name: Option<String>,
+    }
+    let text = std::fs::read_to_string(path)?;
+    let meta: Metadata = serde_yaml::from_str(&text)?;
+    meta.name.ok_or(MetadataError::NoName)
 }
 
 /// Runs one hook of whichever charm `ctx.charm_dir` holds, on the real host.

@@ -1,6 +1,5 @@
 //! Small helpers shared by both charms.
 
-use crate::juju::backend::{Status, StatusKind};
 use serde_json::{Map, Value};
 
 /// A string config option (absent or non-string → empty).
@@ -8,14 +7,6 @@ pub fn config_str(config: &Map<String, Value>, key: &str) -> String {
     match config.get(key) {
         Some(Value::String(s)) => s.clone(),
         _ => String::new(),
-    }
-}
-
-/// Builds a [`Status`].
-pub fn status(kind: StatusKind, message: impl Into<String>) -> Status {
-    Status {
-        kind,
-        message: message.into(),
     }
 }
 

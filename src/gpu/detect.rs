@@ -44,16 +44,6 @@ impl DetectOptions {
             host_root: root.into(),
         }
     }
-
-    /// Default library search, host root from `$SLURM_CHARMS_ROOT` (default `/`), as in
-    /// `docs/CONTRACTS.md`.
-    pub fn from_env() -> Self {
-        let root = std::env::var_os("SLURM_CHARMS_ROOT")
-            .filter(|r| !r.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/"));
-        Self::from_host_root(root)
-    }
 }
 
 /// Detects the GPUs. "No driver" (library missing, driver not loaded) and "reboot required" are

@@ -6,7 +6,7 @@
 //! [`Inventory::gres_strings`] into slurm.conf `Gres=` items; [`action_results`] builds the
 //! `detect-gpus` action result map.
 //!
-//! Rules follow Slurm 22.05's NVML AutoDetect (`../shared/reference/slurm-gres.md` §3):
+//! Rules follow Slurm 22.05's NVML AutoDetect (`src/plugins/gpu/nvml/gpu_nvml.c`):
 //! type = NVML name, ASCII-lowercased, each space → `_`; device file from the minor number;
 //! `Cores=` from the CPU affinity; `Links=` from active NVLinks to other GPUs; MIG instances as
 //! `MultipleFiles=` records with `<parent cut at first '-'>_<g>g.<mem>gb` types.

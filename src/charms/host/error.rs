@@ -22,7 +22,7 @@ pub enum HostError {
         source: std::io::Error,
     },
     /// The file owner could not be set.
-    #[error("cannot give {path} to {user}:{group}: {reason}")]
+    #[error("cannot give {path} to {user}:{group}")]
     Owner {
         /// The full path.
         path: PathBuf,
@@ -31,7 +31,8 @@ pub enum HostError {
         /// Wanted group.
         group: String,
         /// Why not.
-        reason: String,
+        #[source]
+        source: OwnerError,
     },
     /// A command could not be started.
     #[error("cannot run `{command}`: {source} (is it installed and on PATH?)")]
@@ -51,4 +52,15 @@ pub enum HostError {
         /// The end of its stderr (or stdout when stderr is empty).
         stderr: String,
     },
+}
+
+/// Why a file could not be given to its owner.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnerError {
+    /// The user or group does not exist (NSS lookup).
+    #[error("no such user or group (is the package that creates it installed?)")]
+    Unknown,
+    /// `chown` failed.
+    #[error(transparent)]
+    Chown(std::io::Error),
 }

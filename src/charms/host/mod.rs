@@ -1,15 +1,16 @@
 //! The charms' view of the machine: files under `SLURM_CHARMS_ROOT` (docs/CONTRACTS.md) and
 //! external commands. Everything a charm does to the host goes through [`Host`], so tests can
-//! point it at a scratch directory and a recording command runner.
+//! point it at a scratch directory and their own command runner.
 //!
-//! Writes are atomic (temp file in the same directory, fsync, rename, fsync of the directory)
-//! and skipped when the bytes and mode are already right.
+//! Writes are atomic (a `tempfile` in the same directory, fsync, persist by rename, fsync of
+//! the directory) and skipped when the bytes and mode are already right. Owners are looked up
+//! by name through NSS (`uzers`: getpwnam/getgrnam), so LDAP or sssd users work too.
 
 mod error;
 mod runner;
 
-pub use error::HostError;
-pub use runner::{Cmd, CmdOutput, RecordingRunner, Runner, SystemRunner};
+pub use error::{HostError, OwnerError};
+pub use runner::{Cmd, CmdOutput, Runner, SystemRunner};
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -26,6 +27,24 @@ pub struct Owner {
     pub user: &'static str,
     /// Group name.
     pub group: &'static str,
+}
+
+impl Owner {
+    /// `root:root`: the charms' own files (defaults, drop-ins, the relation cache).
+    pub const ROOT: Owner = Owner {
+        user: "root",
+        group: "root",
+    };
+    /// `munge:munge`: the munge key.
+    pub const MUNGE: Owner = Owner {
+        user: "munge",
+        group: "munge",
+    };
+    /// `slurm:slurm`: the Slurm configuration files.
+    pub const SLURM: Owner = Owner {
+        user: "slurm",
+        group: "slurm",
+    };
 }
 
 /// The machine: a root directory for paths plus a command runner.
@@ -123,22 +142,27 @@ impl<'r> Host<'r> {
         };
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
-        let mut tmp_name = OsString::from(".");
-        tmp_name.push(path.file_name().unwrap_or_default());
-        tmp_name.push(format!(".tmp-{}", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        {
-            let mut f = std::fs::File::create(&tmp).map_err(werr(&tmp))?;
-            f.set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(werr(&tmp))?;
-            f.write_all(data).map_err(werr(&tmp))?;
-            f.sync_all().map_err(werr(&tmp))?;
-        }
-        if let Err(e) = self.chown(&tmp, owner) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        std::fs::rename(&tmp, &path).map_err(werr(&path))?;
+        // A temp file beside the target (same filesystem, so the rename is atomic); removed
+        // again if anything fails before it is persisted.
+        let mut prefix = OsString::from(".");
+        prefix.push(path.file_name().unwrap_or_default());
+        prefix.push(".");
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(werr(&dir))?;
+        let tmp_path = tmp.path().to_path_buf();
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(werr(&tmp_path))?;
+        tmp.write_all(data).map_err(werr(&tmp_path))?;
+        tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+        self.chown(&tmp_path, owner)?;
+        tmp.persist(&path).map_err(|e| HostError::Write {
+            path: path.clone(),
+            source: e.error,
+        })?;
         if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
         }
@@ -147,21 +171,18 @@ impl<'r> Host<'r> {
 
     fn chown(&self, path: &Path, owner: Option<Owner>) -> Result<(), HostError> {
         let Some(owner) = owner else { return Ok(()) };
-        let err = |reason: String| HostError::Owner {
+        let err = |source: OwnerError| HostError::Owner {
             path: path.to_path_buf(),
             user: owner.user.into(),
             group: owner.group.into(),
-            reason,
+            source,
         };
-        let ids = lookup_id("/etc/passwd", owner.user)
-            .and_then(|u| lookup_id("/etc/group", owner.group).map(|g| (u, g)));
-        let result = match ids {
-            Some((uid, gid)) => {
-                std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| err(e.to_string()))
-            }
-            None => Err(err(
-                "no such user or group (is the package that creates it installed?)".into(),
-            )),
+        let uid = uzers::get_user_by_name(owner.user).map(|u| u.uid());
+        let gid = uzers::get_group_by_name(owner.group).map(|g| g.gid());
+        let result = match (uid, gid) {
+            (Some(uid), Some(gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid))
+                .map_err(|e| err(OwnerError::Chown(e))),
+            _ => Err(err(OwnerError::Unknown)),
         };
         match result {
             // Under a test root the users may not exist, or we may not be root: not an error.
@@ -238,118 +259,5 @@ impl<'r> Host<'r> {
             .next()
             .unwrap_or_default()
             .to_string())
-    }
-}
-
-/// Finds the numeric id of `name` in a passwd/group style file.
-fn lookup_id(file: &str, name: &str) -> Option<u32> {
-    let text = std::fs::read_to_string(file).ok()?;
-    text.lines().find_map(|line| {
-        let mut f = line.split(':');
-        (f.next()? == name).then_some(())?;
-        f.next()?;
-        f.next()?.parse().ok()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn writes_atomically_and_skips_identical_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let runner = RecordingRunner::default();
-        let host = Host::new(dir.path(), &runner);
-        assert!(
-            host.write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
-                .unwrap()
-        );
-        let p = dir.path().join("etc/slurm/slurm.conf");
-        assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
-        assert_eq!(
-            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o644
-        );
-        let before = std::fs::metadata(&p).unwrap().modified().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(
-            !host
-                .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
-                .unwrap()
-        );
-        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
-        // Mode drift is fixed without a rewrite.
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(
-            !host
-                .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
-                .unwrap()
-        );
-        assert_eq!(
-            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o644
-        );
-        assert!(
-            host.write("/etc/slurm/slurm.conf", b"b\n", 0o400, None)
-                .unwrap()
-        );
-        assert_eq!(
-            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o400
-        );
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("etc/slurm"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
-    }
-
-    #[test]
-    fn commands_are_recorded_and_failures_explained() {
-        let runner = RecordingRunner::default();
-        runner.answer(
-            "scontrol reconfigure",
-            CmdOutput {
-                code: Some(1),
-                stderr: "slurm_reconfigure error: Unable to contact slurm controller".into(),
-                ..Default::default()
-            },
-        );
-        let host = Host::new("/nonexistent", &runner);
-        host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))
-            .unwrap();
-        let e = host
-            .run_ok(&Cmd::new("scontrol", ["reconfigure"]))
-            .unwrap_err();
-        assert!(e.to_string().contains("Unable to contact"), "{e}");
-        assert_eq!(
-            runner.lines(),
-            ["systemctl restart slurmctld", "scontrol reconfigure"]
-        );
-        assert_eq!(
-            Cmd::new("scontrol", ["update", "reason=New node."]).to_string(),
-            "scontrol update \"reason=New node.\""
-        );
-    }
-
-    #[test]
-    fn missing_program_is_a_clear_error() {
-        let host = Host::new("/", &SystemRunner);
-        let e = host
-            .run(&Cmd::new("no-such-program-xyz", ["x"]))
-            .unwrap_err();
-        assert!(e.to_string().contains("is it installed"), "{e}");
-    }
-
-    #[test]
-    fn hostname_can_be_planted() {
-        let dir = tempfile::tempdir().unwrap();
-        let runner = RecordingRunner::default();
-        let host = Host::new(dir.path(), &runner);
-        assert!(!host.hostname().unwrap().is_empty());
-        std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
-        std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "ctl-0.lan\n").unwrap();
-        assert_eq!(host.hostname().unwrap(), "ctl-0");
     }
 }

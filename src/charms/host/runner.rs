@@ -1,9 +1,8 @@
-//! External commands: the [`Runner`] seam, the real one (found on `PATH`) and a recording one
-//! for tests.
+//! External commands: the [`Runner`] seam and the real runner (programs found on `PATH`).
+//! Tests plug in their own runner (`tests/common`), so no test double ships in the binary.
 
 use super::HostError;
 use std::fmt;
-use std::sync::Mutex;
 
 /// A command line: program (looked up on `PATH`) and arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,57 +94,5 @@ impl Runner for SystemRunner {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         })
-    }
-}
-
-/// Test runner: records every command and answers from a table (program + first argument →
-/// output); anything else succeeds with empty output.
-#[derive(Debug, Default)]
-pub struct RecordingRunner {
-    /// Commands in the order they ran.
-    pub calls: Mutex<Vec<Cmd>>,
-    /// Canned answers keyed by `"<program> <first arg>"` or `"<program>"`.
-    pub answers: Mutex<Vec<(String, CmdOutput)>>,
-}
-
-impl RecordingRunner {
-    /// Registers the output of commands whose line starts with `prefix`.
-    pub fn answer(&self, prefix: &str, out: CmdOutput) {
-        if let Ok(mut a) = self.answers.lock() {
-            a.push((prefix.to_string(), out));
-        }
-    }
-
-    /// The command lines run so far.
-    pub fn lines(&self) -> Vec<String> {
-        self.calls
-            .lock()
-            .map(|c| c.iter().map(ToString::to_string).collect())
-            .unwrap_or_default()
-    }
-
-    /// Forgets the recorded commands.
-    pub fn clear(&self) {
-        if let Ok(mut c) = self.calls.lock() {
-            c.clear();
-        }
-    }
-}
-
-impl Runner for RecordingRunner {
-    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
-        if let Ok(mut c) = self.calls.lock() {
-            c.push(cmd.clone());
-        }
-        let line = cmd.to_string();
-        let answers = self.answers.lock().map(|a| a.clone()).unwrap_or_default();
-        let found = answers
-            .into_iter()
-            .rev()
-            .find(|(p, _)| line.starts_with(p.as_str()));
-        Ok(found.map(|(_, o)| o).unwrap_or(CmdOutput {
-            code: Some(0),
-            ..Default::default()
-        }))
     }
 }

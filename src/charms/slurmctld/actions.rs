@@ -1,9 +1,12 @@
-//! slurmctld actions: `show-current-config`, `drain`, `resume`.
+//! slurmctld actions: `show-current-config`, `drain`, `resume`. Each reads what it needs
+//! (params, files), turns the request into a checked command or results (a pure step), runs
+//! the command, and reports with `action-set`, or `action-fail` when the request is refused.
 
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::action_failure::ActionFailure;
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::juju::backend::ModelBackend;
+use juju_runtime::ModelBackend;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -17,33 +20,39 @@ pub fn run_action<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<(), CharmError> {
-    let params = match name {
-        "drain" | "resume" => backend.action_get().juju()?,
-        _ => Map::new(),
-    };
     let outcome = match name {
         "show-current-config" => show_current_config(host),
-        "drain" => node_state(host, &params, true),
-        "resume" => node_state(host, &params, false),
-        other => Err(format!("the slurmctld charm has no action {other:?}")),
+        "drain" | "resume" => {
+            let params = backend.action_get()?;
+            node_state_command(&params, name == "drain").and_then(|(cmd, message)| {
+                host.run_ok(&cmd)?;
+                Ok(BTreeMap::from([("message".to_string(), message)]))
+            })
+        }
+        other => Err(ActionFailure::Unknown {
+            charm: "slurmctld",
+            name: other.to_owned(),
+        }),
     };
     match outcome {
-        Ok(results) => backend.action_set(&results).juju(),
-        Err(reason) => {
-            tracing::warn!("action {name} failed: {reason}");
-            backend.action_fail(&reason).juju()
+        Ok(results) => backend.action_set(&results)?,
+        Err(failure) => {
+            let message = juju_runtime::error_chain(&failure);
+            tracing::warn!("action {name} failed: {message}");
+            backend.action_fail(&message)?;
         }
     }
+    Ok(())
 }
 
-fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, String> {
+fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, ActionFailure> {
     let mut out = BTreeMap::new();
     for (key, path) in [
         ("slurm-conf", SLURM_CONF),
         ("gres-conf", GRES_CONF),
         ("cgroup-conf", CGROUP_CONF),
     ] {
-        let text = match host.read(path).map_err(|e| e.to_string())? {
+        let text = match host.read(path)? {
             None => format!("({path} has not been written yet)"),
             Some(b) if b.len() > MAX_INLINE => format!(
                 "({path} is {} bytes, too large to show here; read it on the unit)",
@@ -57,36 +66,55 @@ fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, Stri
 }
 
 /// A `nodename` parameter: a hostlist of valid node names.
-pub fn check_nodename(value: &str) -> Result<(), String> {
+pub fn check_nodename(value: &str) -> Result<(), ActionFailure> {
     let names =
-        crate::slurm::hostlist::expand(value).map_err(|e| format!("nodename {value:?}: {e}"))?;
+        crate::slurm::hostlist::expand(value).map_err(|source| ActionFailure::Hostlist {
+            value: value.to_owned(),
+            source,
+        })?;
     if names.is_empty() {
-        return Err("nodename is empty".into());
+        return Err(ActionFailure::Missing {
+            param: "nodename",
+            hint: "nodename=juju-abc-[1-3]",
+        });
     }
     for n in &names {
-        crate::slurm::validate_node_name(n).map_err(|e| format!("nodename: {e}"))?;
+        crate::slurm::validate_node_name(n).map_err(ActionFailure::NodeName)?;
     }
     Ok(())
 }
 
-fn node_state(
-    host: &Host<'_>,
+/// The `scontrol update` command for `drain` (or `resume`) and the message to return: pure.
+pub fn node_state_command(
     params: &Map<String, Value>,
     drain: bool,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<(Cmd, String), ActionFailure> {
     let nodename = match params.get("nodename") {
         Some(Value::String(s)) => s.clone(),
-        _ => return Err("nodename is required (e.g. nodename=juju-abc-[1-3])".into()),
+        _ => {
+            return Err(ActionFailure::Missing {
+                param: "nodename",
+                hint: "nodename=juju-abc-[1-3]",
+            });
+        }
     };
     check_nodename(&nodename)?;
     let node_arg = format!("nodename={nodename}");
     let cmd = if drain {
         let reason = match params.get("reason") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            _ => return Err("reason is required to drain a node".into()),
+            _ => {
+                return Err(ActionFailure::Missing {
+                    param: "reason",
+                    hint: "reason=\"disk replacement\" (why the node is drained)",
+                });
+            }
         };
         if reason.chars().any(|c| c.is_control() || c == '"') {
-            return Err("reason must be one line without double quotes".into());
+            return Err(ActionFailure::Invalid {
+                param: "reason",
+                reason: "must be one line without double quotes".into(),
+            });
         }
         Cmd::new(
             "scontrol",
@@ -103,10 +131,6 @@ fn node_state(
             ["update".to_string(), node_arg, "state=resume".into()],
         )
     };
-    host.run_ok(&cmd).map_err(|e| e.to_string())?;
     let verb = if drain { "drained" } else { "resumed" };
-    Ok(BTreeMap::from([(
-        "message".to_string(),
-        format!("{nodename} {verb}"),
-    )]))
+    Ok((cmd, format!("{nodename} {verb}")))
 }

@@ -1,92 +1,56 @@
-//! Applies the controller's desired state: munge key and `cluster_info`, both files (atomic,
-//! skipped when identical), then restart/reconfigure/resume as [`super::desired::decide`] says,
-//! then the cache. Returns the status to set.
+//! Carries out the controller's plan (writes only, in a fixed order): the munge key (and a
+//! munge restart if it changed), the three Slurm files (each atomic, skipped when identical),
+//! what slurmctld needs (restart, reconfigure or stop; resume nodes that left DownNodes; clear
+//! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
+//! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
 use super::cache::CACHE_PATH;
-use super::decide::{Decision, Reload, decide};
-use super::desired::{CGROUP_CONF_TEXT, Plan};
-use super::observe::Observed;
-use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
-use crate::charms::error::{CharmError, JujuResult};
-use crate::charms::host::{Cmd, Host, Owner};
-use crate::charms::slurmd::MUNGE_KEY;
-use crate::charms::util::{short, status};
-use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
-use crate::juju::backend::{Bag, ModelBackend, RelationId, Status, StatusKind};
+use super::decide::{Decision, Reload};
+use super::plan::ControllerPlan;
+use crate::charms::error::CharmError;
+use crate::charms::host::{Cmd, Host, HostError, Owner};
+use crate::charms::plan::{FileWrite, RelationWrite};
+use juju_runtime::ModelBackend;
 
-const MUNGE: Owner = Owner {
-    user: "munge",
-    group: "munge",
-};
-const SLURM: Owner = Owner {
-    user: "slurm",
-    group: "slurm",
-};
-const ROOT: Owner = Owner {
-    user: "root",
-    group: "root",
-};
-
-/// Size of a generated munge key (bytes), as `mungekey` makes it.
-pub const MUNGE_KEY_LEN: usize = 1024;
-
-/// The munge key: the one this application already shares in `cluster_info` (so a new leader,
-/// whose package-generated key differs, keeps the cluster's); else the one on disk (Debian's
-/// munge package generates one); else 1024 new random bytes. Written 0400 munge:munge; munge is
-/// restarted when the file changed.
-pub fn ensure_munge_key(host: &Host<'_>, obs: &Observed) -> Result<Vec<u8>, CharmError> {
-    let published = obs
-        .cache
-        .relations
-        .values()
-        .filter_map(|r| r.cluster_info_published.as_deref())
-        .find_map(|raw| ClusterInfo::from_relation_value(raw).ok())
-        .map(|c| c.munge_key);
-    let on_disk = host
-        .read(MUNGE_KEY)?
-        .filter(|k| k.len() >= MIN_MUNGE_KEY_LEN);
-    let key = match (published, on_disk) {
-        (Some(k), disk) => {
-            if disk.as_deref() != Some(k.as_slice()) {
-                tracing::info!("installing the munge key this application already shares");
-            }
-            k
-        }
-        (None, Some(k)) => k,
-        (None, None) => {
-            tracing::info!("generating a new munge key");
-            host.random_bytes(MUNGE_KEY_LEN)?
-        }
-    };
-    if host.write(MUNGE_KEY, &key, 0o400, Some(MUNGE))? {
+/// Applies everything in `plan` except the status and the cache.
+pub fn apply<B: ModelBackend>(
+    backend: &B,
+    host: &Host<'_>,
+    plan: &ControllerPlan,
+) -> Result<(), CharmError> {
+    for w in &plan.warnings {
+        tracing::warn!("{w}");
+    }
+    if write(host, &plan.munge_key)? && plan.restart_munge {
+        tracing::info!("munge key installed: restarting munge");
         host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
     }
-    Ok(key)
-}
-
-/// Publishes `cluster_info` on every relation where it differs from what was published.
-pub fn publish_cluster_info<B: ModelBackend>(
-    backend: &B,
-    obs: &mut Observed,
-    key: Vec<u8>,
-) -> Result<(), CharmError> {
-    let info = ClusterInfo {
-        munge_key: key,
-        slurmctld_host: obs.settings.hostname.clone(),
-        nhc_params: String::new(),
-    };
-    let raw = info.to_relation_value();
-    for rel in obs.cache.relations.values_mut() {
-        if rel.cluster_info_published.as_deref() == Some(raw.as_str()) {
-            continue;
-        }
-        let id = RelationId::new(rel.endpoint.clone(), rel.id);
-        let bag = Bag::from([(CLUSTER_INFO_KEY.to_string(), raw.clone())]);
-        backend.relation_set(&id, true, &bag).juju()?;
-        rel.cluster_info_published = Some(raw.clone());
+    for file in &plan.files {
+        write(host, file)?;
+    }
+    reload(host, &plan.decision)?;
+    for RelationWrite {
+        relation,
+        app,
+        data,
+    } in &plan.relation_data
+    {
+        backend.relation_set(relation, *app, data)?;
     }
     Ok(())
+}
+
+/// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
+/// anywhere before leaves the cache as it was and the retry publishes again.
+pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError> {
+    if let Some(bytes) = &plan.cache {
+        host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
+    }
+    Ok(())
+}
+
+fn write(host: &Host<'_>, file: &FileWrite) -> Result<bool, HostError> {
+    host.write(file.path, &file.bytes, file.mode, file.owner)
 }
 
 /// slurmctld's log (its last lines explain a failed start).
@@ -130,7 +94,7 @@ fn restart_slurmctld(host: &Host<'_>) -> Result<(), CharmError> {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
     }
-    Err(CharmError::Host(crate::charms::host::HostError::Failed {
+    Err(CharmError::Host(HostError::Failed {
         command: "systemctl restart slurmctld".into(),
         status: "slurmctld is not answering".into(),
         stderr: log_tail(host),
@@ -186,29 +150,8 @@ fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
     }
 }
 
-/// Writes the files and reloads slurmctld as needed; moves `plan.applied` into
-/// `obs.cache.applied`.
-pub fn apply_files(
-    host: &Host<'_>,
-    obs: &mut Observed,
-    plan: Plan,
-) -> Result<Decision, CharmError> {
-    let (Some(slurm), Some(gres)) = (&plan.slurm_conf, &plan.gres_conf) else {
-        return Ok(Decision {
-            reload: Reload::Nothing,
-            resume: Vec::new(),
-            gres_changed: Vec::new(),
-        });
-    };
-    let cgroup = CGROUP_CONF_TEXT.as_bytes();
-    let cgroup_changed = host.write(CGROUP_CONF, cgroup, 0o644, Some(SLURM))?;
-    let gres_changed = host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
-    let slurm_changed = host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
-    let decision = decide(
-        obs.cache.applied.as_ref(),
-        &plan.applied,
-        cgroup_changed || gres_changed || slurm_changed,
-    );
+/// Restarts, reconfigures or stops slurmctld as decided, then resumes nodes and clears drains.
+fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), CharmError> {
     match decision.reload {
         Reload::Nothing => {}
         Reload::Reconfigure => {
@@ -231,78 +174,5 @@ pub fn apply_files(
     if decision.reload == Reload::Restart && !decision.gres_changed.is_empty() {
         clear_gres_drains(host, &decision.gres_changed);
     }
-    obs.cache.applied = Some(plan.applied);
-    Ok(decision)
-}
-
-/// Saves the cache (last step before the status: every hook tool call has succeeded), unless
-/// it is byte for byte the file this hook read.
-pub fn save_cache(host: &Host<'_>, obs: &Observed) -> Result<(), CharmError> {
-    let bytes = obs.cache.to_bytes();
-    if obs.cache_file.as_deref() == Some(bytes.as_slice()) {
-        return Ok(());
-    }
-    host.write(CACHE_PATH, &bytes, 0o600, Some(ROOT))?;
     Ok(())
-}
-
-/// The leader's status message.
-pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
-    for (who, why) in &plan.rejected {
-        tracing::warn!("left out {who}: {why}");
-    }
-    if let Some(e) = &plan.render_error {
-        tracing::error!("not writing slurm.conf/gres.conf: {e}");
-        return status(
-            StatusKind::Blocked,
-            short(&format!("config not written: {e}"), 240),
-        );
-    }
-    if obs.cache.relations.is_empty() {
-        return status(StatusKind::Blocked, "Need relation: slurmd");
-    }
-    if plan.nodes.is_empty() {
-        let mut msg = "Waiting for slurmd nodes".to_string();
-        push_problems(&mut msg, plan);
-        return status(StatusKind::Waiting, short(&msg, 300));
-    }
-    let gpus: u64 = plan
-        .nodes
-        .values()
-        .flat_map(|n| n.record.node_parameters.gres.iter())
-        .map(|g| g.count)
-        .sum();
-    let n = plan.nodes.len();
-    let mut msg = format!(
-        "{n} node{}, {gpus} GPU{}",
-        if n == 1 { "" } else { "s" },
-        if gpus == 1 { "" } else { "s" }
-    );
-    if !plan.applied.down.is_empty() {
-        msg.push_str(&format!(
-            ", {} new (run node-configured on the slurmd unit)",
-            plan.applied.down.len()
-        ));
-    }
-    push_problems(&mut msg, plan);
-    status(StatusKind::Active, short(&msg, 300))
-}
-
-/// Appends rejected units and applications waiting for their partition to a status message.
-fn push_problems(msg: &mut String, plan: &Plan) {
-    if let Some((who, why)) = plan.rejected.first() {
-        let more = plan.rejected.len() - 1;
-        let extra = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        msg.push_str(&format!("; rejected {who}{extra}: {why}"));
-    }
-    if !plan.waiting_apps.is_empty() {
-        msg.push_str(&format!(
-            "; waiting for partition from {}",
-            plan.waiting_apps.join(",")
-        ));
-    }
 }

@@ -102,6 +102,32 @@ struct Header {
     hash: String,
 }
 
+/// Why a cache file cannot be trusted (the hook then rebuilds the cache in full).
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// There is no cache file (first hook, or deleted to force a rebuild).
+    #[error("missing")]
+    Missing,
+    /// The header line is not JSON.
+    #[error("unreadable ({0})")]
+    Header(#[source] serde_json::Error),
+    /// Another format version wrote it.
+    #[error("format version {found} (expected {CACHE_VERSION})")]
+    Version {
+        /// The version found.
+        found: u32,
+    },
+    /// The header has no body after it.
+    #[error("unreadable (no body)")]
+    NoBody,
+    /// The body does not match the header's hash.
+    #[error("content hash mismatch")]
+    Hash,
+    /// The body is not the cache's JSON.
+    #[error("unreadable body ({0})")]
+    Body(#[source] serde_json::Error),
+}
+
 /// FNV-1a 64-bit, as 16 hex digits.
 pub fn fnv1a(parts: &[&[u8]]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -187,25 +213,23 @@ impl Cache {
     }
 
     /// Reads a cache; `Err` says why it cannot be trusted.
-    pub fn from_bytes(raw: &[u8]) -> Result<Self, String> {
+    pub fn from_bytes(raw: &[u8]) -> Result<Self, CacheError> {
         let (head, body) = match raw.iter().position(|b| *b == b'\n') {
             Some(i) => (&raw[..i], Some(&raw[i + 1..])),
             // An older layout (one JSON object) still names its version.
             None => (raw, None),
         };
-        let header: Header =
-            serde_json::from_slice(head).map_err(|e| format!("unreadable ({e})"))?;
+        let header: Header = serde_json::from_slice(head).map_err(CacheError::Header)?;
         if header.version != CACHE_VERSION {
-            return Err(format!(
-                "format version {} (expected {CACHE_VERSION})",
-                header.version
-            ));
+            return Err(CacheError::Version {
+                found: header.version,
+            });
         }
-        let body = body.ok_or("unreadable (no body)")?;
+        let body = body.ok_or(CacheError::NoBody)?;
         if fnv1a(&[body]) != header.hash {
-            return Err("content hash mismatch".into());
+            return Err(CacheError::Hash);
         }
-        serde_json::from_slice(body).map_err(|e| format!("unreadable body ({e})"))
+        serde_json::from_slice(body).map_err(CacheError::Body)
     }
 }
 
@@ -248,15 +272,22 @@ mod tests {
         assert!(
             Cache::from_bytes(tampered.as_bytes())
                 .unwrap_err()
+                .to_string()
                 .contains("hash")
         );
         assert!(Cache::from_bytes(b"{").is_err());
         let v1 = br#"{"version":1,"hash":"0","body":"{}"}"#;
-        assert!(Cache::from_bytes(v1).unwrap_err().contains("version 1"));
+        assert!(
+            Cache::from_bytes(v1)
+                .unwrap_err()
+                .to_string()
+                .contains("version 1")
+        );
         let old = raw.replace("\"version\":3", "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()
+                .to_string()
                 .contains("version")
         );
     }

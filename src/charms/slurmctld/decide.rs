@@ -29,6 +29,17 @@ pub struct Decision {
     pub gres_changed: Vec<String>,
 }
 
+impl Decision {
+    /// Nothing to do (no files were rendered).
+    pub fn nothing() -> Self {
+        Decision {
+            reload: Reload::Nothing,
+            resume: Vec::new(),
+            gres_changed: Vec::new(),
+        }
+    }
+}
+
 /// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
 /// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
 /// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is

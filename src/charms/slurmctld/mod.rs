@@ -1,10 +1,13 @@
 //! The slurmctld (controller) charm.
 //!
-//! Leader hooks: observe (config, the relation cache updated with the event's one bag) →
-//! munge key and `cluster_info` → desired (both files rendered holistically from every current
-//! unit's record) → apply (atomic writes; restart, reconfigure or nothing; resume nodes that
-//! left DownNodes) → save the cache → `status-set` once. A relation event costs a constant
-//! number of hook-tool calls (see [`cache`]). Non-leaders only report that they stand by.
+//! Leader hooks: [`observe`] (config, the relation cache updated in memory with the event's one
+//! bag, the munge key and Slurm files on disk; reads only) → [`plan::plan`] (pure: munge key,
+//! the files rendered holistically from every current unit's record, what slurmctld needs,
+//! `cluster_info` where it changed, the status, the cache to persist) → [`apply`] (writes only,
+//! fixed order) → `status-set` once → the cache persisted last, so a hook that fails anywhere
+//! (a hook tool included) leaves the cache in step with what Juju committed. A relation event
+//! costs a constant number of hook-tool calls (see [`cache`]). Non-leaders only report that
+//! they stand by.
 
 pub mod actions;
 pub mod apply;
@@ -12,13 +15,14 @@ pub mod cache;
 pub mod decide;
 pub mod desired;
 pub mod observe;
+pub mod plan;
 
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::Host;
 use crate::charms::slurmd::{install, set_version};
-use crate::charms::util::status;
-use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
-use crate::juju::event::{Event, HookContext};
+
+use juju_runtime::{Event, HookContext};
+use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
 
 /// slurm.conf.
 pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -43,19 +47,16 @@ pub fn handle<B: ModelBackend>(
         Event::Stop | Event::Remove => return Ok(()),
         _ => {}
     }
-    if !backend.is_leader().juju()? {
-        let st = status(
+    if !backend.is_leader()? {
+        let st = Status::new(
             StatusKind::Active,
             "standby (the leader manages slurm.conf)",
         );
-        return backend.status_set(StatusScope::Unit, &st).juju();
+        return Ok(backend.status_set(StatusScope::Unit, &st)?);
     }
-    let mut obs = observe::observe(ctx, backend, host)?;
-    let key = apply::ensure_munge_key(host, &obs)?;
-    apply::publish_cluster_info(backend, &mut obs, key)?;
-    let plan = desired::plan(&obs.settings, &obs.cache);
-    let st = apply::plan_status(&obs, &plan);
-    apply::apply_files(host, &mut obs, plan)?;
-    apply::save_cache(host, &obs)?;
-    backend.status_set(StatusScope::Unit, &st).juju()
+    let obs = observe::observe(ctx, backend, host)?;
+    let plan = plan::plan(&obs);
+    apply::apply(backend, host, &plan)?;
+    backend.status_set(StatusScope::Unit, &plan.status)?;
+    apply::persist(host, &plan)
 }

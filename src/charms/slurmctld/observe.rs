@@ -1,18 +1,24 @@
-//! What a slurmctld hook looks at. Relation data comes from the cache ([`super::cache`]),
-//! updated with the one bag the event is about; the cache is rebuilt in full only when it may
-//! be stale (leader-elected, upgrade-charm, missing or corrupt, or an event for a relation it
-//! does not know).
+//! What a slurmctld leader hook looks at (reads only). Relation data comes from the cache
+//! ([`super::cache`]), updated in memory with the one bag the event is about; the cache is
+//! rebuilt in full only when it may be stale (leader-elected, upgrade-charm, missing or
+//! corrupt, or an event for a relation it does not know). The host part is the munge key, the
+//! three Slurm files as they are on disk, and fresh random bytes for a munge key in case the
+//! cluster has none yet.
 
-use super::cache::{CACHE_PATH, Cache, CachedRelation};
+use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation};
 use super::desired::Settings;
-use crate::charms::error::{CharmError, JujuResult};
+use super::plan::MUNGE_KEY_LEN;
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
+use crate::charms::error::CharmError;
 use crate::charms::host::Host;
+use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
-use crate::juju::backend::{BagOwner, ModelBackend, RelationId};
-use crate::juju::event::{Event, HookContext, RelationEvent};
+use juju_runtime::{BagOwner, ModelBackend, RelationId};
+use juju_runtime::{Event, HookContext, RelationEvent};
+use std::collections::BTreeMap;
 
-/// Everything the controller's desired state needs (leader only).
+/// Everything the controller's plan needs (leader only).
 #[derive(Debug, Clone)]
 pub struct Observed {
     /// Rendering settings from config and the host.
@@ -23,6 +29,12 @@ pub struct Observed {
     pub rebuilt: Option<String>,
     /// The cache file as read, when it was trusted (saving identical bytes is skipped).
     pub cache_file: Option<Vec<u8>>,
+    /// The munge key file's bytes.
+    pub munge_key_on_disk: Option<Vec<u8>>,
+    /// Random bytes from the kernel: the key to use if the cluster has none yet.
+    pub fresh_munge_key: Vec<u8>,
+    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
+    pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
 }
 
 /// Reads config, the cache and the event's bag.
@@ -31,7 +43,7 @@ pub fn observe<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<Observed, CharmError> {
-    let config = backend.config_get().juju()?;
+    let config = backend.config_get()?;
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
         cluster_name = "osd-cluster".into();
@@ -44,7 +56,7 @@ pub fn observe<B: ModelBackend>(
     };
     let raw = host.read(CACHE_PATH)?;
     let loaded = match &raw {
-        None => Err("missing".to_string()),
+        None => Err(CacheError::Missing),
         Some(raw) => Cache::from_bytes(raw),
     };
     let cache_file = raw.filter(|_| loaded.is_ok());
@@ -68,11 +80,18 @@ pub fn observe<B: ModelBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
+    let mut files_on_disk = BTreeMap::new();
+    for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
+        files_on_disk.insert(path, host.read(path)?);
+    }
     Ok(Observed {
         settings,
         cache,
         rebuilt: rebuild,
         cache_file,
+        munge_key_on_disk: host.read(MUNGE_KEY)?,
+        fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
+        files_on_disk,
     })
 }
 
@@ -91,9 +110,7 @@ pub fn update_for_event<B: ModelBackend>(
     match &ctx.event {
         Event::RelationCreated(r) if ours(r) => {
             // The remote leader may have written `partition` already (units installed first).
-            let bag = backend
-                .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
-                .juju()?;
+            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
             let entry = cache
                 .relations
                 .entry(key(&r.relation))
@@ -112,9 +129,7 @@ pub fn update_for_event<B: ModelBackend>(
             }
             match &r.remote_unit {
                 Some(unit) => {
-                    let bag = backend
-                        .relation_get(&r.relation, &BagOwner::Unit(unit.clone()))
-                        .juju()?;
+                    let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
                     let node = bag
                         .get(NODE_KEY)
                         .filter(|v| !v.is_empty())
@@ -127,9 +142,8 @@ pub fn update_for_event<B: ModelBackend>(
                     }
                 }
                 None => {
-                    let bag = backend
-                        .relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))
-                        .juju()?;
+                    let bag =
+                        backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
                     if let Some(entry) = cache.relations.get_mut(&k) {
                         entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
                     }
@@ -160,14 +174,10 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
         _ => None,
     };
     let mut cache = Cache::default();
-    for rel in backend.relation_ids(SLURMCTLD_ENDPOINT).juju()? {
-        let app = backend.relation_remote_app(&rel).juju()?;
-        let remote = backend
-            .relation_get(&rel, &BagOwner::App(app.clone()))
-            .juju()?;
-        let own = backend
-            .relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))
-            .juju()?;
+    for rel in backend.relation_ids(SLURMCTLD_ENDPOINT)? {
+        let app = backend.relation_remote_app(&rel)?;
+        let remote = backend.relation_get(&rel, &BagOwner::App(app.clone()))?;
+        let own = backend.relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))?;
         let mut entry = CachedRelation {
             endpoint: rel.endpoint.clone(),
             id: rel.id,
@@ -176,13 +186,11 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
             cluster_info_published: own.get(CLUSTER_INFO_KEY).filter(|v| !v.is_empty()).cloned(),
             ..Default::default()
         };
-        for unit in backend.relation_list(&rel).juju()? {
+        for unit in backend.relation_list(&rel)? {
             if Some(&unit) == departing.as_ref() {
                 continue;
             }
-            let bag = backend
-                .relation_get(&rel, &BagOwner::Unit(unit.clone()))
-                .juju()?;
+            let bag = backend.relation_get(&rel, &BagOwner::Unit(unit.clone()))?;
             if let Some(v) = bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
                 entry.units.insert(unit, cache.ingest_node(v));
             }

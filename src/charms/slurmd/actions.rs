@@ -1,55 +1,68 @@
-//! slurmd actions: `detect-gpus`, `node-config`, `node-configured`. Each runs after the hook's
-//! observation and before the reconcile, so what it changes is published in the same hook.
+//! slurmd actions: `detect-gpus`, `node-config`, `node-configured`. An action does not act on
+//! its own: from what the hook observed (its parameters included) it works out, purely, what it
+//! adds to the hook's plan (overrides or the configured flag the reconcile then uses, unit
+//! state to store, results or the reason it is refused). The reconcile publishes its effect in
+//! the same hook.
 
 use super::facts::{NodeOverrides, build_node_record, gres_entries};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::action_failure::ActionFailure;
 use crate::interface::node::{canonical_node_key, check_node_parameter};
-use crate::juju::action_results::flatten;
-use crate::juju::backend::ModelBackend;
 use crate::slurm::{OverrideScope, parse_overrides};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Runs the action `name`; a problem with the request is reported with `action-fail`.
-pub fn run_action<B: ModelBackend>(
-    name: &str,
-    backend: &B,
-    obs: &mut Observed,
-) -> Result<(), CharmError> {
-    let outcome = match name {
-        "detect-gpus" => detect_gpus(obs),
-        "node-config" => {
-            let params = backend.action_get().juju()?;
-            node_config(backend, obs, &params)
-        }
-        "node-configured" => node_configured(backend, obs),
-        other => Err(format!("the slurmd charm has no action {other:?}")),
-    };
-    match outcome {
-        Ok(results) => {
-            let flat = flatten(&results).map_err(|e| CharmError::ActionParam {
-                param: "<results>".into(),
-                reason: e.to_string(),
-            })?;
-            backend.action_set(&flat).juju()
-        }
-        Err(reason) => {
-            tracing::warn!("action {name} failed: {reason}");
-            backend.action_fail(&reason).juju()
+/// What the running action adds to the hook's plan.
+#[derive(Debug)]
+pub struct ActionPlan {
+    /// The results to return (`action-set`), or why the request is refused (`action-fail`).
+    pub outcome: Result<Map<String, Value>, ActionFailure>,
+    /// `node-config`: the overrides this hook's node record is built with.
+    pub overrides: Option<NodeOverrides>,
+    /// `node-configured`: the node leaves `DownNodes` in this hook's record.
+    pub configured: bool,
+    /// Unit state to store (`state-set`).
+    pub state: BTreeMap<String, String>,
+}
+
+impl ActionPlan {
+    fn results(outcome: Result<Map<String, Value>, ActionFailure>) -> Self {
+        ActionPlan {
+            outcome,
+            overrides: None,
+            configured: false,
+            state: BTreeMap::new(),
         }
     }
 }
 
-fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, String> {
-    let inv = obs.inventory.as_ref().map_err(Clone::clone)?;
-    let node = obs
-        .facts
+/// Plans the action `name` with the parameters observed.
+pub fn plan_action(name: &str, params: &Map<String, Value>, obs: &Observed) -> ActionPlan {
+    match name {
+        "detect-gpus" => ActionPlan::results(detect_gpus(obs)),
+        "node-config" => node_config(obs, params).unwrap_or_else(|e| ActionPlan::results(Err(e))),
+        "node-configured" => node_configured(obs),
+        other => ActionPlan::results(Err(ActionFailure::Unknown {
+            charm: "slurmd",
+            name: other.to_owned(),
+        })),
+    }
+}
+
+fn node_name(obs: &Observed) -> String {
+    obs.facts
         .as_ref()
         .map(|f| f.node_name.clone())
-        .unwrap_or_default();
-    match crate::gpu::action_results(inv, &node) {
+        .unwrap_or_default()
+}
+
+fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
+    let inv = obs
+        .inventory
+        .as_ref()
+        .map_err(|e| ActionFailure::Gpu(e.clone()))?;
+    match crate::gpu::action_results(inv, &node_name(obs)) {
         Value::Object(m) => Ok(m),
         other => Ok(Map::from_iter([("summary".to_string(), other)])),
     }
@@ -58,79 +71,87 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, String> {
 /// Parses `node-config parameters=…` into overrides ([`crate::slurm::parse_overrides`]: keys
 /// case-insensitive, never `NodeName` or `Gres`, which come from the host and its GPUs), limited
 /// to the node parameters the relation carries.
-pub fn parse_node_config(text: &str) -> Result<NodeOverrides, String> {
+pub fn parse_node_config(text: &str) -> Result<NodeOverrides, ActionFailure> {
+    let invalid = |reason: String| ActionFailure::Invalid {
+        param: "parameters",
+        reason,
+    };
     let mut ov = NodeOverrides::default();
-    for (k, v) in parse_overrides(text, OverrideScope::Node).map_err(|e| e.to_string())? {
+    for (k, v) in parse_overrides(text, OverrideScope::Node)? {
         let key = canonical_node_key(&k)
             .filter(|k| *k != "NodeName" && *k != "Gres")
-            .ok_or_else(|| format!("{k} is not a node parameter this charm passes on"))?;
-        check_node_parameter(key, &v)?;
+            .ok_or_else(|| invalid(format!("{k} is not a node parameter this charm passes on")))?;
+        check_node_parameter(key, &v).map_err(invalid)?;
         ov.params.insert(key.to_string(), v);
     }
     Ok(ov)
 }
 
-fn node_config<B: ModelBackend>(
-    backend: &B,
-    obs: &mut Observed,
-    params: &Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
+fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan, ActionFailure> {
     let reset = matches!(params.get("reset"), Some(Value::Bool(true)));
     let text = match params.get("parameters") {
         Some(Value::String(s)) => s.clone(),
         None => String::new(),
-        Some(other) => return Err(format!("parameters must be a string, got {other}")),
+        Some(other) => {
+            return Err(ActionFailure::Invalid {
+                param: "parameters",
+                reason: format!("must be a string, got {other}"),
+            });
+        }
     };
+    let stored = || obs.overrides.clone().map_err(ActionFailure::StoredState);
     let ov = if reset {
         NodeOverrides::default()
     } else if text.trim().is_empty() {
-        obs.overrides.clone().unwrap_or_default()
+        stored()?
     } else {
-        let mut merged = obs.overrides.clone().unwrap_or_default();
+        let mut merged = stored().unwrap_or_default();
         merged.params.extend(parse_node_config(&text)?.params);
         merged
     };
-    let facts = obs.facts.as_ref().map_err(Clone::clone)?;
-    let inv = obs.inventory.as_ref().map_err(Clone::clone)?;
+    let facts = obs
+        .facts
+        .as_ref()
+        .map_err(|e| ActionFailure::Facts(e.clone()))?;
+    let inv = obs
+        .inventory
+        .as_ref()
+        .map_err(|e| ActionFailure::Gpu(e.clone()))?;
     let record = build_node_record(facts, gres_entries(&inv.gres()), &ov, obs.new_node)
-        .map_err(|e| format!("these parameters do not fit this node: {e}"))?;
-    let state = BTreeMap::from([(NODE_CONFIG_STATE.to_string(), write_overrides(&ov))]);
-    backend.state_set(&state).map_err(|e| e.to_string())?;
-    obs.overrides = Ok(ov);
+        .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
         .node_parameters
         .ordered()
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    Ok(Map::from_iter([(
-        "node-parameters".to_string(),
-        Value::String(line.join(" ")),
-    )]))
+    Ok(ActionPlan {
+        outcome: Ok(Map::from_iter([(
+            "node-parameters".to_string(),
+            Value::String(line.join(" ")),
+        )])),
+        state: BTreeMap::from([(NODE_CONFIG_STATE.to_string(), write_overrides(&ov))]),
+        overrides: Some(ov),
+        configured: false,
+    })
 }
 
-fn node_configured<B: ModelBackend>(
-    backend: &B,
-    obs: &mut Observed,
-) -> Result<Map<String, Value>, String> {
-    let state = BTreeMap::from([(NEW_NODE_STATE.to_string(), "false".to_string())]);
-    backend.state_set(&state).map_err(|e| e.to_string())?;
-    let was_new = obs.new_node;
-    obs.new_node = false;
-    let node = obs
-        .facts
-        .as_ref()
-        .map(|f| f.node_name.clone())
-        .unwrap_or_default();
-    let message = if was_new {
+fn node_configured(obs: &Observed) -> ActionPlan {
+    let node = node_name(obs);
+    let message = if obs.new_node {
         format!("{node} leaves DownNodes; slurmctld resumes it")
     } else {
         format!("{node} was already configured")
     };
-    Ok(Map::from_iter([(
-        "message".to_string(),
-        Value::String(message),
-    )]))
+    ActionPlan {
+        outcome: Ok(Map::from_iter([(
+            "message".to_string(),
+            Value::String(message),
+        )])),
+        overrides: None,
+        configured: true,
+        state: BTreeMap::from([(NEW_NODE_STATE.to_string(), "false".to_string())]),
+    }
 }
 
 #[cfg(test)]
@@ -148,7 +169,7 @@ mod tests {
             ("State=DRAIN", "not a node parameter"),
             ("Weight=abc", "Weight"),
         ] {
-            let e = parse_node_config(bad).unwrap_err();
+            let e = juju_runtime::error_chain(&parse_node_config(bad).unwrap_err());
             assert!(e.contains(why), "{bad}: {e}");
         }
         assert!(parse_node_config("SlurmctldProlog=/x").is_err());

@@ -1,193 +1,74 @@
-//! Applies the slurmd charm's desired state: relation data only when changed, files only when
-//! their bytes differ, restarts only when the config server, the key or the GPUs changed.
+//! Carries out the slurmd plan (writes only, in a fixed order): files, service actions,
+//! relation data, unit state, then the action's results. The caller sets the status after it.
 
-use super::desired::Desired;
-use super::observe::Observed;
-use super::{MUNGE_KEY, SLURMD_DEFAULTS};
-use crate::charms::error::{CharmError, JujuResult};
-use crate::charms::host::{Cmd, Host, Owner};
-use crate::charms::util::{short, status};
-use crate::interface::{NODE_KEY, PARTITION_KEY};
-use crate::juju::backend::{Bag, ModelBackend, Status, StatusKind};
+use super::plan::{ServiceAction, SlurmdPlan};
+use crate::charms::error::CharmError;
+use crate::charms::host::{Cmd, Host};
+use juju_runtime::{ModelBackend, error_chain, flatten_action_results};
 
-/// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,
-/// which a configless node never has, so `systemctl start slurmd` would silently do nothing.
-pub const SLURMD_DROP_IN: &str = "/etc/systemd/system/slurmd.service.d/10-slurm-charms.conf";
-
-/// Content of [`SLURMD_DROP_IN`].
-pub const DROP_IN: &str = "# Written by the slurmd charm: a configless slurmd has no /etc/slurm/slurm.conf.\n[Unit]\nConditionPathExists=\n";
-
-const MUNGE: Owner = Owner {
-    user: "munge",
-    group: "munge",
-};
-const ROOT: Owner = Owner {
-    user: "root",
-    group: "root",
-};
-
-/// Applies `des`; returns the status to set.
+/// Applies everything in `plan` except the status.
 pub fn apply<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
-    obs: &Observed,
-    des: &Desired,
-) -> Result<Status, CharmError> {
-    for w in &des.warnings {
+    plan: &SlurmdPlan,
+) -> Result<(), CharmError> {
+    for w in &plan.warnings {
         tracing::warn!("{w}");
     }
-    if let Some(rel) = &obs.relation {
-        if let Some(raw) = &des.publish_node {
-            tracing::info!("publishing this node's record");
-            let bag = Bag::from([(NODE_KEY.to_string(), raw.clone())]);
-            backend.relation_set(rel, false, &bag).juju()?;
+    for f in &plan.files {
+        host.write(f.path, &f.bytes, f.mode, f.owner)?;
+    }
+    for path in &plan.remove {
+        host.remove(path)?;
+    }
+    for action in &plan.services {
+        service(host, action)?;
+    }
+    for w in &plan.relation_data {
+        tracing::info!("publishing {:?}", w.data.keys().collect::<Vec<_>>());
+        backend.relation_set(&w.relation, w.app, &w.data)?;
+    }
+    if !plan.state.is_empty() {
+        backend.state_set(&plan.state)?;
+    }
+    if let Some(action) = &plan.action {
+        match &action.outcome {
+            Ok(results) => backend.action_set(&flatten_action_results(results)?)?,
+            Err(failure) => {
+                let message = error_chain(failure);
+                tracing::warn!("action failed: {message}");
+                backend.action_fail(&message)?;
+            }
         }
-        if let Some(raw) = &des.publish_partition {
-            tracing::info!("publishing partition {raw}");
-            let bag = Bag::from([(PARTITION_KEY.to_string(), raw.clone())]);
-            backend.relation_set(rel, true, &bag).juju()?;
+    }
+    Ok(())
+}
+
+fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
+    match action {
+        ServiceAction::RestartMunge => {
+            tracing::info!("munge key changed: restarting munge");
+            host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
         }
-    }
-    if obs.relation_broken && obs.relation.is_none() {
-        tracing::info!("slurmctld relation removed: stopping slurmd");
-        host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
-        host.remove(SLURMD_DEFAULTS)?;
-        return Ok(des.status.clone());
-    }
-    let (Some(cluster), Some(defaults)) = (&des.cluster, &des.defaults) else {
-        return Ok(des.status.clone());
-    };
-    let key_changed = host.write(MUNGE_KEY, &cluster.munge_key, 0o400, Some(MUNGE))?;
-    if key_changed {
-        tracing::info!("munge key changed: restarting munge");
-        host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
-    }
-    let server_changed = host.write(SLURMD_DEFAULTS, defaults.as_bytes(), 0o644, Some(ROOT))?;
-    if host.write(SLURMD_DROP_IN, DROP_IN.as_bytes(), 0o644, Some(ROOT))? {
-        host.run_ok(&Cmd::new("systemctl", ["daemon-reload"]))?;
-    }
-    let missing = ensure_device_files(host, &des.device_files)?;
-    if !missing.is_empty() {
-        return Ok(status(
-            StatusKind::Blocked,
-            format!(
-                "GPU device files missing: {} (load the NVIDIA driver or run nvidia-modprobe; slurmd not started)",
-                missing.join(",")
-            ),
-        ));
-    }
-    let why = if key_changed {
-        Some("the munge key changed")
-    } else if server_changed {
-        Some("the config server changed")
-    } else if des.gres_changed {
-        Some("this node's GPUs changed")
-    } else {
-        None
-    };
-    match why {
-        Some(why) => {
+        ServiceAction::DaemonReload => {
+            host.run_ok(&Cmd::new("systemctl", ["daemon-reload"]))?;
+        }
+        ServiceAction::CreateDeviceFiles(files) => {
+            for minor in files.iter().filter_map(|f| f.strip_prefix("/dev/nvidia")) {
+                // nvidia-modprobe may be absent; the next hook sees whether the file appeared.
+                if let Err(e) = host.run(&Cmd::new("nvidia-modprobe", ["-c", minor])) {
+                    tracing::debug!("{e}");
+                }
+            }
+        }
+        ServiceAction::RestartSlurmd(why) => {
             tracing::info!("restarting slurmd: {why}");
             host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
         }
-        None => {
-            let active = host.run(&Cmd::new("systemctl", ["is-active", "--quiet", "slurmd"]))?;
-            if !active.success() {
-                tracing::info!("slurmd is not running: starting it");
-                host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
-            }
+        ServiceAction::StopSlurmd => {
+            tracing::info!("slurmctld relation removed: stopping slurmd");
+            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
         }
     }
-    if let Some(problem) = check_controller(host, &cluster.conf_server()) {
-        return Ok(problem);
-    }
-    Ok(des.status.clone())
-}
-
-/// Asks the controller for a munge-authenticated answer (`scontrol ping`, pointed at the config
-/// server `server` so it works before slurmd has a config cache). The port is tried first: a
-/// closed port is "waiting" at once (a ping would hang ~10 s). A refusal while the port answers
-/// means this node cannot authenticate: most likely a munge key that differs from the
-/// controller's. Returns the status to show instead of the normal one, if any.
-pub fn check_controller(host: &Host<'_>, server: &str) -> Option<Status> {
-    let not_answering = |detail: &str| {
-        Some(status(
-            StatusKind::Waiting,
-            format!("slurmctld at {server} is not answering{detail}"),
-        ))
-    };
-    let port = port_answers(server);
-    if port == Some(false) {
-        return not_answering(" (port closed)");
-    }
-    let ping = Cmd::new("scontrol", ["ping"]).env("SLURM_CONF_SERVER", server);
-    let out = match host.run(&ping) {
-        Ok(out) if out.success() => return None,
-        Ok(out) => out,
-        Err(e) => {
-            return Some(status(
-                StatusKind::Blocked,
-                format!("{e} (slurm-client provides scontrol)"),
-            ));
-        }
-    };
-    let said = format!("{} {}", out.stdout.trim(), out.stderr.trim());
-    let said = short(said.trim(), 120);
-    if port == Some(true) {
-        tracing::warn!("scontrol ping fails while {server} answers: {said}");
-        Some(status(
-            StatusKind::Blocked,
-            format!(
-                "cannot authenticate to slurmctld at {server} (munge key mismatch? check /etc/munge/munge.key and munged's options): {said}"
-            ),
-        ))
-    } else {
-        not_answering(&format!(": {said}"))
-    }
-}
-
-/// Whether a TCP connection to `addr` (`host:port`) opens within two seconds; `None` when the
-/// name does not resolve here within a second (a resolver that does not answer must not stall
-/// every hook for its 5 s timeout; the lookup thread is left behind and dies with the hook).
-fn port_answers(addr: &str) -> Option<bool> {
-    use std::net::{TcpStream, ToSocketAddrs};
-    let (tx, rx) = std::sync::mpsc::channel();
-    let name = addr.to_string();
-    std::thread::spawn(move || {
-        let resolved: Vec<_> = name
-            .to_socket_addrs()
-            .map(Iterator::collect)
-            .unwrap_or_default();
-        let _ = tx.send(resolved);
-    });
-    let addrs = rx.recv_timeout(std::time::Duration::from_secs(1)).ok()?;
-    if addrs.is_empty() {
-        return None;
-    }
-    Some(
-        addrs
-            .iter()
-            .any(|a| TcpStream::connect_timeout(a, std::time::Duration::from_secs(2)).is_ok()),
-    )
-}
-
-/// Makes sure every `/dev/nvidiaN` slurmd will be told about exists (slurmd exits when one is
-/// missing); tries `nvidia-modprobe -c N` for missing ones. Returns those still missing.
-pub fn ensure_device_files(host: &Host<'_>, files: &[String]) -> Result<Vec<String>, CharmError> {
-    let mut missing = Vec::new();
-    for f in files {
-        if host.exists(f) {
-            continue;
-        }
-        if let Some(minor) = f.strip_prefix("/dev/nvidia") {
-            let out = host.run(&Cmd::new("nvidia-modprobe", ["-c", minor]));
-            if let Err(e) = out {
-                tracing::debug!("{e}");
-            }
-        }
-        if !host.exists(f) {
-            missing.push(f.clone());
-        }
-    }
-    Ok(missing)
+    Ok(())
 }

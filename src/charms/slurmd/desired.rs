@@ -3,13 +3,13 @@
 use super::facts::build_node_record;
 use super::facts::gres_entries;
 use super::observe::Observed;
-use crate::charms::util::{short, status};
+use crate::charms::util::short;
 use crate::interface::node::GresEntry;
 use crate::interface::partition::check_partition_parameter;
 use crate::interface::token::check_device_files;
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
-use crate::juju::backend::{Status, StatusKind};
 use crate::slurm::{OverrideScope, parse_overrides};
+use juju_runtime::{Status, StatusKind};
 use std::collections::BTreeMap;
 
 /// What this hook should converge to.
@@ -87,7 +87,7 @@ pub fn desired(obs: &Observed) -> Desired {
     let inventory = match &obs.inventory {
         Ok(inv) => Some(inv),
         Err(e) => {
-            blocked.get_or_insert(e.clone());
+            blocked.get_or_insert(e.to_string());
             None
         }
     };
@@ -145,15 +145,13 @@ pub fn desired(obs: &Observed) -> Desired {
         }
     }
 
-    let cluster = match &obs.cluster_info_raw {
+    let cluster = match &obs.cluster_info {
         None => None,
-        Some(raw) => match ClusterInfo::from_relation_value(raw) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                blocked.get_or_insert(format!("slurmctld sent bad data: {e}"));
-                None
-            }
-        },
+        Some(Ok(c)) => Some(c.clone()),
+        Some(Err(e)) => {
+            blocked.get_or_insert(format!("slurmctld sent bad data: {e}"));
+            None
+        }
     };
     let defaults = cluster.as_ref().map(slurmd_defaults);
     let device_files = node
@@ -165,14 +163,14 @@ pub fn desired(obs: &Observed) -> Desired {
         .collect();
 
     let st = if let Some(b) = blocked {
-        status(StatusKind::Blocked, short(&b, 200))
+        Status::new(StatusKind::Blocked, short(&b, 200))
     } else if obs.relation.is_none() {
-        status(StatusKind::Blocked, "Need relation: slurmctld")
+        Status::new(StatusKind::Blocked, "Need relation: slurmctld")
     } else if cluster.is_none() {
-        status(StatusKind::Waiting, "Waiting for slurmctld")
+        Status::new(StatusKind::Waiting, "Waiting for slurmctld")
     } else {
         let summary = node.as_ref().map(gpu_summary).unwrap_or_default();
-        status(StatusKind::Active, summary)
+        Status::new(StatusKind::Active, summary)
     };
     Desired {
         node,

@@ -1,27 +1,37 @@
 //! The slurmd (compute node) charm.
 //!
-//! Every hook: observe (config, leadership, relation bags, unit state, `slurmd -C`, GPUs, files)
-//! → desired (the `node` record, the `partition` record, munge key, configless settings, status)
-//! → apply (publish only changes, write only differing files, restart only when needed) →
-//! `status-set` once. `install` first installs the packages; actions run between observe and
-//! desired so their effect is published in the same hook.
+//! Every hook: [`observe`] (config, leadership, relation bags, unit state, action parameters,
+//! `slurmd -C`, GPUs, files, device files, slurmd's state, the controller's answer; reads only)
+//! → [`plan::plan`] (pure: the `node` and `partition` records, munge key, configless settings,
+//! service actions, unit state, the action's outcome, the status) → [`apply`] (writes only,
+//! fixed order) → `status-set` once. `install` first installs the packages. An action adds to
+//! the plan (overrides, the configured flag, unit state, results), so its effect is published
+//! in the same hook.
 
 pub mod actions;
 pub mod apply;
 pub mod desired;
 pub mod facts;
 pub mod observe;
+pub mod plan;
+pub mod probe;
 
-use crate::charms::error::{CharmError, JujuResult};
+use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::charms::util::status;
-use crate::juju::backend::{ModelBackend, StatusKind, StatusScope};
-use crate::juju::event::{Event, HookContext};
+
+use juju_runtime::{Event, HookContext};
+use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
 /// slurmd's environment file (Debian's unit reads `SLURMD_OPTIONS` from it).
 pub const SLURMD_DEFAULTS: &str = "/etc/default/slurmd";
+/// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,
+/// which a configless node never has, so `systemctl start slurmd` would silently do nothing.
+pub const SLURMD_DROP_IN: &str = "/etc/systemd/system/slurmd.service.d/10-slurm-charms.conf";
+
+/// Content of [`SLURMD_DROP_IN`].
+pub const DROP_IN: &str = "# Written by the slurmd charm: a configless slurmd has no /etc/slurm/slurm.conf.\n[Unit]\nConditionPathExists=\n";
 /// Unit-state key: `"false"` once `node-configured` ran.
 pub const NEW_NODE_STATE: &str = "new-node";
 /// Unit-state key: the `node-config` overrides (JSON).
@@ -46,13 +56,10 @@ pub fn handle<B: ModelBackend>(
         }
         _ => {}
     }
-    let mut obs = observe::observe(ctx, backend, host)?;
-    if let Event::Action(a) = &ctx.event {
-        actions::run_action(&a.name, backend, &mut obs)?;
-    }
-    let des = desired::desired(&obs);
-    let st = apply::apply(backend, host, &obs, &des)?;
-    backend.status_set(StatusScope::Unit, &st).juju()
+    let obs = observe::observe(ctx, backend, host)?;
+    let plan = plan::plan(&obs);
+    apply::apply(backend, host, &plan)?;
+    Ok(backend.status_set(StatusScope::Unit, &plan.status)?)
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
@@ -64,9 +71,10 @@ pub fn install<B: ModelBackend>(
     daemon: &str,
 ) -> Result<(), CharmError> {
     let msg = format!("installing {}", packages.join(", "));
-    backend
-        .status_set(StatusScope::Unit, &status(StatusKind::Maintenance, msg))
-        .juju()?;
+    backend.status_set(
+        StatusScope::Unit,
+        &Status::new(StatusKind::Maintenance, msg),
+    )?;
     let mut args = vec!["install", "-y", "--no-install-recommends"];
     args.extend_from_slice(packages);
     let cmd = Cmd::new("apt-get", args);

@@ -1,5 +1,5 @@
-//! Fake `libnvidia-ml.so.1` for GPU-less CI (see `../shared/reference/nvml.md` §5 and
-//! `docs/fake-nvml.md` for the JSON format).
+//! Fake `libnvidia-ml.so.1` for GPU-less CI (see `docs/fake-nvml.md` for what it implements
+//! and its JSON format).
 //!
 //! The library exports the NVML C functions the charm calls, with the C signatures of the NVML 13
 //! header; struct layouts are the `nvml-wrapper-sys` bindgen types nvml-wrapper itself reads.

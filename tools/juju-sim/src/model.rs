@@ -270,6 +270,10 @@ pub struct Model {
     pub now: i64,
     /// Secrets, their readers and the secret hooks to queue.
     pub secrets: crate::secrets::SecretStore,
+    /// Not Juju (test-only): one-off hook-tool failures still to inject, as (unit, tool). The
+    /// next call of `tool` by `unit` fails with exit 1 instead of running; see
+    /// `Simulator::fail_next_tool_call`.
+    pub injected_failures: Vec<(String, String)>,
 }
 
 impl Model {

@@ -200,3 +200,21 @@ fn hook_timeout_kills_and_fails_the_hook() {
         rec.stderr
     );
 }
+
+#[test]
+fn an_injected_tool_failure_happens_once_and_discards_the_hook() {
+    let mut p = Probe::new();
+    let rel = p.pair(1);
+    p.script(
+        "update-status",
+        "rid=$(relation-ids backend)\nrelation-set -r $rid k=v\nstatus-set active ok || exit 1\n",
+    );
+    p.sim.fail_next_tool_call("b/0", "status-set");
+    p.sim.update_status(Some("b")).unwrap();
+    assert!(p.sim.is_error("b/0"));
+    assert_eq!(p.sim.unit_bag(rel, "b/0").get("k"), None);
+    // The retry runs the same hook; the failure was one-off.
+    p.sim.resolve("b/0").unwrap();
+    assert!(!p.sim.is_error("b/0"));
+    assert_eq!(p.sim.unit_bag(rel, "b/0")["k"], "v");
+}

@@ -215,6 +215,16 @@ impl Simulator {
         f(&mut lock(&self.shared).model)
     }
 
+    /// Not Juju (test-only): makes the next call of hook tool `tool` by `unit` fail once with
+    /// exit 1 and `ERROR <tool> failed (failure injected by the simulator)`, as a transient
+    /// agent error would. The hook's handler then sees a failing tool; if it exits non-zero,
+    /// the hook's deferred changes are discarded like any failed hook's.
+    pub fn fail_next_tool_call(&self, unit: &str, tool: &str) {
+        self.with_model_mut(|m| {
+            m.injected_failures.push((unit.to_owned(), tool.to_owned()));
+        });
+    }
+
     /// Every hook and action run so far.
     pub fn records(&self) -> &[HookRecord] {
         &self.records

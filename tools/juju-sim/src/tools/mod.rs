@@ -155,7 +155,21 @@ pub fn execute(model: &mut Model, hook: Option<&mut HookContext>, req: &Request)
         stdin: &req.stdin,
         warnings: Vec::new(),
     };
-    let result = run_tool(&mut cx, &req.tool, &req.args);
+    let injected = cx
+        .model
+        .injected_failures
+        .iter()
+        .position(|(unit, tool)| *unit == cx.hook.unit && *tool == req.tool);
+    let result = match injected {
+        Some(i) => {
+            cx.model.injected_failures.remove(i);
+            Err(ToolError::Runtime(format!(
+                "{} failed (failure injected by the simulator)",
+                req.tool
+            )))
+        }
+        None => run_tool(&mut cx, &req.tool, &req.args),
+    };
     let mut stderr = std::mem::take(&mut cx.warnings);
     let (code, stdout) = match result {
         Ok(out) => (0, out),

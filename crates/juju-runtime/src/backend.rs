@@ -3,9 +3,10 @@
 //! of pure charm logic use an in-memory backend. Integration tests run the real binary under the
 //! simulator, so the hook-tool client itself is exercised against real executables.
 //!
-//! Signatures here are a contract shared by `src/juju` (implementations) and `src/charms`
-//! (callers). Extend freely; change an existing signature only together with every caller.
+//! Every method fails with the runtime's [`HookToolError`], whichever backend implements it, so
+//! charm code matches on the same variants in production and in tests.
 
+use crate::tool_error::HookToolError;
 use std::collections::BTreeMap;
 
 /// A relation bag's contents: Juju stores string keys and string values only.
@@ -57,6 +58,16 @@ pub struct Status {
     pub message: String,
 }
 
+impl Status {
+    /// A status of `kind` with `message`.
+    pub fn new(kind: StatusKind, message: impl Into<String>) -> Self {
+        Status {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
 /// `status-set` targets the unit, or with `--application` (leader only) the application.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusScope {
@@ -81,42 +92,39 @@ pub enum LogLevel {
 
 /// Everything charm code may ask of Juju. Errors are the runtime's typed hook-tool errors.
 pub trait ModelBackend {
-    /// The error type; for the hook-tool client this is its typed error enum.
-    type Error: std::error::Error + Send + Sync + 'static;
-
     /// `relation-ids <endpoint>`: live (non-broken) relations of an endpoint, sorted.
-    fn relation_ids(&self, endpoint: &str) -> Result<Vec<RelationId>, Self::Error>;
+    fn relation_ids(&self, endpoint: &str) -> Result<Vec<RelationId>, HookToolError>;
     /// `relation-list -r ID`: remote units currently in the relation, sorted.
-    fn relation_list(&self, rel: &RelationId) -> Result<Vec<String>, Self::Error>;
+    fn relation_list(&self, rel: &RelationId) -> Result<Vec<String>, HookToolError>;
     /// `relation-list -r ID --app`: the remote application's name.
-    fn relation_remote_app(&self, rel: &RelationId) -> Result<String, Self::Error>;
+    fn relation_remote_app(&self, rel: &RelationId) -> Result<String, HookToolError>;
     /// `relation-get -r ID - <unit>` or `--app - <app>`: the whole bag.
-    fn relation_get(&self, rel: &RelationId, owner: &BagOwner) -> Result<Bag, Self::Error>;
+    fn relation_get(&self, rel: &RelationId, owner: &BagOwner) -> Result<Bag, HookToolError>;
     /// `relation-set -r ID [--app] --file -`: merge `data` into the local unit's (or, leader
     /// only, the local application's) bag; an empty value deletes the key.
-    fn relation_set(&self, rel: &RelationId, app: bool, data: &Bag) -> Result<(), Self::Error>;
+    fn relation_set(&self, rel: &RelationId, app: bool, data: &Bag) -> Result<(), HookToolError>;
     /// `config-get --format=json`: all set options with their JSON types.
-    fn config_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, Self::Error>;
+    fn config_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, HookToolError>;
     /// `is-leader --format=json`.
-    fn is_leader(&self) -> Result<bool, Self::Error>;
+    fn is_leader(&self) -> Result<bool, HookToolError>;
     /// `status-set [--application] <status> <message>`.
-    fn status_set(&self, scope: StatusScope, status: &Status) -> Result<(), Self::Error>;
+    fn status_set(&self, scope: StatusScope, status: &Status) -> Result<(), HookToolError>;
     /// `application-version-set <version>`.
-    fn application_version_set(&self, version: &str) -> Result<(), Self::Error>;
+    fn application_version_set(&self, version: &str) -> Result<(), HookToolError>;
     /// `juju-log --log-level <LEVEL> -- <message>`.
-    fn juju_log(&self, level: LogLevel, message: &str) -> Result<(), Self::Error>;
+    fn juju_log(&self, level: LogLevel, message: &str) -> Result<(), HookToolError>;
     /// `action-get --format=json`: the action's params (validated, defaults filled by Juju).
-    fn action_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, Self::Error>;
+    fn action_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, HookToolError>;
     /// `action-set k=v ...` with already-flattened, validated dotted keys.
-    fn action_set(&self, results: &BTreeMap<String, String>) -> Result<(), Self::Error>;
+    fn action_set(&self, results: &BTreeMap<String, String>) -> Result<(), HookToolError>;
     /// `action-fail <message>`.
-    fn action_fail(&self, message: &str) -> Result<(), Self::Error>;
+    fn action_fail(&self, message: &str) -> Result<(), HookToolError>;
     /// `action-log <message>`.
-    fn action_log(&self, message: &str) -> Result<(), Self::Error>;
+    fn action_log(&self, message: &str) -> Result<(), HookToolError>;
     /// `state-get --format=json`: the unit's whole persistent key/value store.
-    fn state_get(&self) -> Result<BTreeMap<String, String>, Self::Error>;
+    fn state_get(&self) -> Result<BTreeMap<String, String>, HookToolError>;
     /// `state-set --file -`: merge into the unit's store (committed only if the hook exits 0).
-    fn state_set(&self, data: &BTreeMap<String, String>) -> Result<(), Self::Error>;
+    fn state_set(&self, data: &BTreeMap<String, String>) -> Result<(), HookToolError>;
     /// `state-delete <key>`.
-    fn state_delete(&self, key: &str) -> Result<(), Self::Error>;
+    fn state_delete(&self, key: &str) -> Result<(), HookToolError>;
 }

@@ -1,9 +1,10 @@
 //! Machine-level hook tools beyond the [`ModelBackend`] contract: `network-get`, `open-port`,
-//! `close-port`, `opened-ports` and `juju-reboot` (reference §2.13–§2.15). They live in an
+//! `close-port`, `opened-ports` and `juju-reboot` (docs/juju-hook-tools.md §2.13–§2.15). They live in an
 //! extension trait so the shared `ModelBackend` seam stays stable for every implementor, while
 //! charm code that needs addresses or ports can ask for `B: NetworkBackend`.
 
-use super::backend::{ModelBackend, RelationId};
+use crate::backend::{ModelBackend, RelationId};
+use crate::tool_error::HookToolError;
 use serde::Deserialize;
 use std::fmt;
 use std::str::FromStr;
@@ -149,13 +150,13 @@ pub trait NetworkBackend: ModelBackend {
         &self,
         binding: &str,
         relation: Option<&RelationId>,
-    ) -> Result<NetworkInfo, Self::Error>;
+    ) -> Result<NetworkInfo, HookToolError>;
     /// `open-port <port>` (applied when the hook succeeds).
-    fn open_port(&self, port: Port) -> Result<(), Self::Error>;
+    fn open_port(&self, port: Port) -> Result<(), HookToolError>;
     /// `close-port <port>` (applied when the hook succeeds).
-    fn close_port(&self, port: Port) -> Result<(), Self::Error>;
+    fn close_port(&self, port: Port) -> Result<(), HookToolError>;
     /// `opened-ports --format=json`, including this hook's pending changes.
-    fn opened_ports(&self) -> Result<Vec<Port>, Self::Error>;
+    fn opened_ports(&self) -> Result<Vec<Port>, HookToolError>;
     /// `juju-reboot [--now]`: reboot after the hook succeeds, or (`now`) at once, re-running it.
-    fn juju_reboot(&self, now: bool) -> Result<(), Self::Error>;
+    fn juju_reboot(&self, now: bool) -> Result<(), HookToolError>;
 }

@@ -1,7 +1,7 @@
 //! Typed hook events and the hook context. Parsing from the environment lives in the runtime
 //! (`HookContext::from_env`); these types are the contract charm code matches on.
 
-use super::backend::RelationId;
+use crate::backend::RelationId;
 use std::path::PathBuf;
 
 /// Data every relation hook carries (`JUJU_RELATION*`, `JUJU_REMOTE_*`, `JUJU_DEPARTING_UNIT`).

@@ -22,8 +22,9 @@
 //! Fatal hook errors are written to stderr by the runner as well, so they survive even a broken
 //! `juju-log`.
 
-use super::backend::{LogLevel, ModelBackend};
-use super::hook_tools::level_word;
+use crate::backend::{LogLevel, ModelBackend};
+use crate::hook_tools::level_word;
+use crate::tool_error::HookToolError;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,11 +62,11 @@ pub struct JujuLogSubscriber {
 /// Installing the global subscriber failed (another one is already installed).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot install the juju-log tracing subscriber: {0}")]
-pub struct InstallError(#[from] tracing::subscriber::SetGlobalDefaultError);
+pub struct LogInstallError(#[from] tracing::subscriber::SetGlobalDefaultError);
 
 /// Installs a [`JujuLogSubscriber`] at [`DEFAULT_MAX_LEVEL`] as the process-wide subscriber and
 /// returns the handle `main` flushes at the end of the hook.
-pub fn install() -> Result<LogHandle, InstallError> {
+pub fn install_logging() -> Result<LogHandle, LogInstallError> {
     let (subscriber, handle) = JujuLogSubscriber::new(DEFAULT_MAX_LEVEL);
     tracing::subscriber::set_global_default(subscriber)?;
     Ok(handle)
@@ -195,7 +196,7 @@ impl LogHandle {
     /// Sends the buffered records to `juju-log`: one call per level present (see the module doc).
     /// Returns the number of calls made. On failure the records of the failed batch and all
     /// later ones are written to stderr, so nothing is lost, and the error is returned.
-    pub fn flush<B: ModelBackend>(&self, backend: &B) -> Result<usize, B::Error> {
+    pub fn flush<B: ModelBackend>(&self, backend: &B) -> Result<usize, HookToolError> {
         let batches = group_by_level(self.take());
         let mut calls = 0;
         for (i, (level, text)) in batches.iter().enumerate() {

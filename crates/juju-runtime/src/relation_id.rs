@@ -2,7 +2,7 @@
 //! form (`JUJU_RELATION_ID`, `relation-ids` output), and the runtime passes them back to `-r`
 //! unchanged, so the parse must accept exactly what Juju writes and reject anything else.
 
-use super::backend::RelationId;
+use crate::backend::RelationId;
 use std::str::FromStr;
 
 /// A string that is not of the form `endpoint:N`.

@@ -1,5 +1,5 @@
 //! The production [`ModelBackend`]: every call runs the matching Juju hook tool, with the argv
-//! ops ≥3 uses (reference §2, "ops calls it as"): `--format=json` wherever the tool prints,
+//! ops ≥3 uses (docs/juju-hook-tools.md §2, "ops calls it as"): `--format=json` wherever the tool prints,
 //! `-r <endpoint>:<id>`, `--` before free text, and data for `relation-set`/`state-set` as JSON on
 //! stdin via `--file -` (never on argv, so large bags cannot hit argument limits).
 //!
@@ -9,13 +9,13 @@
 //! the hook (Juju keeps a unit that learnt it is a minion a minion), `true` for 30 seconds (Juju's
 //! leadership guarantee).
 
-use super::action_results;
-use super::backend::{
+use crate::action_results::validate_action_result_key;
+use crate::backend::{
     Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope,
 };
-use super::network::{NetworkBackend, NetworkInfo, Port};
-use super::tool_error::HookToolError;
-use super::tool_runner::{MAX_ARG_BYTES, ToolRunner};
+use crate::network::{NetworkBackend, NetworkInfo, Port};
+use crate::tool_error::HookToolError;
+use crate::tool_runner::{MAX_ARG_BYTES, ToolRunner};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -55,11 +55,6 @@ impl HookTools {
     pub fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.runner.add_env(key.into(), value.into());
         self
-    }
-
-    /// Number of hook-tool processes started so far (benchmarks and O(1)-calls assertions).
-    pub fn spawned(&self) -> u64 {
-        self.runner.spawned()
     }
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<Vec<u8>, HookToolError> {
@@ -114,7 +109,7 @@ fn status_word(kind: StatusKind) -> &'static str {
 }
 
 /// The `--log-level` word juju-log understands.
-pub fn level_word(level: LogLevel) -> &'static str {
+pub(crate) fn level_word(level: LogLevel) -> &'static str {
     match level {
         LogLevel::Debug => "DEBUG",
         LogLevel::Info => "INFO",
@@ -125,7 +120,7 @@ pub fn level_word(level: LogLevel) -> &'static str {
 
 /// Splits text into pieces that each fit one argv string, preferring line breaks, never
 /// splitting a UTF-8 character.
-pub fn split_for_argv(text: &str, max: usize) -> Vec<&str> {
+pub(crate) fn split_for_argv(text: &str, max: usize) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut rest = text;
     while rest.len() > max {
@@ -145,8 +140,6 @@ pub fn split_for_argv(text: &str, max: usize) -> Vec<&str> {
 }
 
 impl ModelBackend for HookTools {
-    type Error = HookToolError;
-
     fn relation_ids(&self, endpoint: &str) -> Result<Vec<RelationId>, HookToolError> {
         let tool = "relation-ids";
         let raw: Option<Vec<String>> = self.run_json(tool, &[endpoint, "--format=json"])?;
@@ -257,7 +250,7 @@ impl ModelBackend for HookTools {
         }
         let mut args = Vec::with_capacity(results.len());
         for (key, value) in results {
-            action_results::validate_key(key).map_err(|e| HookToolError::InvalidArgument {
+            validate_action_result_key(key).map_err(|e| HookToolError::InvalidArgument {
                 tool: "action-set".to_owned(),
                 reason: e.to_string(),
             })?;

@@ -13,11 +13,11 @@
 //! (getters below). Every call is recorded by tool name ([`MemoryBackend::calls`]) so tests can
 //! assert how many hook-tool calls a code path makes.
 
-use super::action_results;
-use super::backend::{Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusScope};
-use super::memory_relation::MemoryRelation;
-use super::network::{NetworkBackend, NetworkInfo, Port};
-use super::tool_error::HookToolError;
+use crate::memory_relation::MemoryRelation;
+use juju_runtime::{
+    Bag, BagOwner, HookToolError, LogLevel, ModelBackend, NetworkBackend, NetworkInfo, Port,
+    RelationId, Status, StatusScope, validate_action_result_key,
+};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
@@ -243,8 +243,6 @@ impl Model {
 }
 
 impl ModelBackend for MemoryBackend {
-    type Error = HookToolError;
-
     fn relation_ids(&self, endpoint: &str) -> Result<Vec<RelationId>, HookToolError> {
         let model = self.call("relation-ids");
         Ok(model
@@ -388,7 +386,7 @@ impl ModelBackend for MemoryBackend {
             return Err(err_not_in_action("action-set"));
         }
         for key in results.keys() {
-            action_results::validate_key(key).map_err(|e| HookToolError::Usage {
+            validate_action_result_key(key).map_err(|e| HookToolError::Usage {
                 tool: "action-set".to_owned(),
                 stderr: e.to_string(),
             })?;

@@ -7,9 +7,9 @@
 //! purpose: as a `juju-log` ERROR record (exact level, flushed with the other records) and on
 //! stderr (Juju logs it at WARNING), which still works when `juju-log` itself is broken.
 
-use super::backend::ModelBackend;
-use super::event::HookContext;
-use super::logging::LogHandle;
+use crate::backend::ModelBackend;
+use crate::event::HookContext;
+use crate::logging::LogHandle;
 use std::io::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -1,5 +1,5 @@
 //! Typed errors of hook-tool calls. Juju's tools report failures as an exit code (2 for usage,
-//! 1 for runtime errors) plus `ERROR <message>` on stderr (reference §2.0); charm code needs to tell
+//! 1 for runtime errors) plus `ERROR <message>` on stderr (docs/juju-hook-tools.md §2.0); charm code needs to tell
 //! a few of them apart (a relation that went away, a lost leadership, an action tool outside an
 //! action), so stderr is classified here, the way ops' `_ModelBackend` does. Both backends (the
 //! hook-tool client and the in-memory one) return this type, so charm code and its tests match on

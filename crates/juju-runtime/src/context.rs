@@ -1,4 +1,4 @@
-//! Builds a [`HookContext`] from the environment Juju gives a hook process (reference §1.2–§1.3).
+//! Builds a [`HookContext`] from the environment Juju gives a hook process (docs/juju-hook-tools.md §1.2–§1.3).
 //!
 //! The event comes from `JUJU_DISPATCH_PATH` (`hooks/<name>` or `actions/<name>`; a path whose
 //! last two components are that, as the dispatch shim's `$0` fallback gives, is accepted too).
@@ -17,9 +17,9 @@
 //! Relation variables in non-relation hooks are ignored (Juju never sets them there, and they
 //! cannot change what the hook does).
 
-use super::backend::RelationId;
-use super::context_error::ContextError;
-use super::event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent};
+use crate::backend::RelationId;
+use crate::context_error::ContextError;
+use crate::event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent};
 use std::collections::HashMap;
 use std::path::PathBuf;
 

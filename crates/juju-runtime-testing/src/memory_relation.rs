@@ -2,7 +2,7 @@
 //! units and bags plus this unit's own bags. A small builder so charm tests read like the
 //! situation they set up.
 
-use super::backend::{Bag, RelationId};
+use juju_runtime::{Bag, RelationId};
 use std::collections::BTreeMap;
 
 /// Builds a [`Bag`] from literal pairs: `bag([("hostname", "node1")])`.

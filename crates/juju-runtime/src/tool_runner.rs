@@ -7,12 +7,11 @@
 //! that accept `--file -` (relation-set, state-set) never put data on argv; `action-set` has no
 //! such option, so large action results are bounded by these limits (see `action_results`).
 
-use super::tool_error::HookToolError;
+use crate::tool_error::HookToolError;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest single argument the kernel accepts (`MAX_ARG_STRLEN` = 32 pages, including the NUL).
 pub const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
@@ -31,16 +30,9 @@ pub struct ToolRunner {
     tools_dir: Option<PathBuf>,
     /// Extra variables for the tool processes (e.g. a simulator's socket address in tests).
     env: Vec<(OsString, OsString)>,
-    /// Number of processes spawned, for tests and the status-only-hook benchmark.
-    spawned: AtomicU64,
 }
 
 impl ToolRunner {
-    /// A runner that looks tools up on `PATH`.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Runs tools from `dir` instead of searching `PATH`.
     pub fn set_tools_dir(&mut self, dir: PathBuf) {
         self.tools_dir = Some(dir);
@@ -49,11 +41,6 @@ impl ToolRunner {
     /// Adds a variable to every tool's environment.
     pub fn add_env(&mut self, key: OsString, value: OsString) {
         self.env.push((key, value));
-    }
-
-    /// How many tool processes this runner has started.
-    pub fn spawned(&self) -> u64 {
-        self.spawned.load(Ordering::Relaxed)
     }
 
     /// Runs `tool args...`, feeding `stdin` if given, and returns its stdout on exit 0.
@@ -92,7 +79,6 @@ impl ToolRunner {
                 }
             }
         })?;
-        self.spawned.fetch_add(1, Ordering::Relaxed);
 
         if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
             // A tool that fails before reading stdin closes the pipe; its exit status and stderr

@@ -1,5 +1,5 @@
 //! Action results: from a nested JSON map to the flat `key.sub=value` arguments `action-set`
-//! takes (reference §2.6), checked against Juju's rules *before* any tool runs, so a bad key is a
+//! takes (docs/juju-hook-tools.md §2.6), checked against Juju's rules *before* any tool runs, so a bad key is a
 //! typed error naming the key rather than an exit-2 from `action-set` halfway through an action.
 //!
 //! Rules (Juju `action-set`): every dot-separated segment matches
@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Segments Juju reserves for the captured process output.
-pub const RESERVED_SEGMENTS: [&str; 4] = ["stdout", "stderr", "stdout-encoding", "stderr-encoding"];
+const RESERVED_SEGMENTS: [&str; 4] = ["stdout", "stderr", "stdout-encoding", "stderr-encoding"];
 
 /// A result key Juju would reject, or two inputs that flatten to the same key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +52,7 @@ pub enum ActionResultError {
 }
 
 /// Checks one dotted key against Juju's rules.
-pub fn validate_key(key: &str) -> Result<(), ActionResultError> {
+pub fn validate_action_result_key(key: &str) -> Result<(), ActionResultError> {
     for segment in key.split('.') {
         if !segment_is_valid(segment) {
             return Err(ActionResultError::InvalidKey {
@@ -83,7 +83,7 @@ fn segment_is_valid(segment: &str) -> bool {
 }
 
 /// Flattens a nested result map to validated dotted keys with string values (see module doc).
-pub fn flatten(
+pub fn flatten_action_results(
     results: &Map<String, Value>,
 ) -> Result<BTreeMap<String, String>, ActionResultError> {
     let mut out = BTreeMap::new();
@@ -103,11 +103,11 @@ fn flatten_into(
             format!("{prefix}.{key}")
         };
         if let Value::Object(inner) = value {
-            validate_key(&full)?;
+            validate_action_result_key(&full)?;
             flatten_into(out, &full, inner)?;
             continue;
         }
-        validate_key(&full)?;
+        validate_action_result_key(&full)?;
         let text = match value {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),

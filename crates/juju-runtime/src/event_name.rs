@@ -1,7 +1,7 @@
 //! Names of events as Juju writes them, for log lines and error messages (`hooks/install`,
-//! `hooks/slurmd-relation-changed`, `actions/detect-gpus`). The inverse of [`context`](super::context).
+//! `hooks/slurmd-relation-changed`, `actions/detect-gpus`). The inverse of `HookContext::from_env`.
 
-use super::event::{Event, HookContext};
+use crate::event::{Event, HookContext};
 
 impl Event {
     /// The hook name as in `JUJU_HOOK_NAME` (`slurmd-relation-joined`), or the action name.

@@ -1,4 +1,4 @@
-//! Why a hook environment could not be turned into a [`HookContext`](super::event::HookContext).
+//! Why a hook environment could not be turned into a [`HookContext`](crate::HookContext).
 //! Each variant names the variable(s) at fault, so an operator reading `juju debug-log` (or a test
 //! author driving the binary by hand) sees what Juju, or the test, exported wrongly.
 

@@ -1,0 +1,69 @@
+//! Why an action could not do what the operator asked. The action reports it with
+//! `action-fail` and the hook itself succeeds (the unit is fine; the request was not). Each
+//! message says what to change in the request or on the unit.
+
+use super::host::HostError;
+use super::slurmd::observe::{FactsError, StoredStateError};
+use crate::gpu::GpuError;
+use crate::interface::InterfaceError;
+use crate::slurm::{ConfigError, HostlistError, ParseError};
+use std::sync::Arc;
+
+/// A failed action request.
+#[derive(Debug, thiserror::Error)]
+pub enum ActionFailure {
+    /// The charm has no such action (actions.yaml and the code disagree).
+    #[error("the {charm} charm has no action {name:?} (see `juju actions {charm}`)")]
+    Unknown {
+        /// The charm.
+        charm: &'static str,
+        /// The action asked for.
+        name: String,
+    },
+    /// A required parameter is missing or has the wrong type.
+    #[error("parameter `{param}` is required: {hint}")]
+    Missing {
+        /// The parameter.
+        param: &'static str,
+        /// An example of a good value.
+        hint: &'static str,
+    },
+    /// A parameter has a value the action refuses.
+    #[error("parameter `{param}`: {reason}")]
+    Invalid {
+        /// The parameter.
+        param: &'static str,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// `nodename` is not a hostlist.
+    #[error("parameter `nodename` {value:?} is not a hostlist (e.g. juju-abc-[1-3])")]
+    Hostlist {
+        /// The value given.
+        value: String,
+        /// Why it does not parse.
+        #[source]
+        source: HostlistError,
+    },
+    /// A node name Slurm would refuse.
+    #[error("parameter `nodename` names a node Slurm would refuse")]
+    NodeName(#[source] ConfigError),
+    /// `Key=Value` text that does not parse by Slurm's rules.
+    #[error("parameter `parameters` is not Key=Value text Slurm accepts")]
+    Overrides(#[from] ParseError),
+    /// The overrides do not fit this node's record.
+    #[error("these parameters do not fit this node (fix or `node-config reset=true`)")]
+    NodeRecord(#[source] InterfaceError),
+    /// This node's facts (`slurmd -C`) could not be read.
+    #[error("cannot read this node's facts (`slurmd -C`; is slurmd installed?)")]
+    Facts(#[source] FactsError),
+    /// The GPUs could not be read.
+    #[error("cannot read the GPUs")]
+    Gpu(#[source] Arc<GpuError>),
+    /// The stored `node-config` overrides cannot be read back.
+    #[error("the stored overrides cannot be read (run `node-config reset=true`)")]
+    StoredState(#[source] StoredStateError),
+    /// A command or file on the unit failed.
+    #[error("the unit could not carry out the request")]
+    Host(#[from] HostError),
+}

@@ -1,0 +1,173 @@
+//! The slurmd charm's plan: a pure function of what the hook observed (the running action's
+//! contribution included). It lists the files to write or remove, the service actions in the
+//! order they run, the relation data and unit state to set, the action's outcome and the one
+//! status to set. [`super::apply`] carries it out.
+
+use super::actions::{ActionPlan, plan_action};
+use super::desired::{Desired, desired};
+use super::observe::Observed;
+use super::{DROP_IN, MUNGE_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use crate::charms::host::Owner;
+use crate::charms::plan::{FileWrite, RelationWrite};
+use crate::interface::{NODE_KEY, PARTITION_KEY};
+use juju_runtime::{Bag, Status, StatusKind};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// A change to a service or device, in the order the plan lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceAction {
+    /// `systemctl restart munge` (the key changed).
+    RestartMunge,
+    /// `systemctl daemon-reload` (the drop-in changed).
+    DaemonReload,
+    /// `nvidia-modprobe -c N` for each missing `/dev/nvidiaN`.
+    CreateDeviceFiles(Vec<String>),
+    /// `systemctl restart slurmd`, and why.
+    RestartSlurmd(&'static str),
+    /// `systemctl stop slurmd` (the controller went away).
+    StopSlurmd,
+}
+
+/// Everything one slurmd hook does, decided before anything is done.
+#[derive(Debug)]
+pub struct SlurmdPlan {
+    /// Files to write (only what differs is written).
+    pub files: Vec<FileWrite>,
+    /// Files to remove.
+    pub remove: Vec<&'static str>,
+    /// Service actions, in order.
+    pub services: Vec<ServiceAction>,
+    /// Relation data to publish (only what changed).
+    pub relation_data: Vec<RelationWrite>,
+    /// Unit state to store.
+    pub state: BTreeMap<String, String>,
+    /// The running action's outcome.
+    pub action: Option<ActionPlan>,
+    /// Lines to log as warnings.
+    pub warnings: Vec<String>,
+    /// The one status to set.
+    pub status: Status,
+}
+
+/// Plans one slurmd hook or action.
+pub fn plan(obs: &Observed) -> SlurmdPlan {
+    let action = obs
+        .action
+        .as_ref()
+        .map(|(name, params)| plan_action(name, params, obs));
+    // The action's contribution is an input of the reconcile: a new view, `obs` stays as read.
+    let view = match &action {
+        Some(a) if a.overrides.is_some() || a.configured => {
+            let mut view = obs.clone();
+            if let Some(ov) = &a.overrides {
+                view.overrides = Ok(ov.clone());
+            }
+            if a.configured {
+                view.new_node = false;
+            }
+            Cow::Owned(view)
+        }
+        _ => Cow::Borrowed(obs),
+    };
+    let des = desired(&view);
+    let mut plan = SlurmdPlan {
+        files: Vec::new(),
+        remove: Vec::new(),
+        services: Vec::new(),
+        relation_data: relation_data(obs, &des),
+        state: action.as_ref().map(|a| a.state.clone()).unwrap_or_default(),
+        action,
+        warnings: des.warnings.clone(),
+        status: des.status.clone(),
+    };
+    if obs.relation_broken && obs.relation.is_none() {
+        plan.services.push(ServiceAction::StopSlurmd);
+        plan.remove.push(SLURMD_DEFAULTS);
+        return plan;
+    }
+    let (Some(cluster), Some(defaults)) = (&des.cluster, &des.defaults) else {
+        return plan;
+    };
+    let key_changed = obs.munge_key_on_disk.as_deref() != Some(cluster.munge_key.as_slice());
+    let server_changed = obs.defaults_on_disk.as_deref() != Some(defaults.as_bytes());
+    plan.files = vec![
+        FileWrite::new(
+            MUNGE_KEY,
+            cluster.munge_key.clone(),
+            0o400,
+            Some(Owner::MUNGE),
+        ),
+        FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(Owner::ROOT)),
+        FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(Owner::ROOT)),
+    ];
+    if key_changed {
+        plan.services.push(ServiceAction::RestartMunge);
+    }
+    if obs.drop_in_on_disk.as_deref() != Some(DROP_IN.as_bytes()) {
+        plan.services.push(ServiceAction::DaemonReload);
+    }
+    let missing: Vec<String> = des
+        .device_files
+        .iter()
+        .filter(|f| !obs.device_files_present.contains(*f))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        plan.status = Status::new(
+            StatusKind::Blocked,
+            format!(
+                "GPU device files missing: {} (load the NVIDIA driver or run nvidia-modprobe; slurmd not started)",
+                missing.join(",")
+            ),
+        );
+        plan.services
+            .push(ServiceAction::CreateDeviceFiles(missing));
+        return plan;
+    }
+    let why = if key_changed {
+        Some("the munge key changed")
+    } else if server_changed {
+        Some("the config server changed")
+    } else if des.gres_changed {
+        Some("this node's GPUs changed")
+    } else if !obs.slurmd_active {
+        Some("slurmd is not running")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        plan.services.push(ServiceAction::RestartSlurmd(why));
+    }
+    // A refusal measured with the old key says nothing about the key installed now.
+    let probe = obs
+        .controller
+        .as_ref()
+        .filter(|p| !(key_changed && matches!(p, super::probe::ControllerProbe::Refused(_))));
+    if let Some(problem) = probe.and_then(|p| p.problem(&cluster.conf_server())) {
+        plan.status = problem;
+    }
+    plan
+}
+
+fn relation_data(obs: &Observed, des: &Desired) -> Vec<RelationWrite> {
+    let Some(rel) = &obs.relation else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(raw) = &des.publish_node {
+        out.push(RelationWrite {
+            relation: rel.clone(),
+            app: false,
+            data: Bag::from([(NODE_KEY.to_string(), raw.clone())]),
+        });
+    }
+    if let Some(raw) = &des.publish_partition {
+        out.push(RelationWrite {
+            relation: rel.clone(),
+            app: true,
+            data: Bag::from([(PARTITION_KEY.to_string(), raw.clone())]),
+        });
+    }
+    out
+}

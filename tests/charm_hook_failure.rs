@@ -1,0 +1,66 @@
+//! A hook that fails after its `relation-set`: Juju discards the hook's relation data, so the
+//! controller's local cache must not claim it was published. The simulator injects a one-off
+//! `status-set` failure into the leader's first relation hook; after `juju resolve` retries
+//! it, the cache and the relation data agree and every node is enlisted.
+
+#[path = "charm_support.rs"]
+mod support;
+
+use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
+use support::*;
+
+/// The cache's record of what was published as `cluster_info` on relation `id`.
+fn cached_cluster_info(c: &Cluster, id: u32) -> Option<String> {
+    let raw = c.bytes("slurmctld/0", CACHE_PATH)?;
+    let cache = Cache::from_bytes(&raw).expect("a readable cache");
+    cache
+        .relations
+        .get(&format!("slurmctld:{id}"))
+        .or_else(|| cache.relations.get(&format!("slurmd:{id}")))
+        .and_then(|r| r.cluster_info_published.clone())
+}
+
+#[test]
+fn a_failed_status_set_leaves_cache_and_relation_data_in_step() {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 2);
+    c.assert_no_errors();
+    // The leader's next status-set (in its first relation hook) fails once.
+    c.sim.fail_next_tool_call("slurmctld/0", "status-set");
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    assert!(c.sim.is_error("slurmctld/0"), "the hook failed");
+    let id = rel(&c);
+    // Juju discarded the failed hook's relation-set ...
+    assert_eq!(c.sim.app_bag(id, "slurmctld").get("cluster_info"), None);
+    // ... and the cache does not claim otherwise.
+    assert_eq!(cached_cluster_info(&c, id), None);
+
+    // `juju resolve`: the hook runs again, then the queued ones.
+    c.sim.resolve("slurmctld/0").unwrap();
+    let units = ["slurmctld/0", "slurmd/0", "slurmd/1"];
+    assert!(units.iter().all(|u| !c.sim.is_error(u)), "no unit in error");
+    // The error message said what failed and what to do.
+    let failed: Vec<_> = c.sim.records().iter().filter(|r| !r.succeeded()).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].stderr.contains("status-set failed"),
+        "{}",
+        failed[0].stderr
+    );
+    assert!(
+        failed[0].stderr.contains("juju resolve"),
+        "{}",
+        failed[0].stderr
+    );
+    let published = c.sim.app_bag(id, "slurmctld").get("cluster_info").cloned();
+    assert!(
+        published.is_some(),
+        "cluster_info is published after the retry"
+    );
+    assert_eq!(cached_cluster_info(&c, id), published);
+    // Every node is in slurm.conf: the slurmd units got the controller's data.
+    let records = c.slurm_records().join("\n");
+    assert!(records.contains("NodeName=slurmd-[0-1] "), "{records}");
+    assert_eq!(c.status("slurmd/0").0, "active");
+}

@@ -1,0 +1,146 @@
+//! `Host`: atomic writes that skip identical bytes, command failures explained, the planted
+//! host name. Commands go to the recording runner of `tests/common`.
+
+mod common;
+
+use common::RecordingRunner;
+use slurm_charms::charms::{Cmd, CmdOutput, Host, Owner, SystemRunner};
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn writes_atomically_and_skips_identical_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    assert!(
+        host.write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    let p = dir.path().join("etc/slurm/slurm.conf");
+    assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    let before = std::fs::metadata(&p).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(
+        !host
+            .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
+    // Mode drift is fixed without a rewrite.
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(
+        !host
+            .write("/etc/slurm/slurm.conf", b"a\n", 0o644, None)
+            .unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    assert!(
+        host.write("/etc/slurm/slurm.conf", b"b\n", 0o400, None)
+            .unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o400
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("etc/slurm"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}
+
+#[test]
+fn commands_are_recorded_and_failures_explained() {
+    let runner = RecordingRunner::default();
+    runner.answer(
+        "scontrol reconfigure",
+        CmdOutput {
+            code: Some(1),
+            stderr: "slurm_reconfigure error: Unable to contact slurm controller".into(),
+            ..Default::default()
+        },
+    );
+    let host = Host::new("/nonexistent", &runner);
+    host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))
+        .unwrap();
+    let e = host
+        .run_ok(&Cmd::new("scontrol", ["reconfigure"]))
+        .unwrap_err();
+    assert!(e.to_string().contains("Unable to contact"), "{e}");
+    assert_eq!(
+        runner.lines(),
+        ["systemctl restart slurmctld", "scontrol reconfigure"]
+    );
+    assert_eq!(
+        Cmd::new("scontrol", ["update", "reason=New node."]).to_string(),
+        "scontrol update \"reason=New node.\""
+    );
+}
+
+#[test]
+fn missing_program_is_a_clear_error() {
+    let host = Host::new("/", &SystemRunner);
+    let e = host
+        .run(&Cmd::new("no-such-program-xyz", ["x"]))
+        .unwrap_err();
+    assert!(e.to_string().contains("is it installed"), "{e}");
+}
+
+#[test]
+fn hostname_can_be_planted() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    assert!(!host.hostname().unwrap().is_empty());
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+    std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "ctl-0.lan\n").unwrap();
+    assert_eq!(host.hostname().unwrap(), "ctl-0");
+}
+
+#[test]
+fn owners_are_looked_up_by_name_through_nss() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let nobody = Owner {
+        user: "nobody",
+        group: "nogroup",
+    };
+    assert!(
+        host.write("/etc/x.conf", b"x\n", 0o640, Some(nobody))
+            .unwrap()
+    );
+    let meta = std::fs::metadata(dir.path().join("etc/x.conf")).unwrap();
+    // getent is NSS's own command-line view of the same databases.
+    let id = |db: &str, name: &str| -> u32 {
+        let out = std::process::Command::new("getent")
+            .args([db, name])
+            .output()
+            .unwrap();
+        let line = String::from_utf8(out.stdout).unwrap();
+        line.split(':').nth(2).unwrap().trim().parse().unwrap()
+    };
+    // Only root may give files away; elsewhere the write still succeeds under a test root.
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        assert_eq!(meta.uid(), id("passwd", "nobody"));
+        assert_eq!(meta.gid(), id("group", "nogroup"));
+    }
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    // An unknown user under a test root is not an error (the package may not be installed).
+    let ghost = Owner {
+        user: "no-such-user-xyz",
+        group: "no-such-group-xyz",
+    };
+    assert!(
+        host.write("/etc/y.conf", b"y\n", 0o600, Some(ghost))
+            .unwrap()
+    );
+}

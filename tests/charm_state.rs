@@ -1,0 +1,247 @@
+//! The charms' reconcile as state in → event → state out: one `State` value (config,
+//! leadership, relation bags, unit state, host files, command outputs) goes in, the state after
+//! the hook comes out, host state included (files written or removed, commands run).
+
+mod common;
+
+use common::state::{State, run};
+use common::{FIRST_CONFIGURE, changed};
+use juju_runtime::{ActionEvent, Event, RelationEvent, RelationId, StatusKind};
+use juju_runtime_testing::{MemoryRelation, bag};
+use serde_json::Map;
+use slurm_charms::charms::{CharmKind, CmdOutput};
+use slurm_charms::interface::{ClusterInfo, NodeRecord};
+
+const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
+const CACHE: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
+
+fn node_json(name: &str) -> String {
+    format!(
+        r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"4","RealMemory":"8000","MemSpecLimit":"1024"}},"new_node":true}}"#
+    )
+}
+
+fn controller() -> (State, RelationId) {
+    let rel = RelationId::new("slurmd", 4);
+    let relation = MemoryRelation::new("slurmd", 4, "compute")
+        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]))
+        .remote_unit("compute/0", bag([("node", node_json("c0").as_str())]))
+        .remote_unit("compute/1", bag([("node", node_json("c1").as_str())]));
+    let state = State {
+        unit: "slurmctld/0".into(),
+        leader: true,
+        relations: vec![relation],
+        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
+        ..State::default()
+    };
+    (state, rel)
+}
+
+#[test]
+fn controller_converges_then_a_repeat_changes_nothing() {
+    let (state, rel) = controller();
+    let out = run(
+        CharmKind::Slurmctld,
+        changed(&rel, "compute", Some("compute/1")),
+        &state,
+    )
+    .unwrap();
+    // Host state: the three Slurm files, the munge key, the cache.
+    let conf = out.text(SLURM_CONF);
+    assert!(conf.contains("SlurmctldHost=ctl-0"), "{conf}");
+    assert!(conf.contains("NodeName=c[0-1] CPUs=4 "), "{conf}");
+    assert!(conf.contains("DownNodes=c[0-1] State=DOWN"), "{conf}");
+    for f in ["/etc/slurm/gres.conf", "/etc/slurm/cgroup.conf", CACHE] {
+        assert!(out.files.contains_key(f), "{f} written");
+    }
+    let key = &out.files["/etc/munge/munge.key"];
+    assert_eq!(key.len(), 1024);
+    // Juju state: cluster_info carries that key and this host.
+    let info = &out.relation(&rel).local_app_data["cluster_info"];
+    let info = ClusterInfo::from_relation_value(info).unwrap();
+    assert_eq!(
+        (&info.munge_key, info.slurmctld_host.as_str()),
+        (key, "ctl-0")
+    );
+    assert_eq!(
+        out.commands_run,
+        [
+            "systemctl restart munge",
+            "systemctl restart slurmctld",
+            "scontrol ping",
+            "scontrol reconfigure"
+        ]
+    );
+    let st = out.status.clone().unwrap();
+    assert_eq!(st.kind, StatusKind::Active);
+    assert_eq!(
+        st.message,
+        "2 nodes, 0 GPUs, 2 new (run node-configured on the slurmd unit)"
+    );
+
+    // The state out is the next hook's state in: nothing to do, nothing rewritten.
+    let again = run(CharmKind::Slurmctld, Event::UpdateStatus, &out).unwrap();
+    assert!(again.commands_run.is_empty(), "{:?}", again.commands_run);
+    assert_eq!(again.files, out.files);
+    assert_eq!(again.relations, out.relations);
+    assert_eq!(again.status, out.status);
+}
+
+#[test]
+fn controller_drops_a_departed_unit() {
+    let (state, rel) = controller();
+    let first = run(CharmKind::Slurmctld, Event::LeaderElected, &state).unwrap();
+    let mut next = first.clone();
+    next.relations[0].remote_units.remove("compute/1");
+    let departed = Event::RelationDeparted(RelationEvent {
+        relation: rel.clone(),
+        remote_app: "compute".into(),
+        remote_unit: Some("compute/1".into()),
+        departing_unit: Some("compute/1".into()),
+    });
+    let out = run(CharmKind::Slurmctld, departed, &next).unwrap();
+    let conf = out.text(SLURM_CONF);
+    assert!(
+        conf.contains("NodeName=c0 ") && !conf.contains("c1"),
+        "{conf}"
+    );
+    assert_eq!(
+        out.commands_run,
+        [
+            "systemctl restart slurmctld",
+            "scontrol ping",
+            "scontrol reconfigure"
+        ]
+    );
+    assert_eq!(
+        out.files["/etc/munge/munge.key"],
+        first.files["/etc/munge/munge.key"]
+    );
+}
+
+fn configured_node() -> (State, RelationId) {
+    let rel = RelationId::new("slurmctld", 1);
+    let info = ClusterInfo {
+        munge_key: vec![5; 64],
+        slurmctld_host: "ctl.invalid".into(),
+        nhc_params: String::new(),
+    };
+    let relation = MemoryRelation::new("slurmctld", 1, "slurmctld")
+        .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())]));
+    let state = State {
+        unit: "compute/0".into(),
+        leader: false,
+        relations: vec![relation],
+        command_outputs: vec![(
+            "slurmd -C".into(),
+            CmdOutput {
+                code: Some(0),
+                stdout: "NodeName=n0 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n".into(),
+                ..Default::default()
+            },
+        )],
+        ..State::default()
+    };
+    (state, rel)
+}
+
+#[test]
+fn node_configures_itself_from_cluster_info() {
+    let (state, rel) = configured_node();
+    let out = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
+    assert_eq!(out.files["/etc/munge/munge.key"], vec![5; 64]);
+    assert!(
+        out.text("/etc/default/slurmd")
+            .contains("--conf-server ctl.invalid:6817")
+    );
+    let node =
+        NodeRecord::from_relation_value(&out.relation(&rel).local_unit_data["node"]).unwrap();
+    assert!(node.new_node);
+    assert_eq!(out.commands_run, FIRST_CONFIGURE);
+    assert_eq!(out.status.unwrap().kind, StatusKind::Active);
+}
+
+#[test]
+fn node_configured_action_contributes_to_the_same_hook() {
+    let (state, rel) = configured_node();
+    let first = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
+    let mut input = first.clone();
+    input.action_params = Some(Map::new());
+    input.command_outputs.push((
+        "systemctl is-active".into(),
+        CmdOutput {
+            code: Some(0),
+            ..Default::default()
+        },
+    ));
+    let action = Event::Action(ActionEvent {
+        name: "node-configured".into(),
+        id: "1".into(),
+    });
+    let out = run(CharmKind::Slurmd, action, &input).unwrap();
+    // The action's effect is in this hook's output: unit state, the published record, results.
+    assert_eq!(out.unit_state["new-node"], "false");
+    let node =
+        NodeRecord::from_relation_value(&out.relation(&rel).local_unit_data["node"]).unwrap();
+    assert!(!node.new_node);
+    assert_eq!(
+        out.action_results["message"],
+        "n0 leaves DownNodes; slurmctld resumes it"
+    );
+    assert_eq!(out.action_failure, None);
+    // Nothing on the host needed to change.
+    assert_eq!(out.files, first.files);
+    assert!(
+        !out.commands_run.iter().any(|c| c.contains("restart")),
+        "{:?}",
+        out.commands_run
+    );
+}
+
+#[test]
+fn a_refused_action_changes_no_state() {
+    let (state, rel) = configured_node();
+    let first = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
+    let mut input = first.clone();
+    input.action_params = Some(
+        serde_json::json!({"parameters": "NodeName=evil"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let action = Event::Action(ActionEvent {
+        name: "node-config".into(),
+        id: "2".into(),
+    });
+    let out = run(CharmKind::Slurmd, action, &input).unwrap();
+    let failure = out.action_failure.clone().unwrap();
+    assert!(failure.contains("NodeName"), "{failure}");
+    assert_eq!(out.unit_state, first.unit_state);
+    assert_eq!(out.relations, first.relations);
+}
+
+#[test]
+fn node_leaving_the_controller_stops_slurmd_and_removes_its_config() {
+    let (state, rel) = configured_node();
+    let first = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
+    assert!(first.files.contains_key("/etc/default/slurmd"));
+    let mut input = first.clone();
+    input.relations[0].broken = true;
+    let broken = Event::RelationBroken(RelationEvent {
+        relation: rel,
+        remote_app: "slurmctld".into(),
+        remote_unit: None,
+        departing_unit: None,
+    });
+    let out = run(CharmKind::Slurmd, broken, &input).unwrap();
+    assert!(!out.files.contains_key("/etc/default/slurmd"));
+    assert!(
+        out.commands_run
+            .contains(&"systemctl stop slurmd".to_string())
+    );
+    let st = out.status.unwrap();
+    assert_eq!(
+        (st.kind, st.message.as_str()),
+        (StatusKind::Blocked, "Need relation: slurmctld")
+    );
+}

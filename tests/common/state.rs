@@ -1,0 +1,128 @@
+//! State-in/state-out runs of one hook, the way `ops.testing` (Scenario) tests charms: a
+//! [`State`] value holds everything a hook can see (config, leadership, relation bags, unit
+//! state, action parameters, host files, what commands print) and [`run`] returns the `State`
+//! after the event, with what the hook changed (bags, unit state, files, status) and did
+//! (commands run, action results).
+
+use super::RecordingRunner;
+use juju_runtime::{Event, HookContext, RelationId, Status};
+use juju_runtime_testing::{MemoryBackend, MemoryRelation};
+use serde_json::{Map, Value};
+use slurm_charms::charms::{CharmError, CharmKind, CmdOutput, Host, run_with};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Everything one hook sees and, after [`run`], everything it left behind.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// The unit running the hook, e.g. `slurmctld/0`.
+    pub unit: String,
+    /// Leadership.
+    pub leader: bool,
+    /// `config-get`.
+    pub config: Map<String, Value>,
+    /// Relations as this unit sees them (the local bags included).
+    pub relations: Vec<MemoryRelation>,
+    /// The unit's stored state (`state-get`).
+    pub unit_state: BTreeMap<String, String>,
+    /// `action-get` when the event is an action.
+    pub action_params: Option<Map<String, Value>>,
+    /// Host files by host path (`/etc/slurm/slurm.conf`), under a scratch `SLURM_CHARMS_ROOT`.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// What commands print, by command-line prefix (anything else succeeds silently).
+    pub command_outputs: Vec<(String, CmdOutput)>,
+    /// Out: the unit status the hook set last.
+    pub status: Option<Status>,
+    /// Out: the command lines the hook ran.
+    pub commands_run: Vec<String>,
+    /// Out: `action-set` results.
+    pub action_results: BTreeMap<String, String>,
+    /// Out: the `action-fail` message.
+    pub action_failure: Option<String>,
+}
+
+impl State {
+    /// The state of relation `id`.
+    pub fn relation(&self, id: &RelationId) -> &MemoryRelation {
+        self.relations
+            .iter()
+            .find(|r| r.id == *id)
+            .expect("relation in the state")
+    }
+
+    /// A host file as text.
+    pub fn text(&self, path: &str) -> String {
+        String::from_utf8_lossy(&self.files[path]).into_owned()
+    }
+}
+
+/// Runs `event` of `kind` against `state` and returns the state afterwards.
+pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmError> {
+    let root = tempfile::tempdir().expect("scratch root");
+    for (path, bytes) in &state.files {
+        let full = root.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(full.parent().expect("a parent")).expect("dir");
+        std::fs::write(full, bytes).expect("file");
+    }
+    let mut backend = MemoryBackend::new(&state.unit)
+        .leader(state.leader)
+        .config(state.config.clone());
+    for r in &state.relations {
+        backend = backend.relation(r.clone());
+    }
+    for (k, v) in &state.unit_state {
+        backend = backend.state_value(k, v);
+    }
+    if let Some(params) = &state.action_params {
+        backend = backend.action(params.clone());
+    }
+    let runner = RecordingRunner::default();
+    for (prefix, out) in &state.command_outputs {
+        runner.answer(prefix, out.clone());
+    }
+    let host = Host::new(root.path(), &runner);
+    let ctx = HookContext {
+        unit_name: state.unit.clone(),
+        app_name: state.unit.split('/').next().unwrap_or_default().into(),
+        model_name: "state-test".into(),
+        charm_dir: PathBuf::from("/nonexistent"),
+        event,
+    };
+    run_with(kind, &ctx, &backend, &host)?;
+    Ok(State {
+        unit: state.unit.clone(),
+        leader: state.leader,
+        config: state.config.clone(),
+        relations: state
+            .relations
+            .iter()
+            .filter_map(|r| backend.relation_view(&r.id))
+            .collect(),
+        unit_state: backend.state(),
+        action_params: state.action_params.clone(),
+        files: read_tree(root.path()),
+        command_outputs: state.command_outputs.clone(),
+        status: backend.unit_status(),
+        commands_run: runner.lines(),
+        action_results: backend.action_results(),
+        action_failure: backend.action_failure(),
+    })
+}
+
+/// Every file under `root`, by host path.
+fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let rel = path.strip_prefix(root).expect("under root");
+                out.insert(format!("/{}", rel.display()), bytes);
+            }
+        }
+    }
+    out
+}
