@@ -10,7 +10,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Stopwatch, env_var};
+use e2e::{Cluster, Stopwatch, Suite, env_var};
 use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -237,7 +237,7 @@ impl Scenario {
     }
 }
 
-fn start() -> Scenario {
+fn start(suite: Suite) -> Scenario {
     let mut watch = Stopwatch::new();
     let hosts = unit_hosts();
     let machines: Vec<(String, String)> = (0..4).map(machine).collect();
@@ -245,7 +245,7 @@ fn start() -> Scenario {
         .iter()
         .map(|(h, a)| (h.as_str(), a.as_str()))
         .collect();
-    let cluster = Cluster::start(&spec).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
     watch.lap("4 hosts (namespaces, network, mounts)");
     let work = tempfile::Builder::new()
         .prefix("e2e-charms-")
@@ -313,11 +313,27 @@ fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'stat
 }
 
 #[test]
-fn e2e_charms_drive_real_slurm() {
-    if !e2e::should_run("e2e_charms_drive_real_slurm") {
+fn e2e_charms_drive_real_slurm_22_05() {
+    charms_drive_real_slurm(Suite::Bookworm);
+}
+
+#[test]
+fn e2e_charms_drive_real_slurm_24_11() {
+    charms_drive_real_slurm(Suite::Trixie);
+}
+
+#[test]
+fn e2e_charms_drive_real_slurm_26_05() {
+    charms_drive_real_slurm(Suite::Sid);
+}
+
+/// The whole scenario (module doc) with every host on `suite`'s Slurm.
+fn charms_drive_real_slurm(suite: Suite) {
+    let name = format!("e2e_charms_drive_real_slurm on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
         return;
     }
-    let mut s = start();
+    let mut s = start(suite);
     let ctl_charm = charm_dir(s.work.path(), "slurmctld");
     let node_charm = charm_dir(s.work.path(), "slurmd");
     let extras = extras_for(&s);
@@ -602,10 +618,17 @@ fn e2e_charms_drive_real_slurm() {
         ),
         &slow,
     );
+    let complaints = e2e::daemon_complaints(&s.cluster, &[]);
+    assert!(
+        complaints.is_empty(),
+        "Slurm {} logged errors, warnings or deprecations (docs/e2e.md, \"Daemon logs\"):\n{}",
+        suite.slurm(),
+        complaints.join("\n")
+    );
     let Scenario {
         cluster, mut watch, ..
     } = s;
     drop(cluster);
     watch.lap("teardown");
-    e2e::eprint_block("wall time", &watch.report());
+    e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
 }
