@@ -153,7 +153,7 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
     );
     assert_eq!(
         c.file("slurmctld/0", "/etc/slurm/cgroup.conf"),
-        format!("{HEADER}ConstrainCores=yes\nConstrainDevices=yes\n")
+        format!("{HEADER}ConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=yes\n")
     );
     // Files are Slurm's: 0644.
     use std::os::unix::fs::PermissionsExt;

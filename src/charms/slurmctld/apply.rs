@@ -204,14 +204,21 @@ pub fn apply_files(
     let cgroup_changed = host.write(CGROUP_CONF, cgroup, 0o644, Some(SLURM))?;
     let gres_changed = host.write(GRES_CONF, gres.as_bytes(), 0o644, Some(SLURM))?;
     let slurm_changed = host.write(SLURM_CONF, slurm.as_bytes(), 0o644, Some(SLURM))?;
+    let files_changed = cgroup_changed || gres_changed || slurm_changed;
+    // The version matters only when slurmctld is to be told about changed files.
+    if files_changed && obs.slurm_version.is_none() {
+        obs.slurm_version = super::observe::slurm_version(host);
+    }
     let decision = decide(
         obs.cache.applied.as_ref(),
         &plan.applied,
-        cgroup_changed || gres_changed || slurm_changed,
+        files_changed,
+        obs.slurm_version,
     );
     match decision.reload {
         Reload::Nothing => {}
         Reload::Reconfigure => {
+            // from 23.11 this also takes added/removed nodes and changed GRES (decide.rs)
             tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
             host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
         }
@@ -228,7 +235,7 @@ pub fn apply_files(
     if !decision.resume.is_empty() {
         resume(host, &decision.resume, "left DownNodes");
     }
-    if decision.reload == Reload::Restart && !decision.gres_changed.is_empty() {
+    if decision.reload != Reload::Nothing && !decision.gres_changed.is_empty() {
         clear_gres_drains(host, &decision.gres_changed);
     }
     obs.cache.applied = Some(plan.applied);

@@ -6,11 +6,12 @@
 use super::cache::{CACHE_PATH, Cache, CachedRelation};
 use super::desired::Settings;
 use crate::charms::error::{CharmError, JujuResult};
-use crate::charms::host::Host;
+use crate::charms::host::{Cmd, Host};
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use crate::juju::backend::{BagOwner, ModelBackend, RelationId};
 use crate::juju::event::{Event, HookContext, RelationEvent};
+use crate::slurm::SlurmVersion;
 
 /// Everything the controller's desired state needs (leader only).
 #[derive(Debug, Clone)]
@@ -23,6 +24,31 @@ pub struct Observed {
     pub rebuilt: Option<String>,
     /// The cache file as read, when it was trusted (saving identical bytes is skipped).
     pub cache_file: Option<Vec<u8>>,
+    /// The installed slurmctld's version (`slurmctld -V`); `None` when it cannot be read (the
+    /// charm then does what every version takes).
+    pub slurm_version: Option<SlurmVersion>,
+}
+
+/// Reads the installed slurmctld's version; a failure is logged, naming its source.
+pub fn slurm_version(host: &Host<'_>) -> Option<SlurmVersion> {
+    let out = match host.run(&Cmd::new("slurmctld", ["-V"])) {
+        Ok(out) if out.success() => out,
+        Ok(out) => {
+            tracing::warn!("`slurmctld -V` failed: {}", out.stderr.trim());
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!("cannot run `slurmctld -V`: {e}");
+            return None;
+        }
+    };
+    match SlurmVersion::parse_v_output(&out.stdout, "slurmctld -V") {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    }
 }
 
 /// Reads config, the cache and the event's bag.
@@ -73,6 +99,7 @@ pub fn observe<B: ModelBackend>(
         cache,
         rebuilt: rebuild,
         cache_file,
+        slurm_version: None,
     })
 }
 

@@ -85,16 +85,22 @@ pub fn apply<B: ModelBackend>(
     } else {
         None
     };
+    // `--no-block`: from Slurm 23.11 the unit is Type=notify and a configless slurmd is ready
+    // only once the controller serves it a config, which may be later (a new node, a wrong
+    // munge key): a blocking restart would hold the hook for systemd's 90 s start timeout and
+    // fail it (docs/slurm-versions.md). The status check below reports what became of it.
+    let restart = Cmd::new("systemctl", ["restart", "--no-block", "slurmd"]);
     match why {
         Some(why) => {
             tracing::info!("restarting slurmd: {why}");
-            host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
+            host.run_ok(&restart)?;
         }
         None => {
-            let active = host.run(&Cmd::new("systemctl", ["is-active", "--quiet", "slurmd"]))?;
-            if !active.success() {
+            let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
+            // "activating": started, waiting for its config (Type=notify, 23.11+)
+            if !state.success() && state.stdout.trim() != "activating" {
                 tracing::info!("slurmd is not running: starting it");
-                host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
+                host.run_ok(&restart)?;
             }
         }
     }
