@@ -618,6 +618,24 @@ fn charms_drive_real_slurm(suite: Suite) {
         ),
         &slow,
     );
+    // How slurmctld took the node added, the node removed and the GPU added: a restart each
+    // before 23.11; from 23.11 `scontrol reconfigure` (it re-executes slurmctld), so the only
+    // restart is the one that starts slurmctld for the first nodes (docs/slurm-versions.md).
+    let systemctl_log =
+        std::fs::read_to_string(s.cluster.root(&ctl).join("var/log/e2e-systemctl.log")).unwrap();
+    let restarts = systemctl_log
+        .lines()
+        .filter(|l| l.ends_with("systemctl restart slurmctld"))
+        .count();
+    e2e::eprint_block(
+        &format!("slurmctld restarts on Slurm {}", suite.slurm()),
+        &restarts.to_string(),
+    );
+    if suite == Suite::Bookworm {
+        assert!(restarts >= 4, "22.05 restarts for node changes: {restarts}");
+    } else {
+        assert_eq!(restarts, 1, "only the first start:\n{systemctl_log}");
+    }
     // Lines this scenario provokes on purpose: the removed unit's slurmd talks to the
     // controller until its machine goes away, and host 2's wrong munge key.
     let provoked = [

@@ -858,6 +858,11 @@ pub const ALLOWED_COMPLAINTS: &[(&str, &str)] = &[
          at once); a property of the machine",
     ),
     (
+        "agent_fini: left",
+        "24.11's slurmctld leaving (restart, or the re-exec of `scontrol reconfigure`) while its \
+         agent threads still message the nodes; part of its shutdown, not about a file",
+    ),
+    (
         "msg_type=7004",
         "22.05's wording of the same race (7004 is SRUN_JOB_COMPLETE)",
     ),
