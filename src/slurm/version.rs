@@ -61,10 +61,7 @@ impl SlurmVersion {
             return Err(err("more than two words"));
         }
         // Debian or vendor suffixes (`-1`, `+deb12u3`) follow the micro number.
-        let core = number
-            .split(|c: char| c == '-' || c == '+' || c == '~')
-            .next()
-            .unwrap_or_default();
+        let core = number.split(['-', '+', '~']).next().unwrap_or_default();
         let parts: Vec<&str> = core.split('.').collect();
         let [major, minor, micro] = parts.as_slice() else {
             return Err(err("the number is not MAJOR.MINOR.MICRO"));
