@@ -279,12 +279,22 @@ fn hand_written_gpu_cluster(suite: Suite) {
 /// killed outright (the next cluster then removes the cgroups the killed one could not).
 #[test]
 fn e2e_harness_cleans_up() {
-    if !e2e::should_run("e2e_harness_cleans_up") {
+    harness_cleans_up(Suite::Bookworm);
+}
+
+/// The same with a host running from a Debian root (overlay, pivot_root, bind mounts).
+#[test]
+fn e2e_harness_cleans_up_24_11() {
+    harness_cleans_up(Suite::Trixie);
+}
+
+fn harness_cleans_up(suite: Suite) {
+    if !e2e::should_run_on("e2e_harness_cleans_up", suite) {
         return;
     }
     for kill in [false, true] {
-        let mut c =
-            Cluster::start(&[("e2e-clean", "10.77.0.30")]).unwrap_or_else(|e| panic!("{e}"));
+        let mut c = Cluster::start_on(suite, &[("e2e-clean", "10.77.0.30")])
+            .unwrap_or_else(|e| panic!("{e}"));
         c.systemctl("e2e-clean", &["start", "munge"]);
         let r = c.run("e2e-clean", "munge", &["-n"]).ok();
         assert!(r.stdout.starts_with("MUNGE:"), "{r}");
@@ -314,8 +324,8 @@ fn e2e_harness_cleans_up() {
         assert!(!dir.exists(), "{} left", dir.display());
         if kill {
             // The killed serve could not remove its cgroups; the next cluster does.
-            let next =
-                Cluster::start(&[("e2e-clean", "10.77.0.30")]).unwrap_or_else(|e| panic!("{e}"));
+            let next = Cluster::start_on(suite, &[("e2e-clean", "10.77.0.30")])
+                .unwrap_or_else(|e| panic!("{e}"));
             drop(next);
         }
         let left: Vec<_> = cgroups.iter().filter(|p| p.exists()).collect();
