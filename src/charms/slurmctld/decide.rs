@@ -10,10 +10,11 @@ use crate::slurm::SlurmVersion;
 pub enum Reload {
     /// Nothing changed.
     Nothing,
-    /// `scontrol reconfigure`.
+    /// `scontrol reconfigure` (from 23.11 also for nodes added/removed or changed GRES: it
+    /// re-executes slurmctld).
     Reconfigure,
-    /// `systemctl restart slurmctld` then `scontrol reconfigure` (nodes added/removed or a
-    /// node's GRES changed: 22.05 cannot take that by reconfigure).
+    /// `systemctl restart slurmctld` then `scontrol reconfigure` (slurmctld not running, or
+    /// nodes added/removed or a node's GRES changed before 23.11, which reconfigure cannot take).
     Restart,
     /// `systemctl stop slurmctld`: no nodes left (22.05's slurmctld dies without nodes).
     Stop,
