@@ -1,7 +1,7 @@
 #!/bin/sh
 # Packs both charms: builds the release binary and writes slurmd_amd64.charm and
 # slurmctld_amd64.charm (zip archives Juju deploys: metadata.yaml, config.yaml, actions.yaml,
-# manifest.yaml with bases ubuntu 24.04/amd64, `dispatch` mode 0755 and the binary).
+# manifest.yaml with bases ubuntu 24.04 and 26.04 on amd64, `dispatch` mode 0755 and the binary).
 #
 #   charm/pack.sh [OUT_DIR]        # default OUT_DIR: the repository root
 #
@@ -40,6 +40,10 @@ for charm in slurmd slurmctld; do
 bases:
   - name: ubuntu
     channel: "24.04"
+    architectures:
+      - amd64
+  - name: ubuntu
+    channel: "26.04"
     architectures:
       - amd64
 MANIFEST

@@ -128,7 +128,7 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
             .unwrap();
         let slurmd = cmds
             .iter()
-            .position(|l| l == "systemctl restart slurmd")
+            .position(|l| l == "systemctl restart --no-block slurmd")
             .unwrap();
         assert!(munge < slurmd, "{u}: {cmds:?}");
     }
@@ -153,7 +153,7 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
     );
     assert_eq!(
         c.file("slurmctld/0", "/etc/slurm/cgroup.conf"),
-        format!("{HEADER}ConstrainCores=yes\nConstrainDevices=yes\n")
+        format!("{HEADER}ConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=yes\n")
     );
     // Files are Slurm's: 0644.
     use std::os::unix::fs::PermissionsExt;
@@ -235,7 +235,7 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
     // The node itself restarts slurmd (type/count change needs it).
     assert_eq!(
         restarts(&c.commands("slurmd/1")),
-        vec!["systemctl restart slurmd"]
+        vec!["systemctl restart --no-block slurmd"]
     );
     assert_eq!(
         c.status("slurmd/1"),
@@ -413,7 +413,7 @@ fn missing_device_files_keep_slurmd_stopped() {
     assert!(
         c.commands("slurmd/0")
             .iter()
-            .any(|l| l == "systemctl restart slurmd")
+            .any(|l| l == "systemctl restart --no-block slurmd")
     );
 }
 

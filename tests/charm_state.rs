@@ -32,6 +32,14 @@ fn controller() -> (State, RelationId) {
         leader: true,
         relations: vec![relation],
         files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
+        command_outputs: vec![(
+            "slurmctld -V".into(),
+            CmdOutput {
+                code: Some(0),
+                stdout: "slurm-wlm 22.05.8\n".into(),
+                ..Default::default()
+            },
+        )],
         ..State::default()
     };
     (state, rel)
@@ -54,6 +62,11 @@ fn controller_converges_then_a_repeat_changes_nothing() {
     for f in ["/etc/slurm/gres.conf", "/etc/slurm/cgroup.conf", CACHE] {
         assert!(out.files.contains_key(f), "{f} written");
     }
+    // The slurmctld version is remembered, so later hooks do not ask `slurmctld -V` again.
+    assert_eq!(
+        out.text("/var/lib/slurm-charms/slurmctld/slurm-version"),
+        "slurm 22.05.8\n"
+    );
     let key = &out.files["/etc/munge/munge.key"];
     assert_eq!(key.len(), 1024);
     // Juju state: cluster_info carries that key and this host.
@@ -66,6 +79,7 @@ fn controller_converges_then_a_repeat_changes_nothing() {
     assert_eq!(
         out.commands_run,
         [
+            "slurmctld -V",
             "systemctl restart munge",
             "systemctl restart slurmctld",
             "scontrol ping",

@@ -26,9 +26,9 @@ case "$name $1" in
     echo "UpTime=0-00:08:47"; fi ;;
   "slurmd -V"|"slurmctld -V") echo "slurm-wlm 22.05.8" ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
-  "systemctl restart"|"systemctl start") touch "$SLURM_CHARMS_ROOT/running-$2" ;;
-  "systemctl stop") rm -f "$SLURM_CHARMS_ROOT/running-$2" ;;
-  "systemctl is-active") [ -f "$SLURM_CHARMS_ROOT/running-$3" ] || exit 3 ;;
+  "systemctl restart"|"systemctl start") for u; do :; done; touch "$SLURM_CHARMS_ROOT/running-$u" ;;
+  "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
+  "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
 esac
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
 exit 0

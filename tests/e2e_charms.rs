@@ -10,7 +10,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Stopwatch, env_var};
+use e2e::{Cluster, Stopwatch, Suite, env_var};
 use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -237,7 +237,7 @@ impl Scenario {
     }
 }
 
-fn start() -> Scenario {
+fn start(suite: Suite) -> Scenario {
     let mut watch = Stopwatch::new();
     let hosts = unit_hosts();
     let machines: Vec<(String, String)> = (0..4).map(machine).collect();
@@ -245,7 +245,7 @@ fn start() -> Scenario {
         .iter()
         .map(|(h, a)| (h.as_str(), a.as_str()))
         .collect();
-    let cluster = Cluster::start(&spec).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
     watch.lap("4 hosts (namespaces, network, mounts)");
     let work = tempfile::Builder::new()
         .prefix("e2e-charms-")
@@ -313,11 +313,27 @@ fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'stat
 }
 
 #[test]
-fn e2e_charms_drive_real_slurm() {
-    if !e2e::should_run("e2e_charms_drive_real_slurm") {
+fn e2e_charms_drive_real_slurm_22_05() {
+    charms_drive_real_slurm(Suite::Bookworm);
+}
+
+#[test]
+fn e2e_charms_drive_real_slurm_24_11() {
+    charms_drive_real_slurm(Suite::Trixie);
+}
+
+#[test]
+fn e2e_charms_drive_real_slurm_26_05() {
+    charms_drive_real_slurm(Suite::Sid);
+}
+
+/// The whole scenario (module doc) with every host on `suite`'s Slurm.
+fn charms_drive_real_slurm(suite: Suite) {
+    let name = format!("e2e_charms_drive_real_slurm on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
         return;
     }
-    let mut s = start();
+    let mut s = start(suite);
     let ctl_charm = charm_dir(s.work.path(), "slurmctld");
     let node_charm = charm_dir(s.work.path(), "slurmd");
     let extras = extras_for(&s);
@@ -537,7 +553,7 @@ fn e2e_charms_drive_real_slurm() {
             &n2,
             "chown munge:munge /etc/munge/other.key && chmod 0400 /etc/munge/other.key && \
              echo 'OPTIONS=\"--key-file=/etc/munge/other.key\"' >/etc/default/munge && \
-             systemctl restart munge && systemctl restart slurmd",
+             systemctl restart munge && systemctl restart --no-block slurmd",
         )
         .ok();
     s.sim.update_status(Some("slurmd")).expect("update-status");
@@ -602,10 +618,50 @@ fn e2e_charms_drive_real_slurm() {
         ),
         &slow,
     );
+    // How slurmctld took the node added, the node removed and the GPU added: a restart each
+    // before 23.11; from 23.11 `scontrol reconfigure` (it re-executes slurmctld), so the only
+    // restart is the one that starts slurmctld for the first nodes (docs/slurm-versions.md).
+    let systemctl_log =
+        std::fs::read_to_string(s.cluster.root(&ctl).join("var/log/e2e-systemctl.log")).unwrap();
+    let restarts = systemctl_log
+        .lines()
+        .filter(|l| l.ends_with("systemctl restart slurmctld"))
+        .count();
+    e2e::eprint_block(
+        &format!("slurmctld restarts on Slurm {}", suite.slurm()),
+        &restarts.to_string(),
+    );
+    if suite == Suite::Bookworm {
+        assert!(restarts >= 4, "22.05 restarts for node changes: {restarts}");
+    } else {
+        assert_eq!(restarts, 1, "only the first start:\n{systemctl_log}");
+    }
+    // Lines this scenario provokes on purpose: the removed unit's slurmd talks to the
+    // controller until its machine goes away, and host 2's wrong munge key.
+    let provoked = [
+        format!("lookup failure for node \"{}\"", machine(3).0),
+        format!("Node {} has vanished from configuration", machine(3).0),
+        "Munge decode failed: Invalid credential".into(),
+        "has authentication error".into(),
+        "Protocol authentication error".into(),
+        "]: Unspecified error".into(),
+        "failed to fetch remote configs: Protocol authentication error".into(),
+        // 22.05: the configless slurmd with the wrong key gives up
+        "_establish_configuration: failed to load configs".into(),
+        "slurmd initialization failed".into(),
+    ];
+    let provoked: Vec<&str> = provoked.iter().map(String::as_str).collect();
+    let complaints = e2e::daemon_complaints(&s.cluster, &provoked);
+    assert!(
+        complaints.is_empty(),
+        "Slurm {} logged errors, warnings or deprecations (docs/e2e.md, \"Daemon logs\"):\n{}",
+        suite.slurm(),
+        complaints.join("\n")
+    );
     let Scenario {
         cluster, mut watch, ..
     } = s;
     drop(cluster);
     watch.lap("teardown");
-    e2e::eprint_block("wall time", &watch.report());
+    e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
 }

@@ -90,9 +90,14 @@ fn packs_both_charms_and_they_deploy() {
         let manifest: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(dest.join("manifest.yaml")).unwrap())
                 .unwrap();
-        assert_eq!(manifest["bases"][0]["name"], "ubuntu");
-        assert_eq!(manifest["bases"][0]["channel"], "24.04");
-        assert_eq!(manifest["bases"][0]["architectures"][0], "amd64");
+        // Ubuntu 24.04 (Slurm 23.11) and 26.04 (Slurm 25.11): docs/slurm-versions.md
+        let bases = manifest["bases"].as_sequence().expect("bases");
+        assert_eq!(bases.len(), 2, "{bases:?}");
+        for (base, channel) in bases.iter().zip(["24.04", "26.04"]) {
+            assert_eq!(base["name"], "ubuntu");
+            assert_eq!(base["channel"], channel);
+            assert_eq!(base["architectures"][0], "amd64");
+        }
         let meta: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(dest.join("metadata.yaml")).unwrap())
                 .unwrap();

@@ -20,6 +20,7 @@ pub mod partition;
 pub mod render;
 pub mod slurm_conf;
 pub mod validate;
+pub mod version;
 
 pub use check::{check_consistency, check_gres_conf, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
@@ -32,3 +33,4 @@ pub use partition::{DownNodes, NodeSet, Partition, PartitionState};
 pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
 pub use slurm_conf::SlurmConf;
 pub use validate::{validate_gres_type, validate_node_name, validate_token};
+pub use version::{SlurmVersion, VersionError};

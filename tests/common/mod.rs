@@ -76,9 +76,9 @@ pub fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
 /// slurmd (apply).
 pub const FIRST_CONFIGURE: [&str; 6] = [
     "slurmd -C",
-    "systemctl is-active --quiet slurmd",
+    "systemctl is-active slurmd",
     "scontrol ping",
     "systemctl restart munge",
     "systemctl daemon-reload",
-    "systemctl restart slurmd",
+    "systemctl restart --no-block slurmd",
 ];

@@ -30,8 +30,75 @@ fn cluster_script() -> PathBuf {
     repo_root().join("tools/e2e/cluster")
 }
 
+/// A Slurm version the hosts can run, named by the Debian suite that ships it. Bookworm is this
+/// machine itself; the others are Debian roots built by `tools/e2e/roots.sh` (cached outside
+/// the repository), which every host then runs from (docs/e2e.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// Debian 12: Slurm 22.05 (the machine's own packages).
+    Bookworm,
+    /// Debian 13: Slurm 24.11.
+    Trixie,
+    /// Debian unstable: Slurm 26.05.
+    Sid,
+}
+
+impl Suite {
+    /// Every suite, oldest Slurm first.
+    pub const ALL: [Suite; 3] = [Suite::Bookworm, Suite::Trixie, Suite::Sid];
+
+    /// The suite's name as `roots.sh` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Bookworm => "bookworm",
+            Suite::Trixie => "trixie",
+            Suite::Sid => "sid",
+        }
+    }
+
+    /// The Slurm release the suite ships (major.minor), as in the tests' names.
+    pub fn slurm(self) -> &'static str {
+        match self {
+            Suite::Bookworm => "22.05",
+            Suite::Trixie => "24.11",
+            Suite::Sid => "26.05",
+        }
+    }
+
+    /// The root the hosts run from: `/` for bookworm, else the cached root, built when
+    /// missing (`tools/e2e/roots.sh`, about 30 s; needs mmdebstrap and Debian's registry).
+    pub fn sysroot(self) -> Result<PathBuf, String> {
+        let script = repo_root().join("tools/e2e/roots.sh");
+        let out = Command::new(&script)
+            .arg(self.name())
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("running {}: {e}", script.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "no Debian {} root with Slurm {}: {} exited {} (see its output above)",
+                self.name(),
+                self.slurm(),
+                script.display(),
+                out.status
+            ));
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if !path.join("usr/sbin/slurmctld").is_file() {
+            return Err(format!(
+                "{} printed {}, which holds no usr/sbin/slurmctld",
+                script.display(),
+                path.display()
+            ));
+        }
+        Ok(path)
+    }
+}
+
 /// Programs the end-to-end tests need on the machine (Debian packages slurmctld, slurmd,
-/// slurm-client, munge, iproute2 and util-linux).
+/// slurm-client, munge, iproute2 and util-linux). The Slurm and munge ones are needed on the
+/// machine only for bookworm; the other suites bring their own in their root.
 const REQUIRED: &[&str] = &[
     "/usr/sbin/slurmctld",
     "/usr/sbin/slurmd",
@@ -47,11 +114,26 @@ const REQUIRED: &[&str] = &[
     "/usr/bin/setpriv",
 ];
 
-/// Whether this machine can run the end-to-end tests: root, and the packages installed.
-/// `Err` says what is missing. Where `CI` or `E2E_REQUIRED` is set (`.ci/run` sets it), a
-/// missing piece is a test failure, never a skip.
-pub fn available() -> Result<(), String> {
-    let mut missing: Vec<String> = REQUIRED
+/// Programs needed on the machine itself whatever the suite (the namespaces and the network are
+/// made from outside the hosts).
+const REQUIRED_OUTSIDE: &[&str] = &[
+    "/usr/sbin/ip",
+    "/usr/bin/unshare",
+    "/usr/bin/nsenter",
+    "/usr/bin/setpriv",
+];
+
+/// Whether this machine can run the end-to-end tests on `suite`: root, the packages installed
+/// and, for suites other than bookworm, the suite's root (built here when missing). `Err` says
+/// what is missing. Where `CI` or `E2E_REQUIRED` is set (`.ci/run` sets it), a missing piece is
+/// a test failure, never a skip.
+pub fn available(suite: Suite) -> Result<(), String> {
+    let required = if suite == Suite::Bookworm {
+        REQUIRED
+    } else {
+        REQUIRED_OUTSIDE
+    };
+    let mut missing: Vec<String> = required
         .iter()
         .filter(|p| !Path::new(p).exists())
         .map(|p| p.to_string())
@@ -81,6 +163,11 @@ pub fn available() -> Result<(), String> {
             );
         }
     }
+    if missing.is_empty() && suite != Suite::Bookworm {
+        if let Err(e) = suite.sysroot() {
+            missing.push(e);
+        }
+    }
     if missing.is_empty() {
         Ok(())
     } else {
@@ -92,7 +179,12 @@ pub fn available() -> Result<(), String> {
 /// Prints a loud skip message where the packages are absent; panics instead where the
 /// environment says the tests are required (CI).
 pub fn should_run(test: &str) -> bool {
-    match available() {
+    should_run_on(test, Suite::Bookworm)
+}
+
+/// [`should_run`] for hosts running `suite` (a missing root counts as a missing package).
+pub fn should_run_on(test: &str, suite: Suite) -> bool {
+    match available(suite) {
         Ok(()) => true,
         Err(missing) => {
             let required = std::env::var_os("E2E_REQUIRED").is_some_and(|v| v != "0")
@@ -106,7 +198,7 @@ pub fn should_run(test: &str) -> bool {
                  ************************************************************************\n\
                  ** SKIPPED end-to-end test {test}\n\
                  ** missing: {missing}\n\
-                 ** install: apt-get install slurmctld slurmd slurm-client munge iproute2\n\
+                 ** install: apt-get install slurmctld slurmd slurm-client munge iproute2 mmdebstrap\n\
                  ** and run as root (.ci/run does both)\n\
                  ************************************************************************\n"
             );
@@ -130,6 +222,7 @@ pub struct Host {
 
 /// A running cluster. Dropping it stops everything.
 pub struct Cluster {
+    suite: Suite,
     dir: PathBuf,
     keep_dir: bool,
     serve: Option<Child>,
@@ -142,7 +235,26 @@ impl Cluster {
     /// Start hosts `(name, "a.b.c.d")`, all on one /24 bridge. Names must be lower-case
     /// `[a-z][a-z0-9-]*` (they become hostnames and Slurm node names).
     pub fn start(hosts: &[(&str, &str)]) -> Result<Cluster, String> {
+        Cluster::start_on(Suite::Bookworm, hosts)
+    }
+
+    /// [`Cluster::start`] with every host running from `suite`'s root. The repository, the
+    /// temp dir and the build's target dir are mounted into the hosts at their own paths (the
+    /// charm binary, the stand-ins, the fake NVML and the simulator's socket live there).
+    pub fn start_on(suite: Suite, hosts: &[(&str, &str)]) -> Result<Cluster, String> {
         let started = Instant::now();
+        let sysroot = suite.sysroot()?;
+        let mut binds = vec![repo_root(), std::env::temp_dir()];
+        if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+            binds.push(PathBuf::from(target));
+        }
+        // target/<profile>/deps/<test>: the build's own directory, wherever it is.
+        if let Some(profile) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().and_then(Path::parent).map(Path::to_path_buf))
+        {
+            binds.push(profile);
+        }
         let tmp = tempfile::Builder::new()
             .prefix("e2e-cluster-")
             .tempdir()
@@ -155,6 +267,12 @@ impl Cluster {
             .arg(cluster_script())
             .arg("serve")
             .arg(&dir);
+        if suite != Suite::Bookworm {
+            cmd.arg("--root").arg(&sysroot);
+            for b in &binds {
+                cmd.arg("--bind").arg(b);
+            }
+        }
         for (name, addr) in hosts {
             cmd.arg(format!("{name}={addr}/24"));
         }
@@ -167,6 +285,7 @@ impl Cluster {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let mut cluster = Cluster {
+            suite,
             dir: dir.clone(),
             keep_dir: false,
             serve: Some(child),
@@ -203,6 +322,11 @@ impl Cluster {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The suite every host runs from.
+    pub fn suite(&self) -> Suite {
+        self.suite
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -320,23 +444,17 @@ impl Cluster {
         std::fs::write(&p, contents).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
     }
 
-    /// Install a munge key on a host as the munge package would have it (munge:munge 0400).
+    /// Install a munge key on a host as the munge package would have it (munge:munge 0400;
+    /// the owner is set inside the host, whose root may number the munge user differently).
     pub fn set_munge_key(&self, name: &str, key: &[u8]) {
         let p = self.root(name).join("etc/munge/munge.key");
         let _ = std::fs::remove_file(&p);
         std::fs::write(&p, key).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
-        let st = Command::new("chown")
-            .arg("munge:munge")
-            .arg(&p)
-            .status()
-            .expect("chown");
-        assert!(st.success(), "chown munge key");
-        let st = Command::new("chmod")
-            .arg("0400")
-            .arg(&p)
-            .status()
-            .expect("chmod");
-        assert!(st.success(), "chmod munge key");
+        self.sh(
+            name,
+            "chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key",
+        )
+        .ok();
     }
 
     pub fn munge_key(&self, name: &str) -> Vec<u8> {
@@ -652,4 +770,136 @@ impl Stopwatch {
 pub fn eprint_block(title: &str, body: &str) {
     let mut e = std::io::stderr().lock();
     let _ = writeln!(e, "===== {title}\n{body}");
+}
+
+/// Daemon log files checked by [`daemon_complaints`] (relative to a host's root).
+const DAEMON_LOGS: &[&str] = &[
+    "var/log/slurm/slurmctld.log",
+    "var/log/slurm/slurmd.log",
+    "var/log/e2e-slurmctld.out",
+    "var/log/e2e-slurmd.out",
+];
+
+/// Lines the daemons log that are not about the files the charms write, each with the reason
+/// it is allowed (docs/e2e.md, "Daemon logs"). Matched as substrings.
+pub const ALLOWED_COMPLAINTS: &[(&str, &str)] = &[
+    (
+        "state file",
+        "first start of a fresh StateSaveLocation: slurmctld looks for the state files of a \
+         previous run (`Could not open node state file ...`)",
+    ),
+    (
+        "Trying backup state save file",
+        "the second line of the same first-start message",
+    ),
+    (
+        "plugstack.conf",
+        "Debian's own /etc/slurm/plugstack.conf (`include /etc/slurm/plugstack.conf.d/*.conf`, \
+         not written by the charms): Slurm 24.11+ does not expand the glob and says so",
+    ),
+    (
+        "restricted to a subset of cpus",
+        "slurmstepd of a job step on a host whose cgroup (the test harness's, below the \
+         machine's) holds fewer CPUs than the machine: a property of the harness",
+    ),
+    (
+        "Configured MailProg is invalid",
+        "the test roots install no mail program (/bin/mail); the charm leaves MailProg at \
+         Slurm's default for operators who install one",
+    ),
+    (
+        "pmix",
+        "22.05: Debian's slurm-wlm package ships mpi/pmix_v4 without libpmix2 installed \
+         (`can not load PMIx library`); not a file the charms write",
+    ),
+    (
+        "cgroup/v1 plugin is deprecated",
+        "26.05 on a machine booted with cgroup v1 controllers (this CI machine); Ubuntu \
+         24.04 and 26.04 boot cgroup v2 only, where Slurm picks cgroup/v2",
+    ),
+    (
+        "Zero Bytes were transmitted or received",
+        "22.05's slurmctld logs each TCP connection that sends nothing: the slurmd charm's \
+         port probe of 6817 before `scontrol ping` (24.11 and 26.05 do not log it)",
+    ),
+    (
+        "appears to have a different slurm.conf than the slurmctld",
+        "a node that registers between the controller's restart and its `scontrol \
+         reconfigure` still has the previous config; transient, gone after the reconfigure",
+    ),
+    (
+        "DNS SRV lookup failed",
+        "24.11+: slurmd units have no ConditionPathExists, so the package starts slurmd \
+         before the charm has configured it (no --conf-server yet); it retries until the charm \
+         restarts it configured",
+    ),
+    (
+        "resolve_ctls_from_dns_srv",
+        "the first line of the same message",
+    ),
+    (
+        "failed to load configs. Retrying in 10 seconds",
+        "24.11+: a configless slurmd waiting for its config (unconfigured, or its node not yet \
+         in the controller's slurm.conf); the charm restarts it once configured",
+    ),
+    (
+        "Unable to determine this slurmd's NodeName",
+        "24.11+: a new unit's slurmd fetched the controller's config before the controller \
+         had added its node; the charm restarts it once the node is in",
+    ),
+    (
+        "slurm_bufs_sendto(msg_type=SRUN_JOB_COMPLETE)",
+        "srun of a finished step already closed its socket when slurmctld tells it the job \
+         completed (a race of short test jobs, not a configuration problem)",
+    ),
+    (
+        "High latency for 1000 calls to gettimeofday()",
+        "slurmctld's start-up clock check on a loaded 2-CPU CI machine (several clusters run \
+         at once); a property of the machine",
+    ),
+    (
+        "agent_fini: left",
+        "24.11's slurmctld leaving (restart, or the re-exec of `scontrol reconfigure`) while its \
+         agent threads still message the nodes; part of its shutdown, not about a file",
+    ),
+    (
+        "msg_type=7004",
+        "22.05's wording of the same race (7004 is SRUN_JOB_COMPLETE)",
+    ),
+];
+
+/// Error, warning, fatal and deprecation lines in every host's Slurm daemon logs that no entry
+/// of [`ALLOWED_COMPLAINTS`] or `extra_allowed` explains: `host: file: line`, each message once.
+pub fn daemon_complaints(cluster: &Cluster, extra_allowed: &[&str]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for h in cluster.hosts() {
+        for rel in DAEMON_LOGS {
+            let Ok(text) = std::fs::read_to_string(h.root.join(rel)) else {
+                continue;
+            };
+            for line in text.lines() {
+                let lower = line.to_ascii_lowercase();
+                let bad = ["error", "warning", "fatal", "deprecat"]
+                    .iter()
+                    .any(|w| lower.contains(w));
+                if !bad
+                    || ALLOWED_COMPLAINTS.iter().any(|(p, _)| line.contains(p))
+                    || extra_allowed.iter().any(|p| line.contains(p))
+                {
+                    continue;
+                }
+                // the message without its timestamp or `slurmd: ` prefix, to report it once
+                let msg = line
+                    .split_once("] ")
+                    .map_or(line, |(_, m)| m)
+                    .trim_start_matches("slurmd: ")
+                    .trim_start_matches("slurmctld: ");
+                if seen.insert((h.name.clone(), msg.to_string())) {
+                    out.push(format!("{}: {rel}: {line}", h.name));
+                }
+            }
+        }
+    }
+    out
 }

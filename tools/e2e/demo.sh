@@ -5,6 +5,7 @@
 #
 #   bash tools/e2e/demo.sh                 # the charms: every hook run by juju-sim (cluster.yaml)
 #   bash tools/e2e/demo.sh --hand-written  # no charms: tests/e2e/fixtures/*.conf
+#   E2E_SUITE=trixie bash tools/e2e/demo.sh   # hosts on Slurm 24.11 (sid: 26.05; roots.sh)
 #
 # Needs root and Debian's slurmctld slurmd slurm-client munge iproute2 (see docs/e2e.md).
 set -euo pipefail
@@ -16,7 +17,7 @@ case ${1:-} in
     "") ;;
     --hand-written) mode=hand-written ;;
     *)
-        sed -n '2,9p' "${BASH_SOURCE[0]}" >&2
+        sed -n '2,10p' "${BASH_SOURCE[0]}" >&2
         exit 2
         ;;
 esac
@@ -48,7 +49,12 @@ start=$(date +%s%N)
 dir=$(mktemp -d /tmp/e2e-demo-XXXXXX)
 work=$dir/work
 mkdir -p "$work"
-coproc SERVE { exec "$e2e/cluster" serve "$dir" "$ctl=10.0.0.1/24" "$a=10.0.0.2/24" "$b=10.0.0.3/24"; }
+suite_args=()
+if [[ ${E2E_SUITE:-bookworm} != bookworm ]]; then
+    sysroot=$("$e2e/roots.sh" "$E2E_SUITE")
+    suite_args=(--root "$sysroot" --bind "$repo" --bind /tmp --bind "${CARGO_TARGET_DIR:-$repo/target}")
+fi
+coproc SERVE { exec "$e2e/cluster" serve "$dir" "${suite_args[@]}" "$ctl=10.0.0.1/24" "$a=10.0.0.2/24" "$b=10.0.0.3/24"; }
 # shellcheck disable=SC2153 # SERVE_PID is set by coproc
 serve_pid=$SERVE_PID
 serve_in=${SERVE[1]}
@@ -111,7 +117,9 @@ if [[ $mode == charms ]]; then
 else
     # What the charms do, by hand: one munge key, the controller's configs, configless slurmd.
     for h in "$a" "$b"; do
-        install -o munge -g munge -m 0400 "$(root "$ctl")/etc/munge/munge.key" "$(root "$h")/etc/munge/munge.key"
+        cp "$(root "$ctl")/etc/munge/munge.key" "$(root "$h")/etc/munge/munge.key"
+        # owner set inside the host: a Debian root may number the munge user differently
+        in_host "$h" sh -c 'chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key'
         printf 'SLURMD_OPTIONS="--conf-server %s:6817"\n' "$ctl" >"$(root "$h")/etc/default/slurmd"
         mkdir -p "$(root "$h")/etc/systemd/system/slurmd.service.d"
         printf '[Unit]\nConditionPathExists=\n' >"$(root "$h")/etc/systemd/system/slurmd.service.d/10-slurm-charms.conf"

@@ -12,7 +12,7 @@
 # root; a root is moved into place only once complete, so an interrupted build is rebuilt.
 set -euo pipefail
 suite=${1:?usage: roots.sh bookworm|trixie|sid}
-packages="slurmctld,slurmd,slurm-client,munge,slurm-wlm-nvml-plugin,iproute2,util-linux,procps"
+packages="slurmctld,slurmd,slurm-client,munge,slurm-wlm-nvml-plugin,iproute2,util-linux,mount,procps"
 opts=(--variant=apt --components=main,contrib --include="$packages")
 case $suite in
     bookworm) echo /; exit 0 ;;

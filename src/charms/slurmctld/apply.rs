@@ -46,6 +46,9 @@ pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError>
     if let Some(bytes) = &plan.cache {
         host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
     }
+    if let Some(version) = &plan.version {
+        write(host, version)?;
+    }
     Ok(())
 }
 
@@ -155,6 +158,7 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), CharmError> {
     match decision.reload {
         Reload::Nothing => {}
         Reload::Reconfigure => {
+            // from 23.11 this also takes added/removed nodes and changed GRES (decide.rs)
             tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
             host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
         }
@@ -171,7 +175,7 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), CharmError> {
     if !decision.resume.is_empty() {
         resume(host, &decision.resume, "left DownNodes");
     }
-    if decision.reload == Reload::Restart && !decision.gres_changed.is_empty() {
+    if decision.reload != Reload::Nothing && !decision.gres_changed.is_empty() {
         clear_gres_drains(host, &decision.gres_changed);
     }
     Ok(())

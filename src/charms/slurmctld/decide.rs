@@ -1,18 +1,20 @@
 //! What slurmctld needs after the files are written: nothing, `scontrol reconfigure`, a
-//! restart (22.05 cannot add or remove nodes or change a node's GRES by reconfigure) or a stop
-//! (no nodes), plus which nodes to resume.
+//! restart (before 23.11 reconfigure cannot add or remove nodes or change a node's GRES) or a
+//! stop (no nodes), plus which nodes to resume.
 
 use super::cache::Applied;
+use crate::slurm::SlurmVersion;
 
 /// What slurmctld needs after the files are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reload {
     /// Nothing changed.
     Nothing,
-    /// `scontrol reconfigure`.
+    /// `scontrol reconfigure` (from 23.11 also for nodes added/removed or changed GRES: it
+    /// re-executes slurmctld).
     Reconfigure,
-    /// `systemctl restart slurmctld` then `scontrol reconfigure` (nodes added/removed or a
-    /// node's GRES changed: 22.05 cannot take that by reconfigure).
+    /// `systemctl restart slurmctld` then `scontrol reconfigure` (slurmctld not running, or
+    /// nodes added/removed or a node's GRES changed before 23.11, which reconfigure cannot take).
     Restart,
     /// `systemctl stop slurmctld`: no nodes left (22.05's slurmctld dies without nodes).
     Stop,
@@ -43,8 +45,15 @@ impl Decision {
 /// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
 /// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
 /// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is
-/// stopped instead, and started by the restart that adds the first node.
-pub fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Decision {
+/// stopped instead, and started by the restart that adds the first node. Nodes added, removed
+/// or with changed GRES need a restart before 23.11 and a reconfigure from 23.11 (`version`;
+/// unknown: restart, which every version takes).
+pub fn decide(
+    old: Option<&Applied>,
+    new: &Applied,
+    files_changed: bool,
+    version: Option<SlurmVersion>,
+) -> Decision {
     if new.nodes.is_empty() {
         let was_running = old.is_none_or(|o| !o.nodes.is_empty());
         return Decision {
@@ -83,7 +92,12 @@ pub fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Deci
     let same_nodes = old.nodes.keys().eq(new.nodes.keys());
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
-    } else if !same_nodes || !gres_changed.is_empty() {
+    } else if old.nodes.is_empty() {
+        // slurmctld was stopped for want of nodes: start it
+        Reload::Restart
+    } else if (!same_nodes || !gres_changed.is_empty())
+        && !version.is_some_and(SlurmVersion::reconfigure_takes_node_changes)
+    {
         Reload::Restart
     } else {
         Reload::Reconfigure
@@ -108,6 +122,48 @@ mod tests {
             down: down.iter().map(|s| s.to_string()).collect(),
             files_hash: hash.into(),
         }
+    }
+
+    const V22: Option<SlurmVersion> = Some(SlurmVersion::new(22, 5, 8));
+    const V24: Option<SlurmVersion> = Some(SlurmVersion::new(24, 11, 5));
+
+    fn decide(old: Option<&Applied>, new: &Applied, files_changed: bool) -> Decision {
+        let d = super::decide(old, new, files_changed, V22);
+        assert_eq!(
+            d,
+            super::decide(old, new, files_changed, None),
+            "unknown = 22.05"
+        );
+        d
+    }
+
+    #[test]
+    fn from_23_11_node_changes_are_a_reconfigure() {
+        let a = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h1");
+        let added = applied(&[("n1", "gpu:t4:1"), ("n2", ""), ("n3", "")], &[], "h2");
+        let removed = applied(&[("n1", "gpu:t4:1")], &[], "h3");
+        let gpu = applied(&[("n1", "gpu:t4:2"), ("n2", "")], &[], "h4");
+        for new in [&added, &removed, &gpu] {
+            assert_eq!(
+                super::decide(Some(&a), new, true, V24).reload,
+                Reload::Reconfigure
+            );
+            assert_eq!(
+                super::decide(Some(&a), new, true, V22).reload,
+                Reload::Restart
+            );
+        }
+        // still a restart where slurmctld is not running (no nodes before) or the cache is lost
+        let empty = applied(&[], &[], "h0");
+        assert_eq!(
+            super::decide(Some(&empty), &a, true, V24).reload,
+            Reload::Restart
+        );
+        assert_eq!(super::decide(None, &a, true, V24).reload, Reload::Restart);
+        assert_eq!(
+            super::decide(Some(&a), &empty, true, V24).reload,
+            Reload::Stop
+        );
     }
 
     #[test]

@@ -12,10 +12,13 @@ use crate::slurm::{
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-/// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm).
+/// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm), and
+/// only their memory: the nodes send `MemSpecLimit`, which Slurm 24.11+ reports as "Limited
+/// MemSpecLimit support" (an error in slurmd.log) unless `ConstrainRAMSpace=yes`.
 pub const CGROUP_CONF_TEXT: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n\
 ConstrainCores=yes\n\
-ConstrainDevices=yes\n";
+ConstrainDevices=yes\n\
+ConstrainRAMSpace=yes\n";
 
 /// `DownNodes` reason for nodes that are new (until `node-configured`).
 pub const NEW_NODE_REASON: &str = "New node.";

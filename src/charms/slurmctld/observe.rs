@@ -10,10 +10,12 @@ use super::desired::Settings;
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::CharmError;
+use crate::charms::host::Cmd;
 use crate::charms::host::Host;
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
+use crate::slurm::SlurmVersion;
 use juju_runtime::{BagOwner, ModelBackend, RelationId};
 use juju_runtime::{Event, HookContext, RelationEvent};
 use std::collections::BTreeMap;
@@ -35,6 +37,53 @@ pub struct Observed {
     pub fresh_munge_key: Vec<u8>,
     /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
     pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
+    /// The installed slurmctld's version (`slurmctld -V`); `None` when it cannot be read (the
+    /// charm then does what every version takes).
+    pub slurm_version: Option<SlurmVersion>,
+    /// The version was read from `slurmctld -V` in this hook (the plan persists it).
+    pub slurm_version_fresh: bool,
+}
+
+/// Where the leader keeps the slurmctld version it last read, so a hook does not spawn
+/// `slurmctld -V` (the version changes only with the package: install, upgrade-charm).
+pub const VERSION_PATH: &str = "/var/lib/slurm-charms/slurmctld/slurm-version";
+
+/// The installed slurmctld's version, and whether it was read from the command just now (the
+/// plan then persists it to [`VERSION_PATH`]). Install and upgrade-charm always ask the command;
+/// other hooks use the file when it holds a version. A failure is logged, naming its source,
+/// and gives `None` (the charm then does what every version takes).
+pub fn slurm_version(
+    ctx: &HookContext,
+    host: &Host<'_>,
+) -> Result<(Option<SlurmVersion>, bool), CharmError> {
+    let package_may_have_changed = matches!(ctx.event, Event::Install | Event::UpgradeCharm);
+    if !package_may_have_changed {
+        if let Some(bytes) = host.read(VERSION_PATH)? {
+            let text = String::from_utf8_lossy(&bytes);
+            match SlurmVersion::parse_v_output(&text, VERSION_PATH) {
+                Ok(v) => return Ok((Some(v), false)),
+                Err(e) => tracing::warn!("{e}; asking slurmctld again"),
+            }
+        }
+    }
+    let out = match host.run(&Cmd::new("slurmctld", ["-V"])) {
+        Ok(out) if out.success() => out,
+        Ok(out) => {
+            tracing::warn!("`slurmctld -V` failed: {}", out.stderr.trim());
+            return Ok((None, true));
+        }
+        Err(e) => {
+            tracing::warn!("cannot run `slurmctld -V`: {e}");
+            return Ok((None, true));
+        }
+    };
+    match SlurmVersion::parse_v_output(&out.stdout, "slurmctld -V") {
+        Ok(v) => Ok((Some(v), true)),
+        Err(e) => {
+            tracing::warn!("{e}");
+            Ok((None, true))
+        }
+    }
 }
 
 /// Reads config, the cache and the event's bag.
@@ -44,6 +93,7 @@ pub fn observe<B: ModelBackend>(
     host: &Host<'_>,
 ) -> Result<Observed, CharmError> {
     let config = backend.config_get()?;
+    let (slurm_version, slurm_version_fresh) = slurm_version(ctx, host)?;
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
         cluster_name = "osd-cluster".into();
@@ -92,6 +142,8 @@ pub fn observe<B: ModelBackend>(
         munge_key_on_disk: host.read(MUNGE_KEY)?,
         fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
         files_on_disk,
+        slurm_version,
+        slurm_version_fresh,
     })
 }
 

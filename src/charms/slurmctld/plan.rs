@@ -6,7 +6,7 @@
 use super::cache::Cache;
 use super::decide::{Decision, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
-use super::observe::Observed;
+use super::observe::{Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
@@ -39,6 +39,9 @@ pub struct ControllerPlan {
     pub status: Status,
     /// The cache file to write last; `None` when it equals the file this hook read.
     pub cache: Option<Vec<u8>>,
+    /// The slurmctld version read by this hook, to persist with the cache (see
+    /// [`super::observe::VERSION_PATH`]).
+    pub version: Option<FileWrite>,
 }
 
 /// The munge key the cluster uses: the one this application already shares in `cluster_info`
@@ -109,7 +112,12 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
                 let on_disk = obs.files_on_disk.get(f.path).and_then(Option::as_deref);
                 on_disk != Some(f.bytes.as_slice())
             });
-            let decision = decide(cache.applied.as_ref(), &rendered.applied, changed);
+            let decision = decide(
+                cache.applied.as_ref(),
+                &rendered.applied,
+                changed,
+                obs.slurm_version,
+            );
             cache.applied = Some(rendered.applied);
             (files, decision)
         }
@@ -124,6 +132,17 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
         warnings,
         status,
         cache: persist(&cache, obs.cache_file.as_deref()),
+        version: obs
+            .slurm_version
+            .filter(|_| obs.slurm_version_fresh)
+            .map(|v| {
+                FileWrite::new(
+                    VERSION_PATH,
+                    format!("slurm {v}\n"),
+                    0o644,
+                    Some(Owner::ROOT),
+                )
+            }),
     }
 }
 

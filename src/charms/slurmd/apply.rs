@@ -63,7 +63,12 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
         }
         ServiceAction::RestartSlurmd(why) => {
             tracing::info!("restarting slurmd: {why}");
-            host.run_ok(&Cmd::new("systemctl", ["restart", "slurmd"]))?;
+            // `--no-block`: from Slurm 23.11 the unit is Type=notify and a configless slurmd is
+            // ready only once the controller serves it a config, which may be later (a new
+            // node, a wrong munge key): a blocking restart would hold the hook for systemd's
+            // 90 s start timeout and fail it (docs/slurm-versions.md). The next hook's
+            // observation reports what became of it.
+            host.run_ok(&Cmd::new("systemctl", ["restart", "--no-block", "slurmd"]))?;
         }
         ServiceAction::StopSlurmd => {
             tracing::info!("slurmctld relation removed: stopping slurmd");

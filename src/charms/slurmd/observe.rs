@@ -133,8 +133,11 @@ pub fn observe<B: ModelBackend>(
         crate::gpu::detect(&DetectOptions::from_host_root(host.root())).map_err(Arc::new);
     let (slurmd_active, controller) = match &cluster_info {
         Some(Ok(info)) => (
-            host.run(&Cmd::new("systemctl", ["is-active", "--quiet", "slurmd"]))?
-                .success(),
+            {
+                // "activating": started and waiting for its config (Type=notify, 23.11+)
+                let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
+                state.success() || state.stdout.trim() == "activating"
+            },
             Some(probe_controller(host, &info.conf_server())),
         ),
         _ => (false, None),
