@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::fast_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};

@@ -8,7 +8,6 @@
 
 pub mod check;
 pub mod error;
-pub mod fast_hash;
 pub mod gres_conf;
 pub mod hostlist;
 pub mod keys;
@@ -19,6 +18,7 @@ pub mod parse;
 pub mod partition;
 pub mod render;
 pub mod slurm_conf;
+pub mod types;
 pub mod validate;
 
 pub use check::{check_consistency, check_gres_conf, check_slurm_conf};

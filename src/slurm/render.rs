@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
-use super::fast_hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
 use super::hostlist::{compress, format_ranges, natural_cmp, natural_key};
 use super::keys::GlobalKey;
