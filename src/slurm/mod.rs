@@ -31,4 +31,4 @@ pub use parse::{parse_gres_conf, parse_slurm_conf};
 pub use partition::{DownNodes, NodeSet, Partition, PartitionState};
 pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
 pub use slurm_conf::SlurmConf;
-pub use validate::{validate_gres_type, validate_node_name, validate_token};
+pub use validate::validate_token;

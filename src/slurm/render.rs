@@ -9,7 +9,8 @@ use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
 use rustc_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
-use super::hostlist::{compress, format_ranges, natural_cmp, natural_key};
+use super::hostlist::{compress, natural_cmp, natural_key};
+use super::types::{GresDevices, NodeName};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::slurm_conf::SlurmConf;
@@ -288,31 +289,44 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     out
 }
 
+/// Writes one record: the one gres.conf writer (the `detect-gpus` action's preview uses it
+/// too, through [`render_gres_records`]).
 fn push_record(s: &mut String, r: &GresLine) {
     s.push_str("Name=");
     s.push_str(&r.name);
     if let Some(t) = &r.gres_type {
         push_kv(s, "Type", t);
     }
-    if !r.files.is_empty() {
-        push_kv(s, "File", &compress(&r.files));
-    }
-    if !r.multiple_files.is_empty() {
-        push_kv(s, "MultipleFiles", &r.multiple_files.join(","));
+    match &r.devices {
+        Some(GresDevices::File(f)) => push_kv(s, "File", &f.to_string()),
+        Some(GresDevices::Multiple(m)) => push_kv(s, "MultipleFiles", &m.to_string()),
+        None => {}
     }
     if let Some(c) = r.count {
         push_num(s, "Count", c);
     }
-    if !r.cores.is_empty() {
-        push_kv(s, "Cores", &format_ranges(&r.cores));
+    if let Some(c) = &r.cores {
+        push_kv(s, "Cores", &c.to_string());
     }
-    if !r.links.is_empty() {
-        let links: Vec<String> = r.links.iter().map(i32::to_string).collect();
-        push_kv(s, "Links", &links.join(","));
+    if let Some(l) = &r.links {
+        push_kv(s, "Links", &l.to_string());
     }
     if !r.flags.is_empty() {
         push_kv(s, "Flags", &r.flags.join(","));
     }
+}
+
+/// The gres.conf lines of one node's records (`NodeName=<node> Name=gpu ...`), one per
+/// record, without a header: what the slurmd charm shows in `detect-gpus`.
+pub fn render_gres_records(node: &NodeName, records: &[GresLine]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| {
+            let mut line = format!("NodeName={node} ");
+            push_record(&mut line, r);
+            line
+        })
+        .collect()
 }
 
 impl GresConf {

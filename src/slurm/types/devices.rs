@@ -80,6 +80,11 @@ impl DeviceFiles {
         Ok(Self(files))
     }
 
+    /// One file.
+    pub fn single(file: DevicePath) -> Self {
+        Self(vec![file])
+    }
+
     /// `/dev/nvidia<m>` for each minor (sorted, each once); `None` for no minors.
     pub fn nvidia(minors: &[u32]) -> Option<Self> {
         let mut minors = minors.to_vec();

@@ -42,6 +42,14 @@ fn check_node_name(value: &str) -> Result<(), VocabError> {
 
 string_newtype!(NodeName, check_node_name);
 
+impl NodeName {
+    /// `shape`: a valid name standing in where the real one is filled in later (a parser's
+    /// `NodeName=DEFAULT` template, the controller's cached node shapes).
+    pub fn placeholder() -> Self {
+        Self("shape".to_string())
+    }
+}
+
 /// A Slurm hostlist expression (`gpu-[1-4],login1`) whose every name is a [`NodeName`]; kept
 /// expanded (in written order, duplicates removed) and written compressed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
