@@ -5,7 +5,6 @@ use serde_json::{Map, Value, json};
 use super::model::{Gpu, Inventory, MigInstance};
 use crate::slurm::hostlist::format_ranges;
 use crate::slurm::render::render_gres_records;
-use crate::slurm::types::NodeName;
 
 /// Result of the `detect-gpus` action as a nested map of strings (every dotted key segment
 /// matches Juju's `^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`):
@@ -18,7 +17,7 @@ use crate::slurm::types::NodeName;
 ///   and, for MIG GPUs, `gpus.<index>.mig.<n>.{uuid,profile,slurm-type,gpu-instance-id,
 ///   compute-instance-id,memory-mib,files}`;
 /// - `findings.<n>`: operator messages (driver not loaded, skipped devices, …).
-pub fn action_results(inv: &Inventory, node_name: &NodeName) -> Value {
+pub fn action_results(inv: &Inventory, node_name: &str) -> Value {
     let mut out = Map::new();
     let records = inv.gres();
     let gres_count: u64 = records.iter().map(|r| r.device_count()).sum();
@@ -34,7 +33,7 @@ pub fn action_results(inv: &Inventory, node_name: &NodeName) -> Value {
         )
     };
     out.insert("summary".into(), summary.into());
-    out.insert("node-name".into(), node_name.to_string().into());
+    out.insert("node-name".into(), node_name.into());
     out.insert("gpu-count".into(), inv.gpus.len().to_string().into());
     if let Some(v) = &inv.driver_version {
         out.insert("driver-version".into(), v.clone().into());

@@ -1,7 +1,8 @@
-//! The `slurmd` relation protocol, "phase A" of the reference charms (`reference/slurm-gres.md`
-//! §5): typed records, strict (de)serialisation and validation. Relation data is untrusted
-//! input: every value that can reach slurm.conf or gres.conf is checked here, and errors say
-//! which field is wrong and why (the caller adds which unit sent it).
+//! The `slurmd` relation protocol, "phase A" of the reference charms (`docs/CONTRACTS.md`):
+//! typed records built with serde derive into the slurm vocabulary ([`crate::slurm::types`]).
+//! Relation data is untrusted input: deserialising a record parses every value that can reach
+//! slurm.conf or gres.conf, once, and errors say which field is wrong and why (the caller adds
+//! which unit sent it).
 //!
 //! | bag | key | direction | type |
 //! | --- | --- | --- | --- |
@@ -9,14 +10,12 @@
 //! | slurmd app | `partition` | slurmd leader → slurmctld | [`PartitionRecord`] |
 //! | slurmctld app | `cluster_info` | slurmctld leader → slurmd | [`ClusterInfo`] |
 
-pub mod base64;
 pub mod cluster_info;
 pub mod node;
 pub mod partition;
-pub mod token;
 
 pub use cluster_info::{CLUSTER_INFO_KEY, ClusterInfo};
-pub use node::{GresEntry, GresSpec, NODE_KEY, NodeParameters, NodeRecord};
+pub use node::{NODE_KEY, NodeRecord};
 pub use partition::{PARTITION_KEY, PartitionRecord};
 
 /// Endpoint of the slurmd charm (towards the controller).
@@ -46,4 +45,26 @@ pub enum InterfaceError {
         /// What is wrong, for an operator.
         reason: String,
     },
+}
+
+/// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
+/// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`].
+pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
+    key: &'static str,
+    raw: &str,
+) -> Result<T, InterfaceError> {
+    serde_json::from_str(raw).map_err(|e| {
+        if e.is_data() {
+            InterfaceError::Invalid {
+                key,
+                field: String::new(),
+                reason: e.to_string(),
+            }
+        } else {
+            InterfaceError::Json {
+                key,
+                reason: e.to_string(),
+            }
+        }
+    })
 }

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod error;
 pub mod gres_conf;
+mod gres_wire;
 pub mod hostlist;
 pub mod keys;
 pub mod lexer;
@@ -21,7 +22,7 @@ pub mod slurm_conf;
 pub mod types;
 pub mod validate;
 
-pub use check::{check_consistency, check_gres_conf, check_slurm_conf};
+pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresLine};
 pub use keys::GlobalKey;

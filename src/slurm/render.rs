@@ -10,7 +10,7 @@ use super::error::ConfigError;
 use rustc_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
 use super::hostlist::{compress, natural_cmp, natural_key};
-use super::types::{GresDevices, NodeName};
+use super::types::GresDevices;
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::slurm_conf::SlurmConf;
@@ -318,7 +318,7 @@ fn push_record(s: &mut String, r: &GresLine) {
 
 /// The gres.conf lines of one node's records (`NodeName=<node> Name=gpu ...`), one per
 /// record, without a header: what the slurmd charm shows in `detect-gpus`.
-pub fn render_gres_records(node: &NodeName, records: &[GresLine]) -> Vec<String> {
+pub fn render_gres_records(node: &str, records: &[GresLine]) -> Vec<String> {
     records
         .iter()
         .map(|r| {

@@ -58,15 +58,9 @@ fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, Stri
 
 /// A `nodename` parameter: a hostlist of valid node names.
 pub fn check_nodename(value: &str) -> Result<(), String> {
-    let names =
-        crate::slurm::hostlist::expand(value).map_err(|e| format!("nodename {value:?}: {e}"))?;
-    if names.is_empty() {
-        return Err("nodename is empty".into());
-    }
-    for n in &names {
-        crate::slurm::validate_node_name(n).map_err(|e| format!("nodename: {e}"))?;
-    }
-    Ok(())
+    crate::slurm::types::Hostlist::try_from(value)
+        .map(drop)
+        .map_err(|e| format!("nodename: {e}"))
 }
 
 fn node_state(

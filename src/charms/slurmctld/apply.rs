@@ -269,7 +269,7 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
     let gpus: u64 = plan
         .nodes
         .values()
-        .flat_map(|n| n.record.node_parameters.gres.iter())
+        .flat_map(|n| n.record.node().gres.iter())
         .map(|g| g.count)
         .sum();
     let n = plan.nodes.len();
@@ -290,19 +290,5 @@ pub fn plan_status(obs: &Observed, plan: &Plan) -> Status {
 
 /// Appends rejected units and applications waiting for their partition to a status message.
 fn push_problems(msg: &mut String, plan: &Plan) {
-    if let Some((who, why)) = plan.rejected.first() {
-        let more = plan.rejected.len() - 1;
-        let extra = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        msg.push_str(&format!("; rejected {who}{extra}: {why}"));
-    }
-    if !plan.waiting_apps.is_empty() {
-        msg.push_str(&format!(
-            "; waiting for partition from {}",
-            plan.waiting_apps.join(",")
-        ));
-    }
+    msg.push_str(&plan.problems());
 }

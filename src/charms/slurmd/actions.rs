@@ -1,11 +1,11 @@
 //! slurmd actions: `detect-gpus`, `node-config`, `node-configured`. Each runs after the hook's
 //! observation and before the reconcile, so what it changes is published in the same hook.
 
-use super::facts::{NodeOverrides, build_node_record, gres_entries};
+use super::facts::{NodeOverrides, build_node_record};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
 use crate::charms::error::{CharmError, JujuResult};
-use crate::interface::node::{canonical_node_key, check_node_parameter};
+use crate::interface::node::canonical_node_key;
 use crate::juju::action_results::flatten;
 use crate::juju::backend::ModelBackend;
 use crate::slurm::{OverrideScope, parse_overrides};
@@ -47,7 +47,7 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, String> {
     let node = obs
         .facts
         .as_ref()
-        .map(|f| f.node_name.clone())
+        .map(|f| f.node.name.to_string())
         .unwrap_or_default();
     match crate::gpu::action_results(inv, &node) {
         Value::Object(m) => Ok(m),
@@ -64,7 +64,6 @@ pub fn parse_node_config(text: &str) -> Result<NodeOverrides, String> {
         let key = canonical_node_key(&k)
             .filter(|k| *k != "NodeName" && *k != "Gres")
             .ok_or_else(|| format!("{k} is not a node parameter this charm passes on"))?;
-        check_node_parameter(key, &v)?;
         ov.params.insert(key.to_string(), v);
     }
     Ok(ov)
@@ -92,14 +91,13 @@ fn node_config<B: ModelBackend>(
     };
     let facts = obs.facts.as_ref().map_err(Clone::clone)?;
     let inv = obs.inventory.as_ref().map_err(Clone::clone)?;
-    let record = build_node_record(facts, gres_entries(&inv.gres()), &ov, obs.new_node)
+    let record = build_node_record(facts, inv.gres(), &ov, obs.new_node)
         .map_err(|e| format!("these parameters do not fit this node: {e}"))?;
     let state = BTreeMap::from([(NODE_CONFIG_STATE.to_string(), write_overrides(&ov))]);
     backend.state_set(&state).map_err(|e| e.to_string())?;
     obs.overrides = Ok(ov);
     let line: Vec<String> = record
-        .node_parameters
-        .ordered()
+        .parameters()
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
@@ -120,7 +118,7 @@ fn node_configured<B: ModelBackend>(
     let node = obs
         .facts
         .as_ref()
-        .map(|f| f.node_name.clone())
+        .map(|f| f.node.name.to_string())
         .unwrap_or_default();
     let message = if was_new {
         format!("{node} leaves DownNodes; slurmctld resumes it")

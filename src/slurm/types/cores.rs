@@ -47,6 +47,13 @@ impl TryFrom<String> for CoreList {
     }
 }
 
+impl std::str::FromStr for CoreList {
+    type Err = VocabError;
+    fn from_str(value: &str) -> Result<Self, VocabError> {
+        Self::try_from(value)
+    }
+}
+
 impl std::fmt::Display for CoreList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&hostlist::format_ranges(&self.0))

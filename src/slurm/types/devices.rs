@@ -47,7 +47,7 @@ impl DevicePath {
 
 /// A `File=` value: one or more device files, each once, kept in natural order, written as a
 /// compressed hostlist (`/dev/nvidia[0-3]`). Each file is one GRES.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct DeviceFiles(Vec<DevicePath>);
 
@@ -136,6 +136,13 @@ impl TryFrom<String> for DeviceFiles {
     }
 }
 
+impl std::str::FromStr for DeviceFiles {
+    type Err = VocabError;
+    fn from_str(value: &str) -> Result<Self, VocabError> {
+        Self::try_from(value)
+    }
+}
+
 impl std::fmt::Display for DeviceFiles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&hostlist::compress(&self.0))
@@ -150,7 +157,7 @@ impl From<DeviceFiles> for String {
 
 /// A `MultipleFiles=` value: the two or more files that together make one GRES (a MIG
 /// instance: the parent GPU and its capability files), each once, in written order.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct MultipleFiles(Vec<DevicePath>);
 
@@ -204,6 +211,13 @@ impl TryFrom<String> for MultipleFiles {
     type Error = VocabError;
     fn try_from(value: String) -> Result<Self, VocabError> {
         Self::try_from(value.as_str())
+    }
+}
+
+impl std::str::FromStr for MultipleFiles {
+    type Err = VocabError;
+    fn from_str(value: &str) -> Result<Self, VocabError> {
+        Self::try_from(value)
     }
 }
 

@@ -103,6 +103,13 @@ impl TryFrom<&str> for GresCount {
     }
 }
 
+impl std::str::FromStr for GresCount {
+    type Err = VocabError;
+    fn from_str(value: &str) -> Result<Self, VocabError> {
+        Self::try_from(value)
+    }
+}
+
 impl std::fmt::Display for GresCount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)

@@ -54,6 +54,13 @@ impl TryFrom<String> for LinksRow {
     }
 }
 
+impl std::str::FromStr for LinksRow {
+    type Err = VocabError;
+    fn from_str(value: &str) -> Result<Self, VocabError> {
+        Self::try_from(value)
+    }
+}
+
 impl std::fmt::Display for LinksRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (i, l) in self.0.iter().enumerate() {
