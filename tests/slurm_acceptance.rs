@@ -11,6 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use fixtures::cluster;
+use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
 /// Whether a skip must fail the test (CI).
@@ -96,8 +97,9 @@ fn scratch_cluster(dir: &Path, node_addr: bool) -> (SlurmConf, GresConf) {
     }
     for records in gres.nodes.values_mut() {
         for r in records {
-            for f in &mut r.files {
-                *f = f.replace("/dev/", &format!("{d}/"));
+            if let Some(files) = r.files() {
+                let moved = files.to_string().replace("/dev/", &format!("{d}/"));
+                r.devices = Some(GresDevices::File(moved.parse().unwrap()));
             }
         }
     }

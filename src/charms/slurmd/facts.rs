@@ -162,7 +162,7 @@ mod tests {
         ]
     }
 
-    fn json(rec: &NodeRecord) -> serde_json::Value {
+    fn to_json(rec: &NodeRecord) -> serde_json::Value {
         serde_json::from_str(&rec.to_relation_value()).unwrap()
     }
 
@@ -170,7 +170,7 @@ mod tests {
     fn builds_the_reference_shape() {
         let facts = parse_slurmd_c(C_2205).unwrap();
         let rec = build_node_record(&facts, t4(), &NodeOverrides::default(), true).unwrap();
-        let json = json(&rec);
+        let json = to_json(&rec);
         assert_eq!(
             json["node_parameters"]["Gres"],
             serde_json::json!(["gpu:tesla_t4:2", "gpu:nvidia_l40s:1"])
@@ -181,8 +181,8 @@ mod tests {
         assert_eq!(json["gres"][1]["File"], "/dev/nvidia3");
         assert_eq!(json["new_node"], true);
         let none = build_node_record(&facts, vec![], &NodeOverrides::default(), false).unwrap();
-        assert!(json(&none).get("gres").is_none());
-        assert!(json(&none)["node_parameters"].get("Gres").is_none());
+        assert!(to_json(&none).get("gres").is_none());
+        assert!(to_json(&none)["node_parameters"].get("Gres").is_none());
     }
 
     #[test]
@@ -195,7 +195,7 @@ mod tests {
             ]),
         };
         let rec = build_node_record(&facts, t4(), &ov, true).unwrap();
-        let json = json(&rec);
+        let json = to_json(&rec);
         assert_eq!(json["node_parameters"]["Weight"], "200");
         assert_eq!(json["node_parameters"]["RealMemory"], "20000");
         assert_eq!(
