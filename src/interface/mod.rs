@@ -57,7 +57,7 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
         if e.is_data() {
             InterfaceError::Invalid {
                 key,
-                field: String::new(),
+                field: "value".to_string(),
                 reason: e.to_string(),
             }
         } else {
