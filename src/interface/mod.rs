@@ -48,23 +48,35 @@ pub enum InterfaceError {
 }
 
 /// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
-/// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`].
+/// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`]
+/// naming the field's path (`gres[1].Type`).
 pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
     key: &'static str,
     raw: &str,
 ) -> Result<T, InterfaceError> {
-    serde_json::from_str(raw).map_err(|e| {
-        if e.is_data() {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = match e.path().to_string() {
+            p if p == "." => "value".to_string(),
+            p => p,
+        };
+        let inner = e.into_inner();
+        if inner.is_data() {
             InterfaceError::Invalid {
                 key,
-                field: "value".to_string(),
-                reason: e.to_string(),
+                field,
+                reason: inner.to_string(),
             }
         } else {
             InterfaceError::Json {
                 key,
-                reason: e.to_string(),
+                reason: inner.to_string(),
             }
         }
-    })
+    })?;
+    de.end().map_err(|e| InterfaceError::Json {
+        key,
+        reason: e.to_string(),
+    })?;
+    Ok(value)
 }
