@@ -5,6 +5,8 @@
 
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
+#[path = "hostile_unit_support.rs"]
+mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -71,7 +73,17 @@ fn make_devices(dir: &Path, n: u32) -> bool {
 
 /// The fixture cluster, pointed at a scratch directory, ports and this host.
 fn scratch_cluster(dir: &Path, node_addr: bool) -> (SlurmConf, GresConf) {
-    let (mut conf, mut gres) = cluster();
+    let (conf, gres) = cluster();
+    scratchify(conf, gres, dir, node_addr)
+}
+
+/// A cluster pointed at a scratch directory, ports and this host.
+fn scratchify(
+    mut conf: SlurmConf,
+    mut gres: GresConf,
+    dir: &Path,
+    node_addr: bool,
+) -> (SlurmConf, GresConf) {
     conf.slurmctld_hosts = vec![format!("{}(127.0.0.1)", short_hostname())];
     let d = dir.display();
     for (k, v) in [
@@ -450,4 +462,60 @@ fn slurmctld_dies_on_a_duplicated_node() {
         !status.success() && log.contains("fatal"),
         "{status}\n{log}"
     );
+}
+
+/// The hostile-unit guarantee (`tests/hostile_unit.rs`) judged by the real slurmctld: for a
+/// sample of clusters with one arbitrary unit, the controller's files start slurmctld and
+/// every node the plan accepted is known to it.
+#[test]
+fn slurmctld_runs_with_one_hostile_unit() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let Some((_, slurmctld, scontrol_bin)) = daemons() else {
+        return;
+    };
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = hostile::hostile_record();
+    let mut samples = vec![
+        hostile::valid_record("gpu_node_9", 2, false).to_string(),
+        hostile::valid_record("ALL", 1, false).to_string(),
+        hostile::valid_record("evil-", 1, true).to_string(),
+    ];
+    for _ in 0..3 {
+        samples.push(strategy.new_tree(&mut runner).unwrap().current());
+    }
+    let private = private_hosts_work();
+    for hostile_raw in samples {
+        let (_, plan) = hostile::cluster_with(4, &hostile_raw);
+        let slurm_text = plan.slurm_conf.clone().unwrap();
+        let conf = parse_slurm_conf(&slurm_text, "slurm.conf").unwrap();
+        let gres = parse_gres_conf(&plan.gres_conf.clone().unwrap(), "gres.conf").unwrap();
+        let dir = scratch();
+        let (conf, gres) = scratchify(conf, gres, dir.path(), !private);
+        let out = render_files(&conf, &gres).unwrap();
+        let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
+        let names: Vec<&str> = plan.nodes.keys().map(String::as_str).collect();
+        let mut ctld = start_ctld(&slurmctld, dir.path(), &path, &names, private);
+        let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(status)) = ctld.0.try_wait() {
+                panic!("slurmctld exited ({status}) for hostile {hostile_raw}:\n{}\n{}", log(), out.slurm_conf);
+            }
+            if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "slurmctld did not come up:\n{}", log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let shown = scontrol(&scontrol_bin, &path, &["show", "nodes"]).unwrap_or_default();
+        for name in &names {
+            assert!(
+                shown.contains(&format!("NodeName={name} ")),
+                "{name} unknown to slurmctld (hostile {hostile_raw}):\n{shown}"
+            );
+        }
+        assert!(names.len() >= 4, "{names:?}");
+        drop(ctld);
+        assert!(!log().contains("fatal"), "{}", log());
+    }
 }
