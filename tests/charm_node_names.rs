@@ -39,7 +39,10 @@ fn gpu_node_2_is_enlisted_end_to_end() {
     assert!(c.slurm_conf().contains("gpu_node_2"));
     let (st, msg) = c.status("slurmctld/0");
     assert_eq!(st, "active", "{msg}");
-    assert!(msg.starts_with("2 nodes, 2 GPUs") && !msg.contains("rejected"), "{msg}");
+    assert!(
+        msg.starts_with("2 nodes, 2 GPUs") && !msg.contains("rejected"),
+        "{msg}"
+    );
     let (st, msg) = c.status("slurmd/1");
     assert_eq!(st, "active", "{msg}");
     assert!(msg.contains("2 GPUs"), "{msg}");
@@ -51,7 +54,10 @@ fn a_name_slurm_refuses_blocks_that_unit_alone() {
     let c = cluster_with_host_name("all");
     let (st, msg) = c.status("slurmd/1");
     assert_eq!(st, "blocked", "{msg}");
-    assert!(msg.contains("NodeName") && msg.contains("reserved"), "{msg}");
+    assert!(
+        msg.contains("NodeName") && msg.contains("reserved"),
+        "{msg}"
+    );
     let rel = support::rel(&c);
     assert!(!c.sim.unit_bag(rel, "slurmd/1").contains_key("node"));
     let conf = parse_slurm_conf(&c.slurm_conf(), "slurm.conf").unwrap();

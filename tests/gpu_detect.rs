@@ -4,7 +4,7 @@
 mod support;
 
 use slurm_charms::slurm::GresLine;
-use support::{Fake, config, conf_line, device, file_spec, text};
+use support::{Fake, conf_line, config, device, file_spec, text};
 
 #[test]
 fn two_t4_make_one_grouped_record() {
@@ -26,7 +26,10 @@ fn two_t4_make_one_grouped_record() {
         inv.gres(),
         vec![GresLine {
             cores: Some("0-1".parse().unwrap()),
-            ..GresLine::gpu("tesla_t4".parse().unwrap(), "/dev/nvidia[0-1]".parse().unwrap())
+            ..GresLine::gpu(
+                "tesla_t4".parse().unwrap(),
+                "/dev/nvidia[0-1]".parse().unwrap()
+            )
         }]
     );
     assert_eq!(file_spec(&inv.gres()[0]), "/dev/nvidia[0-1]");

@@ -53,12 +53,7 @@ fn relocate(text: &str, dir: &Path) -> String {
 }
 
 /// Runs `slurmd -G` on the rendered config; returns (exit ok, stderr).
-fn run_slurmd(
-    slurmd: &Path,
-    dir: &Path,
-    inv: &Inventory,
-    records: &[GresLine],
-) -> (bool, String) {
+fn run_slurmd(slurmd: &Path, dir: &Path, inv: &Inventory, records: &[GresLine]) -> (bool, String) {
     for rec in records {
         let paths: Vec<String> = rec
             .devices
@@ -161,7 +156,10 @@ fn slurmd_accepts_four_gpu_nvlink() {
 fn slurmd_accepts_eight_h100_nvswitch_with_core_topology() {
     let fake = Fake::fixture("h100_sxm_8x_nvswitch");
     write_cpu_topology(&fake.root, 2, 56, 2);
-    assert_eq!(text(&fake.detect().gres()[0].cores).as_deref(), Some("0-55"));
+    assert_eq!(
+        text(&fake.detect().gres()[0].cores).as_deref(),
+        Some("0-55")
+    );
     accept(&fake);
 }
 

@@ -66,5 +66,8 @@ fn a_rejected_unit_is_named_with_its_reason() {
     let (_, plan) = cluster_with(2, &raw);
     assert!(plan.render_error.is_none());
     let msg = plan.problems();
-    assert!(msg.contains("1 rejected (compute/99)") && msg.contains("reserved"), "{msg}");
+    assert!(
+        msg.contains("1 rejected (compute/99)") && msg.contains("reserved"),
+        "{msg}"
+    );
 }

@@ -92,16 +92,12 @@ pub fn any_json() -> impl Strategy<Value = Value> {
 /// Replaces every string in `v` by one drawn from `strings` (in order, cycling).
 fn replace_strings(v: &mut Value, strings: &[String], at: &mut usize) {
     match v {
-        Value::String(s) => {
-            if !strings.is_empty() {
-                *s = strings[*at % strings.len()].clone();
-                *at += 1;
-            }
+        Value::String(s) if !strings.is_empty() => {
+            *s = strings[*at % strings.len()].clone();
+            *at += 1;
         }
         Value::Array(a) => a.iter_mut().for_each(|x| replace_strings(x, strings, at)),
-        Value::Object(o) => o
-            .values_mut()
-            .for_each(|x| replace_strings(x, strings, at)),
+        Value::Object(o) => o.values_mut().for_each(|x| replace_strings(x, strings, at)),
         _ => {}
     }
 }
@@ -119,7 +115,14 @@ pub fn hostile_record() -> impl Strategy<Value = String> {
         }),
         (0u32..3, any_string(), any_json()).prop_map(|(gpus, key, value)| {
             let mut rec = valid_record("hostile-1", gpus, false);
-            let keys = ["NodeName", "CPUs", "RealMemory", "Gres", "Weight", "Features"];
+            let keys = [
+                "NodeName",
+                "CPUs",
+                "RealMemory",
+                "Gres",
+                "Weight",
+                "Features",
+            ];
             let k = keys[key.len() % keys.len()];
             rec["node_parameters"][k] = value;
             rec.to_string()

@@ -499,12 +499,20 @@ fn slurmctld_runs_with_one_hostile_unit() {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(status)) = ctld.0.try_wait() {
-                panic!("slurmctld exited ({status}) for hostile {hostile_raw}:\n{}\n{}", log(), out.slurm_conf);
+                panic!(
+                    "slurmctld exited ({status}) for hostile {hostile_raw}:\n{}\n{}",
+                    log(),
+                    out.slurm_conf
+                );
             }
             if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
                 break;
             }
-            assert!(Instant::now() < deadline, "slurmctld did not come up:\n{}", log());
+            assert!(
+                Instant::now() < deadline,
+                "slurmctld did not come up:\n{}",
+                log()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
         let shown = scontrol(&scontrol_bin, &path, &["show", "nodes"]).unwrap_or_default();

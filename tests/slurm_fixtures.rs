@@ -32,6 +32,19 @@ pub fn files(range: std::ops::Range<u32>) -> DeviceFiles {
     DeviceFiles::new(range.map(DevicePath::nvidia).collect()).unwrap()
 }
 
+/// A MIG instance record: `nvidia_a100_1g.5gb` on `/dev/nvidia0` with caps 21 and 22.
+pub fn mig_record() -> GresLine {
+    GresLine {
+        gres_type: Some("nvidia_a100_1g.5gb".parse().unwrap()),
+        devices: Some(slurm_charms::slurm::types::GresDevices::Multiple(
+            "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"
+                .parse()
+                .unwrap(),
+        )),
+        ..GresLine::new(slurm_charms::slurm::types::GresName::gpu())
+    }
+}
+
 /// A typed GPU record.
 pub fn gpu(gres_type: &str, files: DeviceFiles) -> GresLine {
     GresLine::gpu(gres_type.parse().unwrap(), files)

@@ -7,7 +7,7 @@ mod fixtures;
 use std::path::PathBuf;
 
 use fixtures::{big_cluster, cluster, files, nn};
-use slurm_charms::slurm::types::{GresDevices, GresName};
+use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
 fn golden(name: &str, actual: &str) {
@@ -74,15 +74,7 @@ fn gres_features() {
     strided.flags = vec!["nvidia_gpu_env".into()];
     let mut linked = fixtures::gpu("nvidia_h100_80gb_hbm3", files(1..2));
     linked.links = Some("-1,4".parse().unwrap());
-    let mig = GresLine {
-        gres_type: Some("nvidia_a100_1g.5gb".parse().unwrap()),
-        devices: Some(GresDevices::Multiple(
-            "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"
-                .parse()
-                .unwrap(),
-        )),
-        ..GresLine::new(GresName::gpu())
-    };
+    let mig = fixtures::mig_record();
     let mps = GresLine {
         count: Some(200),
         devices: Some(GresDevices::File(files(0..1))),

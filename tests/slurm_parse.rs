@@ -68,7 +68,10 @@ partitionname=p nodes=n[01-03] default=yes state=up
     assert_eq!(c.nodes[0].name, "n01");
     assert_eq!(c.nodes[1].real_memory, Some(1000));
     assert_eq!(c.nodes[1].reason.as_deref(), Some("hash # kept"));
-    assert_eq!(c.nodes[1].gres, [GresSpec::gpu("tesla_t4".parse().unwrap(), 1)]);
+    assert_eq!(
+        c.nodes[1].gres,
+        [GresSpec::gpu("tesla_t4".parse().unwrap(), 1)]
+    );
     assert_eq!((c.nodes[0].weight, c.nodes[2].weight), (None, Some(7)));
     let p = &c.partitions[0];
     assert!(p.default && p.state == Some(PartitionState::Up) && p.nodes.len() == 3);

@@ -140,7 +140,8 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
         let mut minor = 0;
         let mut records = Vec::new();
         for &(t, count) in &s.gpus {
-            n.gres.push(GresSpec::gpu(TYPES[t].parse().unwrap(), u64::from(count)));
+            n.gres
+                .push(GresSpec::gpu(TYPES[t].parse().unwrap(), u64::from(count)));
             let minors: Vec<u32> = (minor..minor + count).collect();
             let files = DeviceFiles::nvidia(&minors).unwrap();
             minor += count;

@@ -6,7 +6,9 @@ use slurm_charms::slurm::*;
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
 use fixtures::{cluster, files, gpu, nn, node};
-use slurm_charms::slurm::types::{DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName};
+use slurm_charms::slurm::types::{
+    DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
+};
 
 #[test]
 fn renders_expected_text() {
@@ -228,20 +230,18 @@ fn multiple_files_rules() {
         &[
             ("Name", "gpu"),
             ("File", "/dev/nvidia1"),
-            ("MultipleFiles", "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21"),
+            (
+                "MultipleFiles",
+                "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21",
+            ),
         ],
     );
-    assert!(matches!(both, Err(ConfigError::FileAndMultipleFiles { .. })));
+    assert!(matches!(
+        both,
+        Err(ConfigError::FileAndMultipleFiles { .. })
+    ));
     let mut gres = GresConf::default();
-    let ok = GresLine {
-        gres_type: Some("nvidia_a100_1g.5gb".parse().unwrap()),
-        devices: Some(GresDevices::Multiple(
-            "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"
-                .parse()
-                .unwrap(),
-        )),
-        ..GresLine::new(GresName::gpu())
-    };
+    let ok = fixtures::mig_record();
     gres.nodes.insert(nn("n1"), vec![ok]);
     let out = render_gres_conf(&gres).unwrap();
     assert!(out.contains(
@@ -335,7 +335,11 @@ fn injection_attempts_are_refused_with_key_and_value() {
     }
     // Values of vocabulary types cannot even be built with an injection in them.
     assert!(NodeName::try_from("cpu-1\nNodeName=evil").is_err());
-    assert!("Tesla T4".parse::<slurm_charms::slurm::types::GresType>().is_err());
+    assert!(
+        "Tesla T4"
+            .parse::<slurm_charms::slurm::types::GresType>()
+            .is_err()
+    );
     assert!(DeviceFiles::try_from("/dev/nvidia0 Name=x").is_err());
     let mut c = conf.clone();
     c.nodes[0]

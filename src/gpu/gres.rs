@@ -56,7 +56,8 @@ impl Inventory {
         for t in types {
             // (minors, cores) of the File= run being grown.
             let mut run: Option<(Vec<u32>, Option<CoreList>)> = None;
-            let flush = |run: &mut Option<(Vec<u32>, Option<CoreList>)>, out: &mut Vec<GresLine>| {
+            let flush = |run: &mut Option<(Vec<u32>, Option<CoreList>)>,
+                         out: &mut Vec<GresLine>| {
                 if let Some((minors, cores)) = run.take()
                     && let Some(files) = DeviceFiles::nvidia(&minors)
                 {

@@ -52,12 +52,8 @@ struct ClusterInfoWire {
     nhc_params: Option<String>,
 }
 
-fn invalid(field: &str, reason: impl Into<String>) -> InterfaceError {
-    InterfaceError::Invalid {
-        key: CLUSTER_INFO_KEY,
-        field: field.into(),
-        reason: reason.into(),
-    }
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
+    InterfaceError::invalid(CLUSTER_INFO_KEY, field, reason)
 }
 
 impl TryFrom<ClusterInfoWire> for ClusterInfo {

@@ -47,6 +47,17 @@ pub enum InterfaceError {
     },
 }
 
+impl InterfaceError {
+    /// [`InterfaceError::Invalid`] for `field` of the record under `key`.
+    pub fn invalid(key: &'static str, field: impl Into<String>, reason: impl Into<String>) -> Self {
+        InterfaceError::Invalid {
+            key,
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
 /// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`]
 /// naming the field's path (`gres[1].Type`).

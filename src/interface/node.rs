@@ -88,11 +88,7 @@ struct NodeParametersWire {
 }
 
 fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
-    InterfaceError::Invalid {
-        key: NODE_KEY,
-        field: field.into(),
-        reason: reason.into(),
-    }
+    InterfaceError::invalid(NODE_KEY, field, reason)
 }
 
 impl TryFrom<NodeRecordWire> for NodeRecord {
@@ -142,7 +138,11 @@ impl NodeRecord {
     /// no device file twice, and every check the renderer makes on one node
     /// ([`crate::slurm::check_slurm_conf`], [`crate::slurm::check_gres_conf`],
     /// [`crate::slurm::check_consistency`] on a cluster of this node alone).
-    pub fn new(node: NodeConf, new_node: bool, gres: Vec<GresLine>) -> Result<Self, InterfaceError> {
+    pub fn new(
+        node: NodeConf,
+        new_node: bool,
+        gres: Vec<GresLine>,
+    ) -> Result<Self, InterfaceError> {
         if node.state.is_some() || node.reason.is_some() {
             return Err(invalid(
                 "node_parameters",
@@ -152,10 +152,16 @@ impl NodeRecord {
         for (i, g) in gres.iter().enumerate() {
             let field = format!("gres[{i}]");
             if g.name != "gpu" {
-                return Err(invalid(field, format!("Name {}: only gpu GRES are carried", g.name)));
+                return Err(invalid(
+                    field,
+                    format!("Name {}: only gpu GRES are carried", g.name),
+                ));
             }
             if g.gres_type.is_none() {
-                return Err(invalid(field, "Type is missing (untyped GPUs are not carried)"));
+                return Err(invalid(
+                    field,
+                    "Type is missing (untyped GPUs are not carried)",
+                ));
             }
             if g.devices.is_none() {
                 return Err(invalid(field, "needs File or MultipleFiles"));
@@ -178,7 +184,11 @@ impl NodeRecord {
         let mut sets = std::collections::BTreeSet::new();
         for (i, g) in gres.iter().enumerate() {
             let twice = match &g.devices {
-                Some(GresDevices::File(f)) => f.files().iter().find(|p| !files.insert(*p)).map(|p| p.to_string()),
+                Some(GresDevices::File(f)) => f
+                    .files()
+                    .iter()
+                    .find(|p| !files.insert(*p))
+                    .map(|p| p.to_string()),
                 Some(GresDevices::Multiple(m)) => (!sets.insert(m)).then(|| m.to_string()),
                 None => None,
             };
@@ -209,7 +219,9 @@ impl NodeRecord {
         crate::slurm::check_consistency(&conf, &gres).map_err(|e| {
             invalid(
                 "node_parameters.Gres",
-                format!("{e} (Gres must match the gres records; Slurm would mark the node INVALID)"),
+                format!(
+                    "{e} (Gres must match the gres records; Slurm would mark the node INVALID)"
+                ),
             )
         })
     }
@@ -339,12 +351,20 @@ mod tests {
         assert!(err("{not json").contains("not valid JSON"));
         assert!(err("[]").contains("expected"), "{}", err("[]"));
         let wrong_type = REFERENCE.replace(r#""CPUs": "16""#, r#""CPUs": 16"#);
-        assert!(err(&wrong_type).contains("expected a string"), "{}", err(&wrong_type));
+        assert!(
+            err(&wrong_type).contains("expected a string"),
+            "{}",
+            err(&wrong_type)
+        );
         let gres_string = REFERENCE.replace(
             r#"["gpu:tesla_t4:2", "gpu:l40s:2"]"#,
             r#""gpu:tesla_t4:2,gpu:l40s:2""#,
         );
-        assert!(err(&gres_string).contains("expected a sequence"), "{}", err(&gres_string));
+        assert!(
+            err(&gres_string).contains("expected a sequence"),
+            "{}",
+            err(&gres_string)
+        );
         let injected = REFERENCE.replace(
             r#""Type": "tesla_t4""#,
             r#""Type": "t4\nSlurmctldProlog=/tmp/x""#,
@@ -378,7 +398,10 @@ mod tests {
     #[test]
     fn underscore_node_names_are_carried() {
         let raw = REFERENCE.replace(r#""NodeName": "node1""#, r#""NodeName": "gpu_node_2""#);
-        assert_eq!(NodeRecord::from_relation_value(&raw).unwrap().node_name(), "gpu_node_2");
+        assert_eq!(
+            NodeRecord::from_relation_value(&raw).unwrap().node_name(),
+            "gpu_node_2"
+        );
     }
 
     #[test]
@@ -386,7 +409,7 @@ mod tests {
         let raw = r#"{"node_parameters":{"NodeName":"n","Gres":["gpu:nvidia_a100_1g.5gb:2"]},"new_node":false,
           "gres":[{"Name":"gpu","Type":"nvidia_a100_1g.5gb","MultipleFiles":"/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"},
                   {"Name":"gpu","Type":"nvidia_a100_1g.5gb","MultipleFiles":"/dev/nvidia0,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31"}]}"#;
-        let rec = NodeRecord::from_relation_value(&raw).unwrap();
+        let rec = NodeRecord::from_relation_value(raw).unwrap();
         assert_eq!(rec.gres().len(), 2);
         let both = raw.replacen(
             r#""MultipleFiles""#,
@@ -394,7 +417,10 @@ mod tests {
             1,
         );
         assert!(err(&both).contains("mutually exclusive"), "{}", err(&both));
-        let same = raw.replace("cap30,/dev/nvidia-caps/nvidia-cap31", "cap21,/dev/nvidia-caps/nvidia-cap22");
+        let same = raw.replace(
+            "cap30,/dev/nvidia-caps/nvidia-cap31",
+            "cap21,/dev/nvidia-caps/nvidia-cap22",
+        );
         assert!(err(&same).contains("twice"), "{}", err(&same));
     }
 }

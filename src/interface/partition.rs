@@ -28,11 +28,7 @@ pub struct PartitionRecord {
 type Wire = BTreeMap<PartitionName, BTreeMap<String, String>>;
 
 fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
-    InterfaceError::Invalid {
-        key: PARTITION_KEY,
-        field: field.into(),
-        reason: reason.into(),
-    }
+    InterfaceError::invalid(PARTITION_KEY, field, reason)
 }
 
 impl TryFrom<Wire> for PartitionRecord {

@@ -20,7 +20,11 @@ pub(crate) struct GresLineWire {
     gres_type: Option<GresType>,
     #[serde(rename = "File", default, skip_serializing_if = "Option::is_none")]
     file: Option<DeviceFiles>,
-    #[serde(rename = "MultipleFiles", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "MultipleFiles",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     multiple_files: Option<MultipleFiles>,
     #[serde(rename = "Count", default, skip_serializing_if = "Option::is_none")]
     count: Option<String>,
@@ -52,7 +56,10 @@ impl TryFrom<GresLineWire> for GresLine {
             .transpose()?
             .map(GresCount::get);
         let flags = match &w.flags {
-            Some(f) => GresLine::from_pairs("<relation>", &[("Name", w.name.as_str()), ("Flags", f)])?.flags,
+            Some(f) => {
+                GresLine::from_pairs("<relation>", &[("Name", w.name.as_str()), ("Flags", f)])?
+                    .flags
+            }
             None => Vec::new(),
         };
         Ok(GresLine {

@@ -72,7 +72,9 @@ impl fmt::Display for NodeState {
 /// One entry of a node's `Gres=` list: `<name>[:<type>][:no_consume]:<count>`. The one type
 /// for a `Gres=` item: NVML inventory, relation data and slurm.conf all use it. Serialised as
 /// its text (`gpu:tesla_t4:2`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct GresSpec {
     /// GRES name, e.g. `gpu`.

@@ -7,13 +7,13 @@ use std::hash::{Hash, Hasher};
 
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
-use rustc_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
 use super::hostlist::{compress, natural_cmp, natural_key};
-use super::types::GresDevices;
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::slurm_conf::SlurmConf;
+use super::types::GresDevices;
+use rustc_hash::FxHashMap;
 
 /// First line of every rendered file.
 pub const HEADER: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n";

@@ -97,7 +97,12 @@ impl Plan {
         let mut msg = String::new();
         if let Some((who, why)) = self.rejected.first() {
             let n = self.rejected.len();
-            let names: Vec<&str> = self.rejected.iter().take(5).map(|(w, _)| w.as_str()).collect();
+            let names: Vec<&str> = self
+                .rejected
+                .iter()
+                .take(5)
+                .map(|(w, _)| w.as_str())
+                .collect();
             let more = if n > 5 { ", …" } else { "" };
             msg.push_str(&format!(
                 "; {n} rejected ({}{more}): {who}: {why}",

@@ -4,9 +4,9 @@ use super::facts::build_node_record;
 use super::observe::Observed;
 use crate::charms::util::{short, status};
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
+use crate::juju::backend::{Status, StatusKind};
 use crate::slurm::GresLine;
 use crate::slurm::types::{GresDevices, PartitionName};
-use crate::juju::backend::{Status, StatusKind};
 use crate::slurm::{OverrideScope, parse_overrides};
 use std::collections::BTreeMap;
 
@@ -132,8 +132,7 @@ pub fn desired(obs: &Observed) -> Desired {
         if obs.own_node_raw.as_deref() != Some(raw.as_str()) {
             publish_node = Some(raw);
         }
-        gres_changed =
-            published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
+        gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
     }
 
     let mut publish_partition = None;
@@ -142,9 +141,8 @@ pub fn desired(obs: &Observed) -> Desired {
             Ok(extra) => {
                 match PartitionName::try_from(obs.app_name.as_str())
                     .map_err(|e| e.to_string())
-                    .and_then(|name| {
-                        PartitionRecord::new(name, &extra).map_err(|e| e.to_string())
-                    }) {
+                    .and_then(|name| PartitionRecord::new(name, &extra).map_err(|e| e.to_string()))
+                {
                     Ok(rec) => {
                         let raw = rec.to_relation_value();
                         if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {

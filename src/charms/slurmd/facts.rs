@@ -2,19 +2,14 @@
 
 use crate::interface::InterfaceError;
 use crate::interface::NodeRecord;
+use crate::interface::node::NODE_PARAMETER_KEYS;
 use crate::slurm::types::NodeName;
 use crate::slurm::{GresLine, GresSpec, NodeConf};
 use std::collections::BTreeMap;
 
-/// Keys taken from `slurmd -C`; any other token on the line is ignored.
-pub const FACT_KEYS: &[&str] = &[
-    "CPUs",
-    "Boards",
-    "SocketsPerBoard",
-    "CoresPerSocket",
-    "ThreadsPerCore",
-    "RealMemory",
-];
+/// Keys taken from `slurmd -C` (the first six node parameters the relation carries); any
+/// other token on the line is ignored.
+pub const FACT_KEYS: &[&str] = NODE_PARAMETER_KEYS.split_at(6).0;
 
 /// What `slurmd -C` says about this node: its slurm.conf node line, parsed once with the
 /// slurm.conf parser's rules ([`NodeConf::set`]).
@@ -49,7 +44,8 @@ pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, String> {
     let node_name = node_name.ok_or("`slurmd -C` NodeName is missing")?;
     let mut node = NodeConf::new(node_name);
     for (k, v) in params {
-        node.set(k, v).map_err(|e| format!("`slurmd -C` {k}: {e}"))?;
+        node.set(k, v)
+            .map_err(|e| format!("`slurmd -C` {k}: {e}"))?;
     }
     if node.real_memory.is_none() {
         return Err("`slurmd -C` printed no RealMemory".into());
@@ -100,10 +96,12 @@ pub fn build_node_record(
     let mut node = facts.node.clone();
     node.mem_spec_limit = Some(mem_spec_limit(node.real_memory.unwrap_or(0)));
     for (k, v) in &overrides.params {
-        node.set(k, v).map_err(|e| InterfaceError::Invalid {
-            key: crate::interface::NODE_KEY,
-            field: format!("node_parameters.{k}"),
-            reason: e.to_string(),
+        node.set(k, v).map_err(|e| {
+            InterfaceError::invalid(
+                crate::interface::NODE_KEY,
+                format!("node_parameters.{k}"),
+                e.to_string(),
+            )
         })?;
     }
     node.gres = gres_specs(&gres);
@@ -158,7 +156,10 @@ mod tests {
         t4.cores = Some("0-1".parse().unwrap());
         vec![
             t4,
-            GresLine::gpu("nvidia_l40s".parse().unwrap(), "/dev/nvidia3".parse().unwrap()),
+            GresLine::gpu(
+                "nvidia_l40s".parse().unwrap(),
+                "/dev/nvidia3".parse().unwrap(),
+            ),
         ]
     }
 

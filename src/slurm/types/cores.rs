@@ -40,29 +40,11 @@ impl TryFrom<&str> for CoreList {
     }
 }
 
-impl TryFrom<String> for CoreList {
-    type Error = VocabError;
-    fn try_from(value: String) -> Result<Self, VocabError> {
-        Self::try_from(value.as_str())
-    }
-}
-
-impl std::str::FromStr for CoreList {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(CoreList);
 
 impl std::fmt::Display for CoreList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&hostlist::format_ranges(&self.0))
-    }
-}
-
-impl From<CoreList> for String {
-    fn from(value: CoreList) -> String {
-        value.to_string()
     }
 }
 

@@ -22,8 +22,7 @@ fn check_device_path(value: &str) -> Result<(), VocabError> {
             !c.is_empty()
                 && c != "."
                 && c != ".."
-                && c
-                    .bytes()
+                && c.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'.'))
         });
     if !ok {
@@ -129,29 +128,11 @@ impl TryFrom<&str> for DeviceFiles {
     }
 }
 
-impl TryFrom<String> for DeviceFiles {
-    type Error = VocabError;
-    fn try_from(value: String) -> Result<Self, VocabError> {
-        Self::try_from(value.as_str())
-    }
-}
-
-impl std::str::FromStr for DeviceFiles {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(DeviceFiles);
 
 impl std::fmt::Display for DeviceFiles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&hostlist::compress(&self.0))
-    }
-}
-
-impl From<DeviceFiles> for String {
-    fn from(value: DeviceFiles) -> String {
-        value.to_string()
     }
 }
 
@@ -173,7 +154,10 @@ impl MultipleFiles {
             return Err(VocabError::new(
                 "MultipleFiles",
                 &shown,
-                format!("names {} files; one MIG instance has 2 or more", files.len()),
+                format!(
+                    "names {} files; one MIG instance has 2 or more",
+                    files.len()
+                ),
             ));
         }
         for (i, f) in files.iter().enumerate() {
@@ -207,19 +191,7 @@ impl TryFrom<&str> for MultipleFiles {
     }
 }
 
-impl TryFrom<String> for MultipleFiles {
-    type Error = VocabError;
-    fn try_from(value: String) -> Result<Self, VocabError> {
-        Self::try_from(value.as_str())
-    }
-}
-
-impl std::str::FromStr for MultipleFiles {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(MultipleFiles);
 
 impl std::fmt::Display for MultipleFiles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -230,12 +202,6 @@ impl std::fmt::Display for MultipleFiles {
             f.write_str(p)?;
         }
         Ok(())
-    }
-}
-
-impl From<MultipleFiles> for String {
-    fn from(value: MultipleFiles) -> String {
-        value.to_string()
     }
 }
 
@@ -287,7 +253,10 @@ mod tests {
         ] {
             assert!(DeviceFiles::try_from(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(DeviceFiles::nvidia(&[1, 0, 1]).unwrap().to_string(), "/dev/nvidia[0-1]");
+        assert_eq!(
+            DeviceFiles::nvidia(&[1, 0, 1]).unwrap().to_string(),
+            "/dev/nvidia[0-1]"
+        );
         assert!(DeviceFiles::nvidia(&[]).is_none());
     }
 

@@ -103,12 +103,7 @@ impl TryFrom<&str> for GresCount {
     }
 }
 
-impl std::str::FromStr for GresCount {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(GresCount);
 
 impl std::fmt::Display for GresCount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -126,11 +121,24 @@ mod tests {
         for no in ["", "GPU", "1gpu", "g-pu", "gpu:t4"] {
             assert!(GresName::try_from(no).is_err(), "{no:?}");
         }
-        for ok in ["tesla_t4", "nvidia_a100-sxm4-80gb", "nvidia_a100_1g.5gb", "h100"] {
+        for ok in [
+            "tesla_t4",
+            "nvidia_a100-sxm4-80gb",
+            "nvidia_a100_1g.5gb",
+            "h100",
+        ] {
             GresType::try_from(ok).unwrap();
         }
         for no in [
-            "Tesla_T4", "tesla t4", "t4:1", "", "123", "___", "no_consume", "a,b", "t4+x",
+            "Tesla_T4",
+            "tesla t4",
+            "t4:1",
+            "",
+            "123",
+            "___",
+            "no_consume",
+            "a,b",
+            "t4+x",
         ] {
             assert!(GresType::try_from(no).is_err(), "{no:?}");
         }

@@ -39,7 +39,11 @@ impl TryFrom<&str> for LinksRow {
                     .ok()
                     .filter(|_| !l.starts_with('+'))
                     .ok_or_else(|| {
-                        VocabError::new("Links", value, "expected a comma list of -1, 0 or link counts")
+                        VocabError::new(
+                            "Links",
+                            value,
+                            "expected a comma list of -1, 0 or link counts",
+                        )
                     })
             })
             .collect::<Result<_, _>>()?;
@@ -47,19 +51,7 @@ impl TryFrom<&str> for LinksRow {
     }
 }
 
-impl TryFrom<String> for LinksRow {
-    type Error = VocabError;
-    fn try_from(value: String) -> Result<Self, VocabError> {
-        Self::try_from(value.as_str())
-    }
-}
-
-impl std::str::FromStr for LinksRow {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(LinksRow);
 
 impl std::fmt::Display for LinksRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,12 +62,6 @@ impl std::fmt::Display for LinksRow {
             write!(f, "{l}")?;
         }
         Ok(())
-    }
-}
-
-impl From<LinksRow> for String {
-    fn from(value: LinksRow) -> String {
-        value.to_string()
     }
 }
 

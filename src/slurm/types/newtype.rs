@@ -84,3 +84,30 @@ macro_rules! string_newtype {
         }
     };
 }
+
+/// Declares the conversions of a vocabulary type parsed from text by its `TryFrom<&str>` and
+/// written by its `Display`: `TryFrom<String>`, `FromStr`, and `From<T> for String` (so serde
+/// can use `try_from = "String", into = "String"`).
+macro_rules! parsed_newtype {
+    ($ty:ident) => {
+        impl TryFrom<String> for $ty {
+            type Error = $crate::slurm::types::VocabError;
+            fn try_from(value: String) -> Result<Self, Self::Error> {
+                Self::try_from(value.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = $crate::slurm::types::VocabError;
+            fn from_str(value: &str) -> Result<Self, Self::Err> {
+                Self::try_from(value)
+            }
+        }
+
+        impl From<$ty> for String {
+            fn from(value: $ty) -> String {
+                value.to_string()
+            }
+        }
+    };
+}

@@ -86,12 +86,7 @@ impl TryFrom<&str> for Hostlist {
     }
 }
 
-impl std::str::FromStr for Hostlist {
-    type Err = VocabError;
-    fn from_str(value: &str) -> Result<Self, VocabError> {
-        Self::try_from(value)
-    }
-}
+parsed_newtype!(Hostlist);
 
 impl std::fmt::Display for Hostlist {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -17,7 +17,8 @@ pub(crate) fn check_name(what: &'static str, value: &str) -> Result<(), VocabErr
         return bad("a name has 1 to 255 characters");
     }
     if let Some(c) = value.chars().find(|c| {
-        !c.is_ascii_graphic() || matches!(c, '#' | '=' | '"' | '\'' | '`' | '\\' | ',' | ':')
+        !c.is_ascii_graphic()
+            || matches!(c, '#' | '=' | '"' | '\'' | '`' | '\\' | ',' | ':')
             || matches!(c, '[' | ']' | '(' | ')')
     }) {
         return bad(&format!(
@@ -45,7 +46,9 @@ mod tests {
         for ok in ["slurmd", "gpu-a100", "batch_1"] {
             PartitionName::try_from(ok).unwrap();
         }
-        for no in ["", "a b", "a,b", "a:b", "DEFAULT", "all", "a\nb", "a=b", "p[1]"] {
+        for no in [
+            "", "a b", "a,b", "a:b", "DEFAULT", "all", "a\nb", "a=b", "p[1]",
+        ] {
             assert!(PartitionName::try_from(no).is_err(), "{no:?}");
         }
     }
