@@ -318,6 +318,27 @@ fn start_ctld(
     )
 }
 
+/// Waits until `scontrol ping` says UP; panics with the log and `context` when slurmctld
+/// exits or a minute passes.
+fn wait_up(ctld: &mut Ctld, scontrol_bin: &Path, conf: &Path, dir: &Path, context: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let log = || std::fs::read_to_string(dir.join("slurmctld.out")).unwrap_or_default();
+    loop {
+        if let Ok(Some(status)) = ctld.0.try_wait() {
+            panic!("slurmctld exited ({status}):\n{}\n{context}", log());
+        }
+        if scontrol(scontrol_bin, conf, &["ping"]).is_some_and(|s| s.contains("UP")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slurmctld did not come up:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn scontrol(bin: &Path, conf: &Path, args: &[&str]) -> Option<String> {
     let o = Command::new("timeout")
         .arg("20")
@@ -366,26 +387,8 @@ fn slurmctld_runs_on_rendered_slurm_conf() {
         &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
         private,
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
     let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
-    loop {
-        if let Ok(Some(status)) = ctld.0.try_wait() {
-            panic!(
-                "slurmctld exited ({status}):\n{}\n{}",
-                log(),
-                out.slurm_conf
-            );
-        }
-        if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "slurmctld did not come up:\n{}",
-            log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_up(&mut ctld, &scontrol_bin, &path, dir.path(), &out.slurm_conf);
     let show = |what: &[&str]| scontrol(&scontrol_bin, &path, what).unwrap_or_default();
     let n1 = show(&["show", "node", "gpu-1"]);
     assert!(n1.contains("Gres=gpu:tesla_t4:2,gpu:nvidia_l40s:2"), "{n1}");
@@ -496,25 +499,8 @@ fn slurmctld_runs_with_one_hostile_unit() {
         let names: Vec<&str> = plan.nodes.keys().map(String::as_str).collect();
         let mut ctld = start_ctld(&slurmctld, dir.path(), &path, &names, private);
         let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(Some(status)) = ctld.0.try_wait() {
-                panic!(
-                    "slurmctld exited ({status}) for hostile {hostile_raw}:\n{}\n{}",
-                    log(),
-                    out.slurm_conf
-                );
-            }
-            if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "slurmctld did not come up:\n{}",
-                log()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let context = format!("hostile {hostile_raw}:\n{}", out.slurm_conf);
+        wait_up(&mut ctld, &scontrol_bin, &path, dir.path(), &context);
         let shown = scontrol(&scontrol_bin, &path, &["show", "nodes"]).unwrap_or_default();
         for name in &names {
             assert!(

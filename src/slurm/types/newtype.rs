@@ -1,5 +1,17 @@
 //! The boilerplate shared by the string-backed vocabulary types.
 
+/// `FromStr` through the type's `TryFrom<&str>`.
+macro_rules! from_str_via_try_from {
+    ($ty:ident) => {
+        impl std::str::FromStr for $ty {
+            type Err = $crate::slurm::types::VocabError;
+            fn from_str(value: &str) -> Result<Self, Self::Err> {
+                Self::try_from(value)
+            }
+        }
+    };
+}
+
 /// Declares the conversions of a string newtype whose only constructor is `$check`
 /// (`fn(&str) -> Result<(), VocabError>`): `TryFrom<String>`, `TryFrom<&str>`, `FromStr`,
 /// serde through those, `Display`, `Deref<Target = str>`, comparisons with `str`.
@@ -33,12 +45,7 @@ macro_rules! string_newtype {
             }
         }
 
-        impl std::str::FromStr for $ty {
-            type Err = $crate::slurm::types::VocabError;
-            fn from_str(value: &str) -> Result<Self, Self::Err> {
-                Self::try_from(value)
-            }
-        }
+        from_str_via_try_from!($ty);
 
         impl From<$ty> for String {
             fn from(value: $ty) -> String {
@@ -97,12 +104,7 @@ macro_rules! parsed_newtype {
             }
         }
 
-        impl std::str::FromStr for $ty {
-            type Err = $crate::slurm::types::VocabError;
-            fn from_str(value: &str) -> Result<Self, Self::Err> {
-                Self::try_from(value)
-            }
-        }
+        from_str_via_try_from!($ty);
 
         impl From<$ty> for String {
             fn from(value: $ty) -> String {
