@@ -38,20 +38,8 @@ fn push_kv(out: &mut String, key: &str, value: &str) {
 }
 
 /// Appends a decimal number without going through `core::fmt`.
-fn push_u64(out: &mut String, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for &b in &buf[i..] {
-        out.push(char::from(b));
-    }
+fn push_u64(out: &mut String, v: u64) {
+    super::hostlist::push_num(out, v, 0);
 }
 
 fn push_num(out: &mut String, key: &str, value: u64) {

@@ -11,7 +11,8 @@ fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::invalid(key, value, reason)
 }
 
-fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError> {
+/// Non-empty and at most [`MAX_VALUE_LEN`] bytes.
+fn check_len(key: &str, value: &str) -> Result<(), ConfigError> {
     if value.is_empty() {
         return Err(bad(key, value, "must not be empty"));
     }
@@ -22,6 +23,11 @@ fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError
             format!("longer than {MAX_VALUE_LEN} bytes"),
         ));
     }
+    Ok(())
+}
+
+fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError> {
+    check_len(key, value)?;
     for (i, c) in value.char_indices() {
         let reason = match c {
             c if c.is_whitespace() => "whitespace is not allowed",
@@ -54,16 +60,7 @@ pub fn validate_value(key: &str, value: &str) -> Result<(), ConfigError> {
 /// Free text written quoted (`Reason="..."`): no control characters (so no newline) and no
 /// `"`. `#` and `\` are allowed; the renderer escapes them.
 pub fn validate_text(key: &str, value: &str) -> Result<(), ConfigError> {
-    if value.is_empty() {
-        return Err(bad(key, value, "must not be empty"));
-    }
-    if value.len() > MAX_VALUE_LEN {
-        return Err(bad(
-            key,
-            value,
-            format!("longer than {MAX_VALUE_LEN} bytes"),
-        ));
-    }
+    check_len(key, value)?;
     if value.chars().any(char::is_control) {
         return Err(bad(
             key,
