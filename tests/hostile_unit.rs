@@ -71,3 +71,33 @@ fn a_rejected_unit_is_named_with_its_reason() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_second_application_claiming_a_partition_is_rejected_alone() {
+    use slurm_charms::charms::slurmctld::cache::CachedRelation;
+    use slurm_charms::charms::slurmctld::desired::plan;
+    let (mut cache, _) = cluster_with(2, "{}");
+    let raw = hostile::valid_record("other-1", 0, false).to_string();
+    let node = cache.ingest_node(&raw);
+    cache.relations.insert(
+        "slurmd:2".into(),
+        CachedRelation {
+            endpoint: "slurmd".into(),
+            id: 2,
+            app: "other".into(),
+            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
+            units: [("other/0".to_string(), node)].into(),
+            cluster_info_published: None,
+        },
+    );
+    let plan = plan(&hostile::settings(), &cache);
+    assert_eq!(plan.render_error, None);
+    assert!(
+        plan.problems()
+            .contains("already published by application compute"),
+        "{}",
+        plan.problems()
+    );
+    let conf = parse_slurm_conf(&plan.slurm_conf.unwrap(), "slurm.conf").unwrap();
+    assert_eq!(conf.nodes.len(), 2);
+}

@@ -138,6 +138,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
+    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
     let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
 
@@ -158,6 +159,24 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 }
             },
         };
+        // One partition name, one application: a second claim is that application's problem
+        // alone (slurmctld refuses a partition defined twice).
+        match claimed.entry(partition.name().to_string()) {
+            std::collections::btree_map::Entry::Occupied(first) => {
+                rejected.push((
+                    rel.app.clone(),
+                    format!(
+                        "partition {} is already published by application {}",
+                        partition.name(),
+                        first.get()
+                    ),
+                ));
+                continue;
+            }
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(rel.app.clone());
+            }
+        }
         let mut part = partition.partition().clone();
         let mut units: Vec<_> = rel.units.iter().collect();
         units.sort_by_cached_key(|(unit, _)| natural_key(unit));
