@@ -93,10 +93,12 @@ fn a_second_application_claiming_a_partition_is_rejected_alone() {
     let plan = plan(&hostile::settings(), &cache);
     assert_eq!(plan.render_error, None);
     assert!(
-        plan.problems()
-            .contains("already published by application compute"),
-        "{}",
-        plan.problems()
+        plan.rejected
+            .iter()
+            .any(|(who, why)| who == "other"
+                && why.contains("already published by application compute")),
+        "{:?}",
+        plan.rejected
     );
     let conf = parse_slurm_conf(&plan.slurm_conf.unwrap(), "slurm.conf").unwrap();
     assert_eq!(conf.nodes.len(), 2);
