@@ -247,7 +247,7 @@ fn bad_data_from_one_unit_leaves_only_that_node_out() {
         let (st, msg) = c.status("slurmctld/0");
         assert_eq!(st, "active");
         assert!(
-            msg.starts_with("2 nodes, 2 GPUs") && msg.contains("rejected slurmd/1"),
+            msg.starts_with("2 nodes, 2 GPUs") && msg.contains("1 rejected (slurmd/1)"),
             "{msg}"
         );
         assert!(msg.contains(why), "{why}: {msg}");

@@ -170,7 +170,7 @@ fn node_configures_itself_from_cluster_info() {
     );
     let node =
         NodeRecord::from_relation_value(&out.relation(&rel).local_unit_data["node"]).unwrap();
-    assert!(node.new_node);
+    assert!(node.new_node());
     assert_eq!(out.commands_run, FIRST_CONFIGURE);
     assert_eq!(out.status.unwrap().kind, StatusKind::Active);
 }
@@ -197,7 +197,7 @@ fn node_configured_action_contributes_to_the_same_hook() {
     assert_eq!(out.unit_state["new-node"], "false");
     let node =
         NodeRecord::from_relation_value(&out.relation(&rel).local_unit_data["node"]).unwrap();
-    assert!(!node.new_node);
+    assert!(!node.new_node());
     assert_eq!(
         out.action_results["message"],
         "n0 leaves DownNodes; slurmctld resumes it"

@@ -218,9 +218,9 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     )
     .unwrap();
     let node = NodeRecord::from_relation_value(&be.local_unit_data(&rel)["node"]).unwrap();
-    assert_eq!(node.node_parameters.node_name, "n1");
-    assert_eq!(node.node_parameters.params["MemSpecLimit"], "750");
-    assert!(node.new_node);
+    assert_eq!(node.node_name(), "n1");
+    assert_eq!(node.node().mem_spec_limit, Some(750));
+    assert!(node.new_node());
     assert_eq!(
         be.local_app_data(&rel)["partition"],
         r#"{"slurmd":{"State":"UP"}}"#

@@ -3,8 +3,8 @@
 #[path = "fixtures/gpu/support.rs"]
 mod support;
 
-use slurm_charms::gpu::{GresFiles, GresRecord};
-use support::{Fake, config, device};
+use slurm_charms::slurm::GresLine;
+use support::{Fake, conf_line, config, device, file_spec, text};
 
 #[test]
 fn two_t4_make_one_grouped_record() {
@@ -24,14 +24,15 @@ fn two_t4_make_one_grouped_record() {
     assert_eq!(g.mig, None);
     assert_eq!(
         inv.gres(),
-        vec![GresRecord {
-            type_name: "tesla_t4".into(),
-            files: GresFiles::Devices(vec![0, 1]),
-            cores: Some("0-1".into()),
-            links: None,
+        vec![GresLine {
+            cores: Some("0-1".parse().unwrap()),
+            ..GresLine::gpu(
+                "tesla_t4".parse().unwrap(),
+                "/dev/nvidia[0-1]".parse().unwrap()
+            )
         }]
     );
-    assert_eq!(inv.gres()[0].file_spec(), "/dev/nvidia[0-1]");
+    assert_eq!(file_spec(&inv.gres()[0]), "/dev/nvidia[0-1]");
     assert_eq!(inv.gres_strings(), vec!["gpu:tesla_t4:2"]);
 }
 
@@ -59,8 +60,8 @@ fn device_file_comes_from_the_minor_not_the_index() {
     assert_eq!(inv.gpus[0].device_file(), "/dev/nvidia3");
     let gres = inv.gres();
     assert_eq!(gres.len(), 1);
-    assert_eq!(gres[0].file_spec(), "/dev/nvidia[0,3,7]");
-    assert_eq!(gres[0].count(), 3);
+    assert_eq!(file_spec(&gres[0]), "/dev/nvidia[0,3,7]");
+    assert_eq!(gres[0].device_count(), 3);
 }
 
 #[test]
@@ -68,7 +69,7 @@ fn mixed_models_are_grouped_per_type_in_pci_order() {
     let fake = Fake::fixture("mixed");
     let inv = fake.detect();
     let gres = inv.gres();
-    let lines: Vec<String> = gres.iter().map(|r| r.conf_line("node1")).collect();
+    let lines: Vec<String> = gres.iter().map(|r| conf_line(r, "node1")).collect();
     assert_eq!(
         lines,
         vec![
@@ -115,7 +116,7 @@ fn affinity_over_two_sockets_splits_records_per_device() {
     // without topology the CPU ids are used as they are
     let raw = fake.detect();
     assert_eq!(raw.gpus[0].cores, Some(vec![0, 1, 2, 3, 8, 9, 10, 11]));
-    let lines: Vec<String> = raw.gres().iter().map(|r| r.conf_line("n")).collect();
+    let lines: Vec<String> = raw.gres().iter().map(|r| conf_line(r, "n")).collect();
     assert_eq!(
         lines,
         vec![
@@ -129,7 +130,7 @@ fn affinity_over_two_sockets_splits_records_per_device() {
     let inv = fake.detect();
     assert_eq!(inv.gpus[0].cores, Some(vec![0, 1, 2, 3]));
     assert_eq!(inv.gpus[3].cores, Some(vec![4, 5, 6, 7]));
-    let cores: Vec<Option<String>> = inv.gres().into_iter().map(|r| r.cores).collect();
+    let cores: Vec<Option<String>> = inv.gres().iter().map(|r| text(&r.cores)).collect();
     assert_eq!(
         cores,
         vec![Some("0-3".to_string()), Some("4-7".to_string())]
@@ -146,8 +147,8 @@ fn devices_of_one_type_with_different_cores_are_not_grouped() {
     let specs: Vec<(String, Option<String>)> = fake
         .detect()
         .gres()
-        .into_iter()
-        .map(|r| (r.file_spec(), r.cores))
+        .iter()
+        .map(|r| (file_spec(r), text(&r.cores)))
         .collect();
     assert_eq!(
         specs,

@@ -3,7 +3,8 @@
 #[path = "fixtures/gpu/support.rs"]
 mod support;
 
-use slurm_charms::gpu::{Finding, GresFiles};
+use slurm_charms::gpu::Finding;
+use slurm_charms::slurm::types::{GresDevices, MultipleFiles};
 use support::{Fake, ci_minor, gi_minor, mig_minors_text};
 
 const MIG_MINORS: &str = "proc/driver/nvidia-caps/mig-minors";
@@ -14,6 +15,10 @@ fn caps(g: u32, gi: u32, ci: u32) -> Vec<String> {
         format!("/dev/nvidia-caps/nvidia-cap{}", gi_minor(g, gi)),
         format!("/dev/nvidia-caps/nvidia-cap{}", ci_minor(g, gi, ci)),
     ]
+}
+
+fn multiple(files: Vec<String>) -> MultipleFiles {
+    files.join(",").parse().unwrap()
 }
 
 #[test]
@@ -28,11 +33,11 @@ fn a100_mig_instances_and_a_plain_a100() {
     assert_eq!(mig[0].slurm_type, "nvidia_a100_3g.20gb");
     assert_eq!(mig[0].uuid, "MIG-3a3a0000-0000-5000-8000-000000000002");
     assert_eq!(mig[0].gpu_instance_id, 2);
-    assert_eq!(mig[0].files, caps(0, 2, 0));
+    assert_eq!(mig[0].files, multiple(caps(0, 2, 0)));
     assert_eq!(inv.gpus[1].mig, None);
 
     let gres = inv.gres();
-    let lines: Vec<String> = gres.iter().map(|r| r.conf_line("n")).collect();
+    let lines: Vec<String> = gres.iter().map(|r| support::conf_line(r, "n")).collect();
     let f = |gi| caps(0, gi, 0).join(",");
     assert_eq!(
         lines,
@@ -57,7 +62,7 @@ fn a100_mig_instances_and_a_plain_a100() {
                 .to_string(),
         ]
     );
-    assert!(gres.iter().all(|r| r.file_spec() != "/dev/nvidia0"));
+    assert!(gres.iter().all(|r| support::file_spec(r) != "/dev/nvidia0"));
     assert_eq!(
         inv.gres_strings(),
         vec![
@@ -75,7 +80,11 @@ fn h100_mig_with_gaps_between_mig_indexes() {
     fake.write_host_file(MIG_MINORS, &mig_minors_text(1));
     let inv = fake.detect();
     assert!(inv.findings.is_empty(), "{:?}", inv.findings);
-    let types: Vec<String> = inv.gres().into_iter().map(|r| r.type_name).collect();
+    let types: Vec<String> = inv
+        .gres()
+        .iter()
+        .filter_map(|r| support::text(&r.gres_type))
+        .collect();
     assert_eq!(
         types,
         [
@@ -85,8 +94,11 @@ fn h100_mig_with_gaps_between_mig_indexes() {
         ]
     );
     let last = &inv.gres()[2];
-    assert_eq!(last.files, GresFiles::Multiple(caps(0, 13, 0)));
-    assert_eq!(last.count(), 1);
+    assert_eq!(
+        last.devices,
+        Some(GresDevices::Multiple(multiple(caps(0, 13, 0))))
+    );
+    assert_eq!(last.device_count(), 1);
 }
 
 #[test]

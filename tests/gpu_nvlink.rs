@@ -18,7 +18,11 @@ fn four_gpu_all_to_all_gives_four_links_per_peer() {
             vec![4, 4, 4, -1],
         ]
     );
-    let lines: Vec<String> = inv.gres().iter().map(|r| r.conf_line("n")).collect();
+    let lines: Vec<String> = inv
+        .gres()
+        .iter()
+        .map(|r| support::conf_line(r, "n"))
+        .collect();
     assert_eq!(
         lines,
         vec![
@@ -40,9 +44,18 @@ fn eight_gpu_nvswitch_links_reach_switches_so_slurm_sees_none() {
     assert_eq!(inv.gpus[5].links, Some(vec![0, 0, 0, 0, 0, -1, 0, 0]));
     let gres = inv.gres();
     assert_eq!(gres.len(), 8, "Links differ per device, so one record each");
-    assert_eq!(gres[0].cores.as_deref(), Some("0-55,112-167"));
-    assert_eq!(gres[7].cores.as_deref(), Some("56-111,168-223"));
-    assert_eq!(gres[7].links.as_deref(), Some("0,0,0,0,0,0,0,-1"));
+    assert_eq!(
+        support::text(&gres[0].cores).as_deref(),
+        Some("0-55,112-167")
+    );
+    assert_eq!(
+        support::text(&gres[7].cores).as_deref(),
+        Some("56-111,168-223")
+    );
+    assert_eq!(
+        support::text(&gres[7].links).as_deref(),
+        Some("0,0,0,0,0,0,0,-1")
+    );
     assert_eq!(inv.gres_strings(), vec!["gpu:nvidia_h100_80gb_hbm3:8"]);
 }
 
@@ -58,8 +71,8 @@ fn links_follow_pci_order_not_nvml_index() {
     assert_eq!(inv.gpus[1].links, Some(vec![-1, 2]));
     let specs: Vec<(String, Option<String>)> = inv
         .gres()
-        .into_iter()
-        .map(|r| (r.file_spec(), r.links))
+        .iter()
+        .map(|r| (support::file_spec(r), support::text(&r.links)))
         .collect();
     assert_eq!(
         specs,

@@ -10,8 +10,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use slurm_charms::gpu::{GresFiles, GresRecord, Inventory};
-use support::{Fake, mig_minors_text, write_cpu_topology};
+use slurm_charms::gpu::Inventory;
+use slurm_charms::slurm::GresLine;
+use support::{Fake, conf_line, file_spec, mig_minors_text, text, write_cpu_topology};
 
 const NODE: &str = "gpunode";
 
@@ -52,19 +53,14 @@ fn relocate(text: &str, dir: &Path) -> String {
 }
 
 /// Runs `slurmd -G` on the rendered config; returns (exit ok, stderr).
-fn run_slurmd(
-    slurmd: &Path,
-    dir: &Path,
-    inv: &Inventory,
-    records: &[GresRecord],
-) -> (bool, String) {
+fn run_slurmd(slurmd: &Path, dir: &Path, inv: &Inventory, records: &[GresLine]) -> (bool, String) {
     for rec in records {
-        let paths: Vec<String> = match &rec.files {
-            GresFiles::Devices(minors) => {
-                minors.iter().map(|m| format!("/dev/nvidia{m}")).collect()
-            }
-            GresFiles::Multiple(p) => p.clone(),
-        };
+        let paths: Vec<String> = rec
+            .devices
+            .iter()
+            .flat_map(|d| d.paths())
+            .map(ToString::to_string)
+            .collect();
         for p in paths {
             let target = PathBuf::from(relocate(&p, dir));
             std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -75,7 +71,7 @@ fn run_slurmd(
     }
     let gres_conf: String = records
         .iter()
-        .map(|r| relocate(&r.conf_line(NODE), dir) + "\n")
+        .map(|r| relocate(&conf_line(r, NODE), dir) + "\n")
         .collect();
     std::fs::write(dir.join("gres.conf"), gres_conf).unwrap();
     let slurm_conf = format!(
@@ -101,16 +97,16 @@ fn run_slurmd(
     )
 }
 
-fn expected(records: &[GresRecord], dir: &Path) -> Vec<Printed> {
+fn expected(records: &[GresLine], dir: &Path) -> Vec<Printed> {
     records
         .iter()
         .map(|r| {
             (
-                r.type_name.clone(),
-                r.count().to_string(),
-                relocate(&r.file_spec(), dir),
-                r.cores.clone(),
-                r.links.clone(),
+                text(&r.gres_type).unwrap_or_default(),
+                r.device_count().to_string(),
+                relocate(&file_spec(r), dir),
+                text(&r.cores),
+                text(&r.links),
             )
         })
         .collect()
@@ -160,7 +156,10 @@ fn slurmd_accepts_four_gpu_nvlink() {
 fn slurmd_accepts_eight_h100_nvswitch_with_core_topology() {
     let fake = Fake::fixture("h100_sxm_8x_nvswitch");
     write_cpu_topology(&fake.root, 2, 56, 2);
-    assert_eq!(fake.detect().gres()[0].cores.as_deref(), Some("0-55"));
+    assert_eq!(
+        text(&fake.detect().gres()[0].cores).as_deref(),
+        Some("0-55")
+    );
     accept(&fake);
 }
 

@@ -5,12 +5,15 @@
 
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
+#[path = "hostile_unit_support.rs"]
+mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use fixtures::cluster;
+use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
 /// Whether a skip must fail the test (CI).
@@ -70,7 +73,17 @@ fn make_devices(dir: &Path, n: u32) -> bool {
 
 /// The fixture cluster, pointed at a scratch directory, ports and this host.
 fn scratch_cluster(dir: &Path, node_addr: bool) -> (SlurmConf, GresConf) {
-    let (mut conf, mut gres) = cluster();
+    let (conf, gres) = cluster();
+    scratchify(conf, gres, dir, node_addr)
+}
+
+/// A cluster pointed at a scratch directory, ports and this host.
+fn scratchify(
+    mut conf: SlurmConf,
+    mut gres: GresConf,
+    dir: &Path,
+    node_addr: bool,
+) -> (SlurmConf, GresConf) {
     conf.slurmctld_hosts = vec![format!("{}(127.0.0.1)", short_hostname())];
     let d = dir.display();
     for (k, v) in [
@@ -96,8 +109,9 @@ fn scratch_cluster(dir: &Path, node_addr: bool) -> (SlurmConf, GresConf) {
     }
     for records in gres.nodes.values_mut() {
         for r in records {
-            for f in &mut r.files {
-                *f = f.replace("/dev/", &format!("{d}/"));
+            if let Some(files) = r.files() {
+                let moved = files.to_string().replace("/dev/", &format!("{d}/"));
+                r.devices = Some(GresDevices::File(moved.parse().unwrap()));
             }
         }
     }
@@ -304,6 +318,27 @@ fn start_ctld(
     )
 }
 
+/// Waits until `scontrol ping` says UP; panics with the log and `context` when slurmctld
+/// exits or a minute passes.
+fn wait_up(ctld: &mut Ctld, scontrol_bin: &Path, conf: &Path, dir: &Path, context: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let log = || std::fs::read_to_string(dir.join("slurmctld.out")).unwrap_or_default();
+    loop {
+        if let Ok(Some(status)) = ctld.0.try_wait() {
+            panic!("slurmctld exited ({status}):\n{}\n{context}", log());
+        }
+        if scontrol(scontrol_bin, conf, &["ping"]).is_some_and(|s| s.contains("UP")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slurmctld did not come up:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn scontrol(bin: &Path, conf: &Path, args: &[&str]) -> Option<String> {
     let o = Command::new("timeout")
         .arg("20")
@@ -352,26 +387,8 @@ fn slurmctld_runs_on_rendered_slurm_conf() {
         &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
         private,
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
     let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
-    loop {
-        if let Ok(Some(status)) = ctld.0.try_wait() {
-            panic!(
-                "slurmctld exited ({status}):\n{}\n{}",
-                log(),
-                out.slurm_conf
-            );
-        }
-        if scontrol(&scontrol_bin, &path, &["ping"]).is_some_and(|s| s.contains("UP")) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "slurmctld did not come up:\n{}",
-            log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_up(&mut ctld, &scontrol_bin, &path, dir.path(), &out.slurm_conf);
     let show = |what: &[&str]| scontrol(&scontrol_bin, &path, what).unwrap_or_default();
     let n1 = show(&["show", "node", "gpu-1"]);
     assert!(n1.contains("Gres=gpu:tesla_t4:2,gpu:nvidia_l40s:2"), "{n1}");
@@ -448,4 +465,51 @@ fn slurmctld_dies_on_a_duplicated_node() {
         !status.success() && log.contains("fatal"),
         "{status}\n{log}"
     );
+}
+
+/// The hostile-unit guarantee (`tests/hostile_unit.rs`) judged by the real slurmctld: for a
+/// sample of clusters with one arbitrary unit, the controller's files start slurmctld and
+/// every node the plan accepted is known to it.
+#[test]
+fn slurmctld_runs_with_one_hostile_unit() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let Some((_, slurmctld, scontrol_bin)) = daemons() else {
+        return;
+    };
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = hostile::hostile_record();
+    let mut samples = vec![
+        hostile::valid_record("gpu_node_9", 2, false).to_string(),
+        hostile::valid_record("ALL", 1, false).to_string(),
+        hostile::valid_record("evil-", 1, true).to_string(),
+    ];
+    for _ in 0..3 {
+        samples.push(strategy.new_tree(&mut runner).unwrap().current());
+    }
+    let private = private_hosts_work();
+    for hostile_raw in samples {
+        let (_, plan) = hostile::cluster_with(4, &hostile_raw);
+        let slurm_text = plan.slurm_conf.clone().unwrap();
+        let conf = parse_slurm_conf(&slurm_text, "slurm.conf").unwrap();
+        let gres = parse_gres_conf(&plan.gres_conf.clone().unwrap(), "gres.conf").unwrap();
+        let dir = scratch();
+        let (conf, gres) = scratchify(conf, gres, dir.path(), !private);
+        let out = render_files(&conf, &gres).unwrap();
+        let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
+        let names: Vec<&str> = plan.nodes.keys().map(String::as_str).collect();
+        let mut ctld = start_ctld(&slurmctld, dir.path(), &path, &names, private);
+        let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
+        let context = format!("hostile {hostile_raw}:\n{}", out.slurm_conf);
+        wait_up(&mut ctld, &scontrol_bin, &path, dir.path(), &context);
+        let shown = scontrol(&scontrol_bin, &path, &["show", "nodes"]).unwrap_or_default();
+        for name in &names {
+            assert!(
+                shown.contains(&format!("NodeName={name} ")),
+                "{name} unknown to slurmctld (hostile {hostile_raw}):\n{shown}"
+            );
+        }
+        assert!(names.len() >= 4, "{names:?}");
+        drop(ctld);
+        assert!(!log().contains("fatal"), "{}", log());
+    }
 }

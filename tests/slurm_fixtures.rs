@@ -2,25 +2,52 @@
 //! also built as an empty test crate).
 #![allow(dead_code)]
 
+use slurm_charms::slurm::types::{CoreList, DeviceFiles, DevicePath, NodeName};
 use slurm_charms::slurm::*;
+
+/// A node name known to be valid.
+pub fn nn(name: &str) -> NodeName {
+    NodeName::try_from(name).unwrap()
+}
 
 /// A node as `slurmd -C` plus the charm would publish it.
 pub fn node(name: &str, gpus: &[(&str, u64)]) -> NodeConf {
-    let mut n = NodeConf::new(name);
+    let mut n = NodeConf::new(nn(name));
     n.cpus = Some(16);
     n.boards = Some(1);
     n.sockets_per_board = Some(1);
     n.cores_per_socket = Some(8);
     n.threads_per_core = Some(2);
     n.real_memory = Some(31848);
-    n.gres = gpus.iter().map(|(t, c)| GresSpec::gpu(t, *c)).collect();
+    n.gres = gpus
+        .iter()
+        .map(|(t, c)| GresSpec::gpu(t.parse().unwrap(), *c))
+        .collect();
     n.mem_spec_limit = Some(1024);
     n
 }
 
 /// `/dev/nvidia<i>` for each i in range.
-pub fn files(range: std::ops::Range<u32>) -> Vec<String> {
-    range.map(|i| format!("/dev/nvidia{i}")).collect()
+pub fn files(range: std::ops::Range<u32>) -> DeviceFiles {
+    DeviceFiles::new(range.map(DevicePath::nvidia).collect()).unwrap()
+}
+
+/// A MIG instance record: `nvidia_a100_1g.5gb` on `/dev/nvidia0` with caps 21 and 22.
+pub fn mig_record() -> GresLine {
+    GresLine {
+        gres_type: Some("nvidia_a100_1g.5gb".parse().unwrap()),
+        devices: Some(slurm_charms::slurm::types::GresDevices::Multiple(
+            "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"
+                .parse()
+                .unwrap(),
+        )),
+        ..GresLine::new(slurm_charms::slurm::types::GresName::gpu())
+    }
+}
+
+/// A typed GPU record.
+pub fn gpu(gres_type: &str, files: DeviceFiles) -> GresLine {
+    GresLine::gpu(gres_type.parse().unwrap(), files)
 }
 
 /// A small mixed cluster: two identical T4+L40S nodes, one A100 node (new), one CPU node.
@@ -48,16 +75,16 @@ pub fn cluster() -> (SlurmConf, GresConf) {
     let mut gres = GresConf::default();
     for n in ["gpu-1", "gpu-2"] {
         gres.nodes.insert(
-            n.into(),
+            nn(n),
             vec![
-                GresLine::gpu("tesla_t4", files(0..2)),
-                GresLine::gpu("nvidia_l40s", files(2..4)),
+                gpu("tesla_t4", files(0..2)),
+                gpu("nvidia_l40s", files(2..4)),
             ],
         );
     }
     gres.nodes.insert(
-        "gpu-10".into(),
-        vec![GresLine::gpu("nvidia_a100_80gb_pcie", files(0..1))],
+        nn("gpu-10"),
+        vec![gpu("nvidia_a100_80gb_pcie", files(0..1))],
     );
     (conf, gres)
 }
@@ -84,11 +111,11 @@ pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
         if !same {
             node.real_memory = Some(1_000_000 + i as u64);
         }
-        let mut line = GresLine::gpu("nvidia_h100_80gb_hbm3", files(0..8));
+        let mut line = gpu("nvidia_h100_80gb_hbm3", files(0..8));
         if !same && !identical {
-            line.cores = vec![(i % 128) as u32, 128 + (i / 128) as u32];
+            line.cores = CoreList::from_ids(&[(i % 128) as u32, 128 + (i / 128) as u32]);
         }
-        gres.nodes.insert(name.clone(), vec![line]);
+        gres.nodes.insert(nn(&name), vec![line]);
         if i % 100 == 7 {
             down.nodes.insert(name.clone());
         }

@@ -6,7 +6,8 @@ mod fixtures;
 
 use std::path::PathBuf;
 
-use fixtures::{big_cluster, cluster, files};
+use fixtures::{big_cluster, cluster, files, nn};
+use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
 fn golden(name: &str, actual: &str) {
@@ -65,37 +66,23 @@ fn gres_features() {
         auto_detect: Some(AutoDetect::Off),
         ..GresConf::default()
     };
-    let mut strided = GresLine::gpu(
+    let mut strided = fixtures::gpu(
         "tesla_t4",
-        vec![
-            "/dev/nvidia0".into(),
-            "/dev/nvidia2".into(),
-            "/dev/nvidia3".into(),
-        ],
+        "/dev/nvidia0,/dev/nvidia2,/dev/nvidia3".parse().unwrap(),
     );
-    strided.cores = vec![0, 1, 2, 3, 8];
+    strided.cores = Some("0-3,8".parse().unwrap());
     strided.flags = vec!["nvidia_gpu_env".into()];
-    let mut linked = GresLine::gpu("nvidia_h100_80gb_hbm3", files(1..2));
-    linked.links = vec![-1, 4];
-    let mig = GresLine {
-        name: "gpu".into(),
-        gres_type: Some("nvidia_a100_1g.5gb".into()),
-        multiple_files: vec![
-            "/dev/nvidia0".into(),
-            "/dev/nvidia-caps/nvidia-cap21".into(),
-            "/dev/nvidia-caps/nvidia-cap22".into(),
-        ],
-        ..GresLine::default()
-    };
+    let mut linked = fixtures::gpu("nvidia_h100_80gb_hbm3", files(1..2));
+    linked.links = Some("-1,4".parse().unwrap());
+    let mig = fixtures::mig_record();
     let mps = GresLine {
-        name: "mps".into(),
         count: Some(200),
-        files: files(0..1),
-        ..GresLine::default()
+        devices: Some(GresDevices::File(files(0..1))),
+        ..GresLine::new("mps".parse().unwrap())
     };
-    g.nodes.insert("node-a".into(), vec![strided]);
-    g.nodes.insert("node-b".into(), vec![linked]);
-    g.nodes.insert("node-c".into(), vec![mig, mps]);
+    g.nodes.insert(nn("node-a"), vec![strided]);
+    g.nodes.insert(nn("node-b"), vec![linked]);
+    g.nodes.insert(nn("node-c"), vec![mig, mps]);
     let out = g.render().unwrap();
     golden("features.gres.conf", &out);
     assert_eq!(

@@ -68,7 +68,10 @@ partitionname=p nodes=n[01-03] default=yes state=up
     assert_eq!(c.nodes[0].name, "n01");
     assert_eq!(c.nodes[1].real_memory, Some(1000));
     assert_eq!(c.nodes[1].reason.as_deref(), Some("hash # kept"));
-    assert_eq!(c.nodes[1].gres, [GresSpec::gpu("tesla_t4", 1)]);
+    assert_eq!(
+        c.nodes[1].gres,
+        [GresSpec::gpu("tesla_t4".parse().unwrap(), 1)]
+    );
     assert_eq!((c.nodes[0].weight, c.nodes[2].weight), (None, Some(7)));
     let p = &c.partitions[0];
     assert!(p.default && p.state == Some(PartitionState::Up) && p.nodes.len() == 3);
@@ -156,9 +159,12 @@ NodeName=n3 Name=gpu Type=t4 File=/dev/nvidia0 Links=-1,2
     assert_eq!(g.auto_detect, Some(AutoDetect::Off));
     assert_eq!(g.nodes["n1"].len(), 1);
     assert_eq!(g.nodes["n2"].len(), 2);
-    assert_eq!(g.nodes["n2"][0].cores, [0, 1, 2, 3]);
-    assert_eq!(g.nodes["n2"][1].files, ["/dev/nvidia2", "/dev/nvidia3"]);
-    assert_eq!(g.nodes["n3"][0].links, [-1, 2]);
+    assert_eq!(g.nodes["n2"][0].cores, Some("0-3".parse().unwrap()));
+    assert_eq!(
+        g.nodes["n2"][1].files().map(ToString::to_string).as_deref(),
+        Some("/dev/nvidia[2-3]")
+    );
+    assert_eq!(g.nodes["n3"][0].links, Some("-1,2".parse().unwrap()));
     assert_eq!(g.nodes["n1"][0].flags, ["nvidia_gpu_env"]);
     let again = parse_gres_conf(&g.render().unwrap(), "gres.conf").unwrap();
     assert_eq!(again, g);

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use slurm_charms::slurm::hostlist::{compress, expand};
+use slurm_charms::slurm::types::{CoreList, DeviceFiles};
 use slurm_charms::slurm::*;
 
 /// Node-like names: a prefix, maybe a number of random width (zero padding included).
@@ -59,7 +60,7 @@ proptest! {
     ) {
         let v = format!("{a}{bad}{b}");
         prop_assert!(validate_token("Key", &v).is_err());
-        let mut n = NodeConf::new("n1");
+        let mut n = NodeConf::new("n1".parse().unwrap());
         prop_assert!(n.set("TmpDisk", &v).is_err());
     }
 }
@@ -127,7 +128,7 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
         } else {
             format!("gpu-{i:03}")
         };
-        let mut n = NodeConf::new(&name);
+        let mut n = NodeConf::new(name.parse().unwrap());
         n.cpus = s.cpus;
         n.real_memory = s.mem;
         n.features = s.features.clone();
@@ -139,19 +140,19 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
         let mut minor = 0;
         let mut records = Vec::new();
         for &(t, count) in &s.gpus {
-            n.gres.push(GresSpec::gpu(TYPES[t], u64::from(count)));
-            let files = (minor..minor + count)
-                .map(|m| format!("/dev/nvidia{m}"))
-                .collect();
+            n.gres
+                .push(GresSpec::gpu(TYPES[t].parse().unwrap(), u64::from(count)));
+            let minors: Vec<u32> = (minor..minor + count).collect();
+            let files = DeviceFiles::nvidia(&minors).unwrap();
             minor += count;
-            let mut r = GresLine::gpu(TYPES[t], files);
+            let mut r = GresLine::gpu(TYPES[t].parse().unwrap(), files);
             if s.cores {
-                r.cores = vec![0, 1, 3];
+                r.cores = CoreList::from_ids(&[0, 1, 3]);
             }
             records.push(r);
         }
         if !records.is_empty() {
-            gres.nodes.insert(name.clone(), records);
+            gres.nodes.insert(name.parse().unwrap(), records);
         }
         if part_mask >> (i % 64) & 1 == 1 {
             p.nodes.insert(name.clone());

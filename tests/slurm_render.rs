@@ -5,7 +5,10 @@ use slurm_charms::slurm::*;
 
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
-use fixtures::{cluster, files, node};
+use fixtures::{cluster, files, gpu, nn, node};
+use slurm_charms::slurm::types::{
+    DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
+};
 
 #[test]
 fn renders_expected_text() {
@@ -55,7 +58,7 @@ fn reason_is_quoted_and_escaped() {
 fn nodes_with_addresses_are_not_folded() {
     let mut conf = SlurmConf::new("c", "ctl");
     for i in 1..=2 {
-        let mut n = NodeConf::new(&format!("n{i}"));
+        let mut n = NodeConf::new(nn(&format!("n{i}")));
         n.set("NodeAddr", &format!("10.0.0.{i}")).unwrap();
         n.cpus = Some(2);
         conf.nodes.push(n);
@@ -108,7 +111,8 @@ fn typed_and_untyped_gpu_on_one_node_is_refused() {
 #[test]
 fn file_and_no_file_records_are_refused() {
     let (conf, mut gres) = cluster();
-    let mut bare = GresLine::gpu("tesla_t4", vec![]);
+    let mut bare = gpu("tesla_t4", files(0..1));
+    bare.devices = None;
     bare.count = Some(1);
     gres.nodes.get_mut("gpu-1").unwrap().push(bare);
     assert!(matches!(
@@ -120,7 +124,7 @@ fn file_and_no_file_records_are_refused() {
 #[test]
 fn typed_and_untyped_records_are_refused() {
     let (conf, mut gres) = cluster();
-    let mut untyped = GresLine::gpu("x", files(5..6));
+    let mut untyped = gpu("x", files(5..6));
     untyped.gres_type = None;
     gres.nodes.get_mut("gpu-1").unwrap().push(untyped);
     assert!(matches!(
@@ -133,11 +137,10 @@ fn typed_and_untyped_records_are_refused() {
 fn two_bare_records_are_refused() {
     let mut gres = GresConf::default();
     let bare = GresLine {
-        name: "gpu".into(),
         count: Some(1),
-        ..GresLine::default()
+        ..GresLine::new(GresName::gpu())
     };
-    gres.nodes.insert("n1".into(), vec![bare.clone(), bare]);
+    gres.nodes.insert(nn("n1"), vec![bare.clone(), bare]);
     assert!(matches!(
         render_gres_conf(&gres),
         Err(ConfigError::DuplicateUntypedGres { .. })
@@ -172,7 +175,7 @@ fn type_strings_must_match_byte_for_byte() {
         .find(|n| n.name == "gpu-10")
         .unwrap()
         .gres[0]
-        .gres_type = Some("nvidia_a100".into());
+        .gres_type = Some("nvidia_a100".parse().unwrap());
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::GresCountMismatch {
@@ -218,33 +221,28 @@ fn explicit_count_must_match_files() {
 
 #[test]
 fn multiple_files_rules() {
-    let mut gres = GresConf::default();
-    let mig = GresLine {
-        name: "gpu".into(),
-        gres_type: Some("nvidia_a100_1g.5gb".into()),
-        multiple_files: vec!["/dev/nvidia0".into()],
-        ..GresLine::default()
-    };
-    gres.nodes.insert("n1".into(), vec![mig.clone()]);
+    // What Slurm treats as fatal cannot be built: one file, a file twice, File with
+    // MultipleFiles.
+    assert!(MultipleFiles::try_from("/dev/nvidia0").is_err());
+    assert!(MultipleFiles::try_from("/dev/nvidia0,/dev/nvidia0").is_err());
+    let both = GresLine::from_pairs(
+        "n1",
+        &[
+            ("Name", "gpu"),
+            ("File", "/dev/nvidia1"),
+            (
+                "MultipleFiles",
+                "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21",
+            ),
+        ],
+    );
     assert!(matches!(
-        render_gres_conf(&gres),
-        Err(ConfigError::MultipleFilesTooFew { count: 1, .. })
-    ));
-    let mut both = mig.clone();
-    both.multiple_files
-        .push("/dev/nvidia-caps/nvidia-cap21".into());
-    both.files = vec!["/dev/nvidia1".into()];
-    gres.nodes.insert("n1".into(), vec![both]);
-    assert!(matches!(
-        render_gres_conf(&gres),
+        both,
         Err(ConfigError::FileAndMultipleFiles { .. })
     ));
-    let mut ok = mig;
-    ok.multiple_files
-        .push("/dev/nvidia-caps/nvidia-cap21".into());
-    ok.multiple_files
-        .push("/dev/nvidia-caps/nvidia-cap22".into());
-    gres.nodes.insert("n1".into(), vec![ok]);
+    let mut gres = GresConf::default();
+    let ok = fixtures::mig_record();
+    gres.nodes.insert(nn("n1"), vec![ok]);
     let out = render_gres_conf(&gres).unwrap();
     assert!(out.contains(
         "NodeName=n1 Name=gpu Type=nvidia_a100_1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22\n"
@@ -254,20 +252,18 @@ fn multiple_files_rules() {
 #[test]
 fn links_need_one_file_and_one_self() {
     let mut gres = GresConf::default();
-    let mut r = GresLine::gpu("t4", files(0..2));
-    r.links = vec![-1, 2];
-    gres.nodes.insert("n1".into(), vec![r.clone()]);
+    let mut r = gpu("t4", files(0..2));
+    r.links = Some("-1,2".parse().unwrap());
+    gres.nodes.insert(nn("n1"), vec![r.clone()]);
     assert!(matches!(
         render_gres_conf(&gres),
         Err(ConfigError::LinksNeedOneFile { .. })
     ));
-    r.files.truncate(1);
-    r.links = vec![0, 2];
-    gres.nodes.insert("n1".into(), vec![r]);
-    assert!(matches!(
-        render_gres_conf(&gres),
-        Err(ConfigError::InvalidValue { .. })
-    ));
+    r.devices = Some(GresDevices::File(files(0..1)));
+    gres.nodes.insert(nn("n1"), vec![r]);
+    render_gres_conf(&gres).unwrap();
+    assert!(LinksRow::try_from("0,2").is_err());
+    assert!(LinksRow::try_from("-1,-1").is_err());
 }
 
 #[test]
@@ -313,7 +309,6 @@ type Attempt = Box<dyn Fn(&mut SlurmConf, &mut GresConf)>;
 fn injection_attempts_are_refused_with_key_and_value() {
     let (conf, gres) = cluster();
     let attempts: Vec<Attempt> = vec![
-        Box::new(|c, _| c.nodes[0].name = "cpu-1\nNodeName=evil".into()),
         Box::new(|c, _| {
             c.nodes[0]
                 .extra
@@ -331,10 +326,6 @@ fn injection_attempts_are_refused_with_key_and_value() {
         Box::new(|c, _| c.extra.push(("SelectType".into(), "select/linear".into()))),
         Box::new(|c, _| c.cluster_name = "a=b".into()),
         Box::new(|c, _| c.includes.push("/etc/slurm/x y".into())),
-        Box::new(|_, g| g.nodes.get_mut("gpu-1").unwrap()[0].gres_type = Some("Tesla T4".into())),
-        Box::new(|_, g| {
-            g.nodes.get_mut("gpu-1").unwrap()[0].files[0] = "/dev/nvidia0 Name=x".into()
-        }),
     ];
     for (i, attempt) in attempts.iter().enumerate() {
         let (mut c, mut g) = (conf.clone(), gres.clone());
@@ -342,6 +333,14 @@ fn injection_attempts_are_refused_with_key_and_value() {
         let e = render_files(&c, &g);
         assert!(e.is_err(), "attempt {i} was rendered: {e:?}");
     }
+    // Values of vocabulary types cannot even be built with an injection in them.
+    assert!(NodeName::try_from("cpu-1\nNodeName=evil").is_err());
+    assert!(
+        "Tesla T4"
+            .parse::<slurm_charms::slurm::types::GresType>()
+            .is_err()
+    );
+    assert!(DeviceFiles::try_from("/dev/nvidia0 Name=x").is_err());
     let mut c = conf.clone();
     c.nodes[0]
         .extra

@@ -6,7 +6,8 @@ use super::host::HostError;
 use super::slurmd::observe::{FactsError, StoredStateError};
 use crate::gpu::GpuError;
 use crate::interface::InterfaceError;
-use crate::slurm::{ConfigError, HostlistError, ParseError};
+use crate::slurm::ParseError;
+use crate::slurm::types::VocabError;
 use std::sync::Arc;
 
 /// A failed action request.
@@ -36,18 +37,11 @@ pub enum ActionFailure {
         /// What is wrong and what would be accepted.
         reason: String,
     },
-    /// `nodename` is not a hostlist.
-    #[error("parameter `nodename` {value:?} is not a hostlist (e.g. juju-abc-[1-3])")]
-    Hostlist {
-        /// The value given.
-        value: String,
-        /// Why it does not parse.
-        #[source]
-        source: HostlistError,
-    },
-    /// A node name Slurm would refuse.
-    #[error("parameter `nodename` names a node Slurm would refuse")]
-    NodeName(#[source] ConfigError),
+    /// `nodename` is not a hostlist of node names Slurm accepts.
+    #[error(
+        "parameter `nodename` is not a hostlist of node names Slurm accepts (e.g. juju-abc-[1-3])"
+    )]
+    NodeName(#[source] VocabError),
     /// `Key=Value` text that does not parse by Slurm's rules.
     #[error("parameter `parameters` is not Key=Value text Slurm accepts")]
     Overrides(#[from] ParseError),

@@ -3,7 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::model::{Gpu, Inventory, MigInstance};
-use super::ranges::compress_ranges;
+use crate::slurm::hostlist::format_ranges;
+use crate::slurm::render::render_gres_records;
 
 /// Result of the `detect-gpus` action as a nested map of strings (every dotted key segment
 /// matches Juju's `^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`):
@@ -19,7 +20,7 @@ use super::ranges::compress_ranges;
 pub fn action_results(inv: &Inventory, node_name: &str) -> Value {
     let mut out = Map::new();
     let records = inv.gres();
-    let gres_count: usize = records.iter().map(|r| r.count()).sum();
+    let gres_count: u64 = records.iter().map(|r| r.device_count()).sum();
     let summary = if inv.gpus.is_empty() {
         "no NVIDIA GPUs detected".to_owned()
     } else {
@@ -42,7 +43,7 @@ pub fn action_results(inv: &Inventory, node_name: &str) -> Value {
     }
     if !records.is_empty() {
         out.insert("gres".into(), inv.gres_strings().join(",").into());
-        let lines: Vec<String> = records.iter().map(|r| r.conf_line(node_name)).collect();
+        let lines = render_gres_records(node_name, &records);
         out.insert("gres-conf".into(), lines.join("\n").into());
     }
     if !inv.gpus.is_empty() {
@@ -69,7 +70,7 @@ fn gpu_value(g: &Gpu) -> Value {
     let mut m = Map::new();
     m.insert("index".into(), g.index.to_string().into());
     m.insert("model".into(), g.name.clone().into());
-    m.insert("slurm-type".into(), g.slurm_type.clone().into());
+    m.insert("slurm-type".into(), g.slurm_type.to_string().into());
     m.insert("device-file".into(), g.device_file().into());
     m.insert("uuid".into(), g.uuid.clone().into());
     m.insert("pci-bus-id".into(), g.pci_bus_id.clone().into());
@@ -80,7 +81,7 @@ fn gpu_value(g: &Gpu) -> Value {
         );
     }
     if let Some(cores) = &g.cores {
-        m.insert("cores".into(), compress_ranges(cores).into());
+        m.insert("cores".into(), format_ranges(cores).into());
     }
     if let Some(links) = &g.links {
         let s: Vec<String> = links.iter().map(i32::to_string).collect();
@@ -106,6 +107,6 @@ fn mig_value(m: &MigInstance) -> Value {
         "gpu-instance-id": m.gpu_instance_id.to_string(),
         "compute-instance-id": m.compute_instance_id.to_string(),
         "memory-mib": m.memory_mb.to_string(),
-        "files": m.files.join(","),
+        "files": m.files.to_string(),
     })
 }

@@ -13,6 +13,7 @@ use super::host::{count_nvidia_pci, mig_minors};
 use super::links::{links_row, normalize_bus_id};
 use super::model::{Gpu, Inventory, MigInstance};
 use super::naming::{mig_profile, mig_type, slurm_type};
+use crate::slurm::types::{DevicePath, GresType, MultipleFiles};
 
 /// Highest NVLink index NVML knows (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -180,9 +181,11 @@ fn read_gpu(
         Ok(_) | Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)) => None,
         Err(e) => return Err(what("the MIG mode", e)),
     };
+    let gres_type = GresType::try_from(slurm_type(&name))
+        .map_err(|e| format!("its NVML name {name:?} gives no usable Slurm type: {e}"))?;
     let gpu = Gpu {
         index,
-        slurm_type: slurm_type(&name),
+        slurm_type: gres_type,
         name,
         minor,
         uuid,
@@ -282,6 +285,20 @@ fn read_mig_instance(
              (is the nvidia-caps module loaded?)"
         ));
     };
+    let slurm_type = GresType::try_from(mig_type(
+        parent_name,
+        attrs.gpu_instance_slice_count,
+        attrs.memory_size_mb,
+    ))
+    .map_err(|e| format!("no usable Slurm type: {e}"))?;
+    let files = MultipleFiles::new(vec![
+        DevicePath::nvidia(minor),
+        DevicePath::try_from(format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"))
+            .map_err(|e| e.to_string())?,
+        DevicePath::try_from(format!("/dev/nvidia-caps/nvidia-cap{ci_minor}"))
+            .map_err(|e| e.to_string())?,
+    ])
+    .map_err(|e| e.to_string())?;
     Ok(MigInstance {
         uuid,
         gpu_instance_id: gi,
@@ -289,16 +306,8 @@ fn read_mig_instance(
         slices: attrs.gpu_instance_slice_count,
         memory_mb: attrs.memory_size_mb,
         profile: mig_profile(attrs.gpu_instance_slice_count, attrs.memory_size_mb),
-        slurm_type: mig_type(
-            parent_name,
-            attrs.gpu_instance_slice_count,
-            attrs.memory_size_mb,
-        ),
-        files: vec![
-            format!("/dev/nvidia{minor}"),
-            format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"),
-            format!("/dev/nvidia-caps/nvidia-cap{ci_minor}"),
-        ],
+        slurm_type,
+        files,
     })
 }
 

@@ -2,8 +2,9 @@
 //!
 //! [`detect`] opens NVML (`libnvidia-ml.so.1`, or an injected path for tests), reads every GPU
 //! (name, minor number, UUID, PCI bus id, memory, CPU affinity, NVLinks, MIG instances) and returns
-//! an [`Inventory`]. [`Inventory::gres`] turns it into [`GresRecord`]s (gres.conf lines) and
-//! [`Inventory::gres_strings`] into slurm.conf `Gres=` items; [`action_results`] builds the
+//! an [`Inventory`]. [`Inventory::gres`] turns it into [`crate::slurm::GresLine`]s (gres.conf
+//! records, the one GRES record type) and [`Inventory::gres_specs`] into slurm.conf `Gres=` items
+//! ([`crate::slurm::GresSpec`]); NVML names become [`crate::slurm::types::GresType`] here, once; [`action_results`] builds the
 //! `detect-gpus` action result map.
 //!
 //! Rules follow Slurm 22.05's NVML AutoDetect (`src/plugins/gpu/nvml/gpu_nvml.c`):
@@ -37,13 +38,10 @@ mod host;
 mod links;
 mod model;
 mod naming;
-mod ranges;
 
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};
 pub use error::GpuError;
 pub use finding::Finding;
-pub use gres::{GresFiles, GresRecord};
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
-pub use ranges::compress_ranges;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::finding::Finding;
+use crate::slurm::types::{GresType, MultipleFiles};
 
 /// What [`super::detect`] found on this machine.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -25,7 +26,7 @@ pub struct Gpu {
     /// NVML name, e.g. `NVIDIA A100-SXM4-80GB`.
     pub name: String,
     /// Slurm type, e.g. `nvidia_a100-sxm4-80gb`.
-    pub slurm_type: String,
+    pub slurm_type: GresType,
     /// Minor number: the device file is `/dev/nvidia<minor>`.
     pub minor: u32,
     /// `GPU-…` UUID.
@@ -68,7 +69,7 @@ pub struct MigInstance {
     /// Profile as Slurm 22.05 names it, e.g. `1g.5gb`.
     pub profile: String,
     /// Slurm type, e.g. `nvidia_a100_1g.5gb`.
-    pub slurm_type: String,
+    pub slurm_type: GresType,
     /// `MultipleFiles=`: `/dev/nvidia<minor>` and the two nvidia-caps devices.
-    pub files: Vec<String>,
+    pub files: MultipleFiles,
 }

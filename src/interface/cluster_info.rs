@@ -3,9 +3,10 @@
 //! `"#"` stands for empty `nhc_params` (relation data cannot hold empty strings).
 
 use super::InterfaceError;
-use super::base64;
-use super::token::check_host;
-use serde_json::{Map, Value};
+use crate::slurm::types::NodeName;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
 
 /// The relation key of the record.
 pub const CLUSTER_INFO_KEY: &str = "cluster_info";
@@ -17,11 +18,12 @@ pub const MIN_MUNGE_KEY_LEN: usize = 32;
 pub const MAX_MUNGE_KEY_LEN: usize = 1024;
 
 /// What slurmd units need from the controller.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ClusterInfoWire", into = "ClusterInfoWire")]
 pub struct ClusterInfo {
     /// The raw munge key bytes.
     pub munge_key: Vec<u8>,
-    /// Host name slurmd fetches its configuration from (`<host>:6817`).
+    /// Host name slurmd fetches its configuration from (`<host>:6817`); the [`NodeName`] rule.
     pub slurmctld_host: String,
     /// Node health check parameters; empty means none.
     pub nhc_params: String,
@@ -40,11 +42,47 @@ impl std::fmt::Debug for ClusterInfo {
     }
 }
 
-fn invalid(field: &str, reason: impl Into<String>) -> InterfaceError {
-    InterfaceError::Invalid {
-        key: CLUSTER_INFO_KEY,
-        field: field.into(),
-        reason: reason.into(),
+/// The JSON layout: the key as base64, `"#"` for empty `nhc_params`; unknown keys ignored (the
+/// reference adds some over time).
+#[derive(Serialize, Deserialize)]
+struct ClusterInfoWire {
+    munge_key: String,
+    slurmctld_host: String,
+    #[serde(default)]
+    nhc_params: Option<String>,
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
+    InterfaceError::invalid(CLUSTER_INFO_KEY, field, reason)
+}
+
+impl TryFrom<ClusterInfoWire> for ClusterInfo {
+    type Error = InterfaceError;
+    fn try_from(w: ClusterInfoWire) -> Result<Self, InterfaceError> {
+        let munge_key = STANDARD
+            .decode(w.munge_key.split_ascii_whitespace().collect::<String>())
+            .map_err(|e| invalid("munge_key", format!("not base64: {e}")))?;
+        let info = Self {
+            munge_key,
+            slurmctld_host: w.slurmctld_host,
+            nhc_params: w.nhc_params.filter(|s| s != "#").unwrap_or_default(),
+        };
+        info.validate()?;
+        Ok(info)
+    }
+}
+
+impl From<ClusterInfo> for ClusterInfoWire {
+    fn from(c: ClusterInfo) -> Self {
+        ClusterInfoWire {
+            munge_key: STANDARD.encode(&c.munge_key),
+            slurmctld_host: c.slurmctld_host,
+            nhc_params: Some(if c.nhc_params.is_empty() {
+                "#".to_string()
+            } else {
+                c.nhc_params
+            }),
+        }
     }
 }
 
@@ -58,7 +96,9 @@ impl ClusterInfo {
                 format!("is {n} bytes; munge needs {MIN_MUNGE_KEY_LEN} to {MAX_MUNGE_KEY_LEN}"),
             ));
         }
-        check_host(&self.slurmctld_host).map_err(|e| invalid("slurmctld_host", e))
+        NodeName::try_from(self.slurmctld_host.as_str())
+            .map(drop)
+            .map_err(|e| invalid("slurmctld_host", e.to_string()))
     }
 
     /// The configless server slurmd uses: `<host>:6817`.
@@ -66,63 +106,14 @@ impl ClusterInfo {
         format!("{}:6817", self.slurmctld_host)
     }
 
-    /// The relation value: compact JSON, sorted keys.
+    /// The relation value: compact JSON.
     pub fn to_relation_value(&self) -> String {
-        let mut m = Map::new();
-        m.insert(
-            "munge_key".into(),
-            Value::String(base64::encode(&self.munge_key)),
-        );
-        m.insert(
-            "slurmctld_host".into(),
-            Value::String(self.slurmctld_host.clone()),
-        );
-        let nhc = if self.nhc_params.is_empty() {
-            "#"
-        } else {
-            &self.nhc_params
-        };
-        m.insert("nhc_params".into(), Value::String(nhc.to_string()));
-        Value::Object(m).to_string()
+        serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Parses and validates a relation value. Unknown keys are ignored (the reference adds
-    /// some over time); the three known ones must be strings.
+    /// Parses and validates a relation value.
     pub fn from_relation_value(raw: &str) -> Result<Self, InterfaceError> {
-        let v: Value = serde_json::from_str(raw).map_err(|e| InterfaceError::Json {
-            key: CLUSTER_INFO_KEY,
-            reason: e.to_string(),
-        })?;
-        let Value::Object(m) = v else {
-            return Err(invalid("", "expected a JSON object"));
-        };
-        let get = |k: &str| -> Result<String, InterfaceError> {
-            match m.get(k) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                None => Err(invalid(k, "missing")),
-                Some(other) => Err(invalid(k, format!("expected a string, got {other}"))),
-            }
-        };
-        let key_b64 = get("munge_key")?;
-        let munge_key = base64::decode(&key_b64).map_err(|e| invalid("munge_key", e))?;
-        let nhc = match m.get("nhc_params") {
-            None => String::new(),
-            Some(Value::String(s)) if s == "#" => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(invalid(
-                    "nhc_params",
-                    format!("expected a string, got {other}"),
-                ));
-            }
-        };
-        let info = Self {
-            munge_key,
-            slurmctld_host: get("slurmctld_host")?,
-            nhc_params: nhc,
-        };
-        info.validate()?;
-        Ok(info)
+        super::from_relation_json(CLUSTER_INFO_KEY, raw)
     }
 }
 

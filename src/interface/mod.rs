@@ -1,7 +1,8 @@
-//! The `slurmd` relation protocol, "phase A" of the reference charms (`reference/slurm-gres.md`
-//! §5): typed records, strict (de)serialisation and validation. Relation data is untrusted
-//! input: every value that can reach slurm.conf or gres.conf is checked here, and errors say
-//! which field is wrong and why (the caller adds which unit sent it).
+//! The `slurmd` relation protocol, "phase A" of the reference charms (`docs/CONTRACTS.md`):
+//! typed records built with serde derive into the slurm vocabulary ([`crate::slurm::types`]).
+//! Relation data is untrusted input: deserialising a record parses every value that can reach
+//! slurm.conf or gres.conf, once, and errors say which field is wrong and why (the caller adds
+//! which unit sent it).
 //!
 //! | bag | key | direction | type |
 //! | --- | --- | --- | --- |
@@ -9,14 +10,12 @@
 //! | slurmd app | `partition` | slurmd leader → slurmctld | [`PartitionRecord`] |
 //! | slurmctld app | `cluster_info` | slurmctld leader → slurmd | [`ClusterInfo`] |
 
-pub mod base64;
 pub mod cluster_info;
 pub mod node;
 pub mod partition;
-pub mod token;
 
 pub use cluster_info::{CLUSTER_INFO_KEY, ClusterInfo};
-pub use node::{GresEntry, GresSpec, NODE_KEY, NodeParameters, NodeRecord};
+pub use node::{NODE_KEY, NodeRecord};
 pub use partition::{PARTITION_KEY, PartitionRecord};
 
 /// Endpoint of the slurmd charm (towards the controller).
@@ -46,4 +45,49 @@ pub enum InterfaceError {
         /// What is wrong, for an operator.
         reason: String,
     },
+}
+
+impl InterfaceError {
+    /// [`InterfaceError::Invalid`] for `field` of the record under `key`.
+    pub fn invalid(key: &'static str, field: impl Into<String>, reason: impl Into<String>) -> Self {
+        InterfaceError::Invalid {
+            key,
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
+/// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`]
+/// naming the field's path (`gres[1].Type`).
+pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
+    key: &'static str,
+    raw: &str,
+) -> Result<T, InterfaceError> {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = match e.path().to_string() {
+            p if p == "." => "value".to_string(),
+            p => p,
+        };
+        let inner = e.into_inner();
+        if inner.is_data() {
+            InterfaceError::Invalid {
+                key,
+                field,
+                reason: inner.to_string(),
+            }
+        } else {
+            InterfaceError::Json {
+                key,
+                reason: inner.to_string(),
+            }
+        }
+    })?;
+    de.end().map_err(|e| InterfaceError::Json {
+        key,
+        reason: e.to_string(),
+    })?;
+    Ok(value)
 }

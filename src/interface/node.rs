@@ -7,38 +7,39 @@
 //! ```
 //!
 //! `gres` entries may also carry our optional `MultipleFiles` (MIG, instead of `File`), `Cores`
-//! and `Links`. `gres` and `Gres` are left out when the node has no GPUs. Parsing is strict:
-//! every value is checked as the Slurm token it becomes, and `Gres` must agree with `gres`.
+//! and `Links`. `gres` and `Gres` are left out when the node has no GPUs.
+//!
+//! The record is (de)serialised with serde derive into the slurm vocabulary: the node line is a
+//! [`NodeConf`] (values parsed by the slurm.conf parser's own rules), the `gres` entries are
+//! [`GresLine`]s and `Gres` items [`crate::slurm::GresSpec`]s. [`NodeRecord::new`] (which
+//! deserialisation goes through) also runs the renderer's per-node checks on the record alone,
+//! so a record that exists renders: the controller rejects a unit at ingest or writes its node,
+//! and the slurmd charm checks its own record the same way before publishing it.
 
 use super::InterfaceError;
-use super::token::{
-    check_cores, check_device_files, check_gres_type, check_links, check_multiple_files,
-    check_node_name, check_number, check_token,
-};
-use serde_json::{Map, Value};
+use crate::slurm::types::{GresDevices, NodeName};
+use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, SlurmConf};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The relation key of the record.
 pub const NODE_KEY: &str = "node";
 
-/// The only GRES name this protocol carries (slurm.conf sets `GresTypes=gpu`).
-pub const GPU: &str = "gpu";
-
 /// Node parameters a record may carry besides `NodeName` and `Gres`, in the order they are
-/// written on a slurm.conf node line. `true` marks numeric ones.
-pub const NODE_PARAMETER_KEYS: &[(&str, bool)] = &[
-    ("CPUs", true),
-    ("Boards", true),
-    ("SocketsPerBoard", true),
-    ("CoresPerSocket", true),
-    ("ThreadsPerCore", true),
-    ("RealMemory", true),
-    ("MemSpecLimit", true),
-    ("TmpDisk", true),
-    ("Weight", true),
-    ("CoreSpecCount", true),
-    ("CpuSpecList", false),
-    ("Features", false),
+/// written on a slurm.conf node line.
+pub const NODE_PARAMETER_KEYS: &[&str] = &[
+    "CPUs",
+    "Boards",
+    "SocketsPerBoard",
+    "CoresPerSocket",
+    "ThreadsPerCore",
+    "RealMemory",
+    "MemSpecLimit",
+    "TmpDisk",
+    "Weight",
+    "CoreSpecCount",
+    "CpuSpecList",
+    "Features",
 ];
 
 /// Finds the canonical spelling of a node parameter key (Slurm keys are case-insensitive).
@@ -51,90 +52,233 @@ pub fn canonical_node_key(key: &str) -> Option<&'static str> {
     }
     NODE_PARAMETER_KEYS
         .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(key))
-        .map(|(k, _)| *k)
+        .find(|k| k.eq_ignore_ascii_case(key))
+        .copied()
 }
 
-/// Checks one node parameter value (not `NodeName`/`Gres`) by its canonical key.
-pub fn check_node_parameter(key: &str, value: &str) -> Result<(), String> {
-    let numeric = NODE_PARAMETER_KEYS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, n)| *n)
-        .ok_or_else(|| format!("{key} is not a node parameter this charm passes on"))?;
-    if numeric {
-        check_number(value).map(|_| ())
-    } else {
-        check_token(value)
+/// The whole `node` record. Built only by [`NodeRecord::new`] or deserialisation (which calls
+/// it), so every record that exists renders.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "NodeRecordWire", into = "NodeRecordWire")]
+pub struct NodeRecord {
+    node: NodeConf,
+    new_node: bool,
+    gres: Vec<GresLine>,
+}
+
+/// The JSON layout of [`NodeRecord`].
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeRecordWire {
+    node_parameters: NodeParametersWire,
+    new_node: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    gres: Vec<GresLine>,
+}
+
+/// The JSON layout of `node_parameters`: values as strings, `Gres` as a list.
+#[derive(Serialize, Deserialize)]
+struct NodeParametersWire {
+    #[serde(rename = "NodeName")]
+    node_name: NodeName,
+    #[serde(rename = "Gres", default, skip_serializing_if = "Vec::is_empty")]
+    gres: Vec<GresSpec>,
+    #[serde(flatten)]
+    params: BTreeMap<String, String>,
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
+    InterfaceError::invalid(NODE_KEY, field, reason)
+}
+
+impl TryFrom<NodeRecordWire> for NodeRecord {
+    type Error = InterfaceError;
+    fn try_from(wire: NodeRecordWire) -> Result<Self, InterfaceError> {
+        let p = wire.node_parameters;
+        let mut node = NodeConf::new(p.node_name);
+        for (k, v) in &p.params {
+            if !NODE_PARAMETER_KEYS.contains(&k.as_str()) {
+                return Err(invalid(
+                    format!("node_parameters.{k}"),
+                    "not a node parameter this charm passes on",
+                ));
+            }
+            node.set(k, v)
+                .map_err(|e| invalid(format!("node_parameters.{k}"), e.to_string()))?;
+        }
+        node.gres = p.gres;
+        NodeRecord::new(node, wire.new_node, wire.gres)
     }
 }
 
-/// One `Gres=` element on a slurm.conf node line: `gpu:<type>:<count>`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GresSpec {
-    /// GRES name; always `gpu` here.
-    pub name: String,
-    /// GPU type as NVML naming gives it.
-    pub type_name: String,
-    /// How many devices of that type.
-    pub count: u64,
+impl From<NodeRecord> for NodeRecordWire {
+    fn from(r: NodeRecord) -> Self {
+        let params = r
+            .parameters()
+            .into_iter()
+            .filter(|(k, _)| *k != "NodeName" && *k != "Gres")
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        NodeRecordWire {
+            node_parameters: NodeParametersWire {
+                node_name: r.node.name,
+                gres: r.node.gres,
+                params,
+            },
+            new_node: r.new_node,
+            gres: r.gres,
+        }
+    }
 }
 
-impl GresSpec {
-    /// Parses and validates `gpu:<type>:<count>`.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        let mut it = value.split(':');
-        let (Some(name), Some(type_name), Some(count), None) =
-            (it.next(), it.next(), it.next(), it.next())
-        else {
-            return Err(format!(
-                "Gres element {value:?} is not gpu:<type>:<count> (untyped GPUs are not carried)"
+impl NodeRecord {
+    /// Checks a node line and its GRES records together and makes the record: only the
+    /// parameters the relation carries, GPU records only (`Name=gpu`, typed, with device
+    /// files), `Gres` agreeing with the records (same types, each count equal to its devices),
+    /// no device file twice, and every check the renderer makes on one node
+    /// ([`crate::slurm::check_slurm_conf`], [`crate::slurm::check_gres_conf`],
+    /// [`crate::slurm::check_consistency`] on a cluster of this node alone).
+    pub fn new(
+        node: NodeConf,
+        new_node: bool,
+        gres: Vec<GresLine>,
+    ) -> Result<Self, InterfaceError> {
+        if node.state.is_some() || node.reason.is_some() {
+            return Err(invalid(
+                "node_parameters",
+                "State and Reason are set by the controller",
             ));
+        }
+        for (i, g) in gres.iter().enumerate() {
+            let field = format!("gres[{i}]");
+            if g.name != "gpu" {
+                return Err(invalid(
+                    field,
+                    format!("Name {}: only gpu GRES are carried", g.name),
+                ));
+            }
+            if g.gres_type.is_none() {
+                return Err(invalid(
+                    field,
+                    "Type is missing (untyped GPUs are not carried)",
+                ));
+            }
+            if g.devices.is_none() {
+                return Err(invalid(field, "needs File or MultipleFiles"));
+            }
+            if g.count.is_some() || !g.flags.is_empty() {
+                return Err(invalid(field, "Count and Flags are not carried"));
+            }
+        }
+        for g in &node.gres {
+            if g.name != "gpu" || g.gres_type.is_none() || g.no_consume || g.count == 0 {
+                return Err(invalid(
+                    "node_parameters.Gres",
+                    format!("{g} is not gpu:<type>:<count> with a count above 0"),
+                ));
+            }
+        }
+        // A File= device belongs to one record; MIG instances share their parent GPU's file
+        // but not their capability files, so a MultipleFiles set may not repeat.
+        let mut files = std::collections::BTreeSet::new();
+        let mut sets = std::collections::BTreeSet::new();
+        for (i, g) in gres.iter().enumerate() {
+            let twice = match &g.devices {
+                Some(GresDevices::File(f)) => f
+                    .files()
+                    .iter()
+                    .find(|p| !files.insert(*p))
+                    .map(|p| p.to_string()),
+                Some(GresDevices::Multiple(m)) => (!sets.insert(m)).then(|| m.to_string()),
+                None => None,
+            };
+            if let Some(f) = twice {
+                return Err(invalid(format!("gres[{i}]"), format!("{f} appears twice")));
+            }
+        }
+        let record = NodeRecord {
+            node,
+            new_node,
+            gres,
         };
-        if name != GPU {
-            return Err(format!("Gres element {value:?}: only gpu GRES are carried"));
+        record.check_renders()?;
+        Ok(record)
+    }
+
+    /// Runs the renderer's checks on a cluster of this node alone.
+    fn check_renders(&self) -> Result<(), InterfaceError> {
+        let mut conf = SlurmConf::new("ingest", "ingest");
+        conf.nodes.push(self.node.clone());
+        let mut gres = GresConf::default();
+        if !self.gres.is_empty() {
+            gres.nodes.insert(self.node.name.clone(), self.gres.clone());
         }
-        check_gres_type(type_name)?;
-        let count = check_number(count)?;
-        if count == 0 {
-            return Err(format!("Gres element {value:?} has a zero count"));
-        }
-        Ok(Self {
-            name: name.to_string(),
-            type_name: type_name.to_string(),
-            count,
+        let field = "node_parameters";
+        crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
+        crate::slurm::check_gres_conf(&gres).map_err(|e| invalid("gres", e.to_string()))?;
+        crate::slurm::check_consistency(&conf, &gres).map_err(|e| {
+            invalid(
+                "node_parameters.Gres",
+                format!(
+                    "{e} (Gres must match the gres records; Slurm would mark the node INVALID)"
+                ),
+            )
         })
     }
-}
 
-impl std::fmt::Display for GresSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}", self.name, self.type_name, self.count)
+    /// The slurm.conf node (name, parameters, `Gres=`).
+    pub fn node(&self) -> &NodeConf {
+        &self.node
     }
-}
 
-/// `node_parameters`: what slurm.conf's `NodeName=` line for this node gets.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct NodeParameters {
-    /// `NodeName` (the short hostname `slurmd -C` reports).
-    pub node_name: String,
-    /// Other parameters by canonical key (see [`NODE_PARAMETER_KEYS`]), values as strings.
-    pub params: BTreeMap<String, String>,
-    /// `Gres`, kept a list (never a joined string).
-    pub gres: Vec<GresSpec>,
-}
+    /// `NodeName`.
+    pub fn node_name(&self) -> &NodeName {
+        &self.node.name
+    }
 
-impl NodeParameters {
-    /// The parameters in slurm.conf line order, `NodeName` first and `Gres` after `RealMemory`
-    /// (the reference layout), as `(key, value)` pairs.
-    pub fn ordered(&self) -> Vec<(String, String)> {
-        let mut out = vec![("NodeName".to_string(), self.node_name.clone())];
-        for (key, _) in NODE_PARAMETER_KEYS {
-            if let Some(v) = self.params.get(*key) {
-                out.push(((*key).to_string(), v.clone()));
+    /// True until the operator runs `node-configured`: the node stays in `DownNodes`.
+    pub fn new_node(&self) -> bool {
+        self.new_node
+    }
+
+    /// The gres.conf records for the node (empty: no GPUs).
+    pub fn gres(&self) -> &[GresLine] {
+        &self.gres
+    }
+
+    /// The same record under another name and `new_node` flag (the controller stores one
+    /// shape per distinct hardware and fills in each unit's name).
+    pub fn renamed(&self, name: NodeName, new_node: bool) -> NodeRecord {
+        let mut out = self.clone();
+        out.node.name = name;
+        out.new_node = new_node;
+        out
+    }
+
+    /// The node line's parameters in slurm.conf order, `NodeName` first and `Gres` after
+    /// `RealMemory` (the reference layout), as `(key, value)` pairs.
+    pub fn parameters(&self) -> Vec<(&'static str, String)> {
+        let n = &self.node;
+        let mut out = vec![("NodeName", n.name.to_string())];
+        let extra = |k: &str| n.extra.iter().find(|(e, _)| e == k).map(|(_, v)| v.clone());
+        for key in NODE_PARAMETER_KEYS {
+            let value = match *key {
+                "CPUs" => n.cpus.map(|v| v.to_string()),
+                "Boards" => n.boards.map(|v| v.to_string()),
+                "SocketsPerBoard" => n.sockets_per_board.map(|v| v.to_string()),
+                "CoresPerSocket" => n.cores_per_socket.map(|v| v.to_string()),
+                "ThreadsPerCore" => n.threads_per_core.map(|v| v.to_string()),
+                "RealMemory" => n.real_memory.map(|v| v.to_string()),
+                "MemSpecLimit" => n.mem_spec_limit.map(|v| v.to_string()),
+                "Weight" => n.weight.map(|v| v.to_string()),
+                "Features" => (!n.features.is_empty()).then(|| n.features.join(",")),
+                other => extra(other),
+            };
+            if let Some(v) = value {
+                out.push((key, v));
             }
-            if *key == "RealMemory" && !self.gres.is_empty() {
-                out.push(("Gres".to_string(), self.gres_string()));
+            if *key == "RealMemory" && !n.gres.is_empty() {
+                out.push(("Gres", self.gres_string()));
             }
         }
         out
@@ -142,301 +286,18 @@ impl NodeParameters {
 
     /// `Gres` joined as Slurm writes it: `gpu:a:2,gpu:b:1`.
     pub fn gres_string(&self) -> String {
-        self.gres
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-}
-
-/// One gres.conf record for this node (no `NodeName`: the controller adds it).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GresEntry {
-    /// `Name`; always `gpu`.
-    pub name: String,
-    /// `Type`.
-    pub type_name: String,
-    /// `File` (whole GPUs) — exactly one of `file` and `multiple_files` is set.
-    pub file: Option<String>,
-    /// `MultipleFiles` (one MIG instance).
-    pub multiple_files: Option<String>,
-    /// `Cores`, when NVML reports an affinity.
-    pub cores: Option<String>,
-    /// `Links`, when NVML reports NVLinks.
-    pub links: Option<String>,
-}
-
-impl GresEntry {
-    /// How many GPUs the record stands for: the number of files, or 1 for `MultipleFiles`.
-    pub fn count(&self) -> Result<u64, String> {
-        match (&self.file, &self.multiple_files) {
-            (Some(f), None) => Ok(check_device_files(f)?.len() as u64),
-            (None, Some(m)) => check_multiple_files(m).map(|()| 1),
-            (Some(_), Some(_)) => Err("File and MultipleFiles are mutually exclusive".into()),
-            (None, None) => Err("needs File or MultipleFiles".into()),
-        }
+        let items: Vec<String> = self.node.gres.iter().map(ToString::to_string).collect();
+        items.join(",")
     }
 
-    fn validate(&self) -> Result<u64, String> {
-        if self.name != GPU {
-            return Err(format!("Name {:?}: only gpu GRES are carried", self.name));
-        }
-        check_gres_type(&self.type_name)?;
-        let count = self.count()?;
-        if let Some(c) = &self.cores {
-            check_cores(c).map_err(|e| format!("Cores: {e}"))?;
-        }
-        if let Some(l) = &self.links {
-            check_links(l).map_err(|e| format!("Links: {e}"))?;
-            if count != 1 {
-                return Err("Links needs a record with exactly one device file".into());
-            }
-        }
-        Ok(count)
-    }
-
-    fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("Name".into(), Value::String(self.name.clone()));
-        m.insert("Type".into(), Value::String(self.type_name.clone()));
-        let opt = [
-            ("File", &self.file),
-            ("MultipleFiles", &self.multiple_files),
-            ("Cores", &self.cores),
-            ("Links", &self.links),
-        ];
-        for (k, v) in opt {
-            if let Some(v) = v {
-                m.insert(k.into(), Value::String(v.clone()));
-            }
-        }
-        Value::Object(m)
-    }
-
-    fn from_json(i: usize, v: &Value) -> Result<Self, InterfaceError> {
-        let field = |f: &str| format!("gres[{i}].{f}");
-        let Value::Object(m) = v else {
-            return Err(invalid(field(""), "expected an object"));
-        };
-        let get = |k: &str, required: bool| -> Result<Option<String>, InterfaceError> {
-            match m.get(k) {
-                None if required => Err(invalid(field(k), "missing")),
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(invalid(field(k), format!("expected a string, got {other}"))),
-            }
-        };
-        let entry = GresEntry {
-            name: get("Name", true)?.unwrap_or_default(),
-            type_name: get("Type", true)?.unwrap_or_default(),
-            file: get("File", false)?,
-            multiple_files: get("MultipleFiles", false)?,
-            cores: get("Cores", false)?,
-            links: get("Links", false)?,
-        };
-        for k in m.keys() {
-            if !["Name", "Type", "File", "MultipleFiles", "Cores", "Links"].contains(&k.as_str()) {
-                return Err(invalid(field(k), "unknown key"));
-            }
-        }
-        // Values are checked once, by NodeRecord::validate.
-        Ok(entry)
-    }
-}
-
-/// The whole `node` record.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct NodeRecord {
-    /// slurm.conf node line parameters.
-    pub node_parameters: NodeParameters,
-    /// True until the operator runs `node-configured`: the node stays in `DownNodes`.
-    pub new_node: bool,
-    /// gres.conf records for the node (empty: no GPUs).
-    pub gres: Vec<GresEntry>,
-}
-
-fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
-    InterfaceError::Invalid {
-        key: NODE_KEY,
-        field: field.into(),
-        reason: reason.into(),
-    }
-}
-
-impl NodeRecord {
-    /// Checks every value and that `Gres` agrees with the gres records (same types, each count
-    /// equal to the number of device files of that type).
-    pub fn validate(&self) -> Result<(), InterfaceError> {
-        let p = &self.node_parameters;
-        check_node_name(&p.node_name).map_err(|e| invalid("node_parameters.NodeName", e))?;
-        for (k, v) in &p.params {
-            check_node_parameter(k, v).map_err(|e| invalid(format!("node_parameters.{k}"), e))?;
-        }
-        let mut declared: BTreeMap<&str, u64> = BTreeMap::new();
-        for g in &p.gres {
-            if declared.insert(&g.type_name, g.count).is_some() {
-                return Err(invalid(
-                    "node_parameters.Gres",
-                    format!("type {} is listed twice", g.type_name),
-                ));
-            }
-            if g.name != GPU || g.count == 0 {
-                return Err(invalid(
-                    "node_parameters.Gres",
-                    format!("{g} is not gpu:<type>:<count> with a count above 0"),
-                ));
-            }
-            check_gres_type(&g.type_name).map_err(|e| invalid("node_parameters.Gres", e))?;
-        }
-        let mut found: BTreeMap<&str, u64> = BTreeMap::new();
-        let mut files = std::collections::BTreeSet::new();
-        for (i, g) in self.gres.iter().enumerate() {
-            let n = g.validate().map_err(|e| invalid(format!("gres[{i}]"), e))?;
-            *found.entry(&g.type_name).or_default() += n;
-            let all = g.file.iter().chain(g.multiple_files.iter());
-            for f in all {
-                if !files.insert(f.clone()) {
-                    return Err(invalid(format!("gres[{i}]"), format!("{f} appears twice")));
-                }
-            }
-        }
-        if declared != found {
-            return Err(invalid(
-                "node_parameters.Gres",
-                format!(
-                    "Gres {:?} does not match the gres records (per type: {:?} declared, {:?} device files); Slurm would mark the node INVALID",
-                    p.gres_string(),
-                    declared,
-                    found
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The JSON value (keys sorted, so equal records give equal strings).
-    pub fn to_json(&self) -> Value {
-        let mut params = Map::new();
-        let p = &self.node_parameters;
-        params.insert("NodeName".into(), Value::String(p.node_name.clone()));
-        for (k, v) in &p.params {
-            params.insert(k.clone(), Value::String(v.clone()));
-        }
-        if !p.gres.is_empty() {
-            let list = p
-                .gres
-                .iter()
-                .map(|g| Value::String(g.to_string()))
-                .collect();
-            params.insert("Gres".into(), Value::Array(list));
-        }
-        let mut m = Map::new();
-        m.insert("node_parameters".into(), Value::Object(params));
-        m.insert("new_node".into(), Value::Bool(self.new_node));
-        if !self.gres.is_empty() {
-            let list = self.gres.iter().map(GresEntry::to_json).collect();
-            m.insert("gres".into(), Value::Array(list));
-        }
-        Value::Object(m)
-    }
-
-    /// The relation value: compact JSON.
+    /// The relation value: compact JSON (keys sorted, so equal records give equal strings).
     pub fn to_relation_value(&self) -> String {
-        self.to_json().to_string()
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     /// Parses and validates a relation value.
     pub fn from_relation_value(raw: &str) -> Result<Self, InterfaceError> {
-        let rec = Self::parse_unchecked(raw)?;
-        rec.validate()?;
-        Ok(rec)
-    }
-
-    /// Parses a relation value checking only its JSON shape and types, not the values: call
-    /// [`NodeRecord::validate`] before using it (the controller validates each distinct node
-    /// shape once instead of every record).
-    pub fn parse_unchecked(raw: &str) -> Result<Self, InterfaceError> {
-        let v: Value = serde_json::from_str(raw).map_err(|e| InterfaceError::Json {
-            key: NODE_KEY,
-            reason: e.to_string(),
-        })?;
-        Self::from_json(&v)
-    }
-
-    fn from_json(v: &Value) -> Result<Self, InterfaceError> {
-        let Value::Object(top) = v else {
-            return Err(invalid("", "expected a JSON object"));
-        };
-        for k in top.keys() {
-            if !["node_parameters", "new_node", "gres"].contains(&k.as_str()) {
-                return Err(invalid(k.clone(), "unknown key"));
-            }
-        }
-        let new_node = match top.get("new_node") {
-            Some(Value::Bool(b)) => *b,
-            None => return Err(invalid("new_node", "missing")),
-            Some(other) => {
-                return Err(invalid(
-                    "new_node",
-                    format!("expected true or false, got {other}"),
-                ));
-            }
-        };
-        let Some(Value::Object(pm)) = top.get("node_parameters") else {
-            return Err(invalid("node_parameters", "missing or not an object"));
-        };
-        let mut params = NodeParameters::default();
-        for (k, val) in pm {
-            let field = format!("node_parameters.{k}");
-            match k.as_str() {
-                "Gres" => {
-                    let Value::Array(items) = val else {
-                        return Err(invalid(
-                            field,
-                            format!("expected a list of strings, got {val}"),
-                        ));
-                    };
-                    for item in items {
-                        let Value::String(s) = item else {
-                            return Err(invalid(field, format!("expected a string, got {item}")));
-                        };
-                        params
-                            .gres
-                            .push(GresSpec::parse(s).map_err(|e| invalid(&field, e))?);
-                    }
-                }
-                _ => {
-                    let Value::String(s) = val else {
-                        return Err(invalid(field, format!("expected a string, got {val}")));
-                    };
-                    if k == "NodeName" {
-                        params.node_name = s.clone();
-                    } else if canonical_node_key(k) == Some(k.as_str()) {
-                        params.params.insert(k.clone(), s.clone());
-                    } else {
-                        return Err(invalid(field, "not a node parameter this charm passes on"));
-                    }
-                }
-            }
-        }
-        if params.node_name.is_empty() {
-            return Err(invalid("node_parameters.NodeName", "missing"));
-        }
-        let gres = match top.get("gres") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, g)| GresEntry::from_json(i, g))
-                .collect::<Result<_, _>>()?,
-            Some(other) => return Err(invalid("gres", format!("expected a list, got {other}"))),
-        };
-        Ok(NodeRecord {
-            node_parameters: params,
-            new_node,
-            gres,
-        })
+        super::from_relation_json(NODE_KEY, raw)
     }
 }
 
@@ -454,14 +315,13 @@ mod tests {
     #[test]
     fn parses_the_reference_record_and_round_trips() {
         let rec = NodeRecord::from_relation_value(REFERENCE).unwrap();
-        assert_eq!(rec.node_parameters.node_name, "node1");
-        assert_eq!(rec.node_parameters.gres.len(), 2);
-        assert!(rec.new_node);
+        assert_eq!(rec.node_name(), "node1");
+        assert_eq!(rec.node().gres.len(), 2);
+        assert!(rec.new_node());
         let again = NodeRecord::from_relation_value(&rec.to_relation_value()).unwrap();
         assert_eq!(again, rec);
         let line: Vec<String> = rec
-            .node_parameters
-            .ordered()
+            .parameters()
             .into_iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
@@ -473,17 +333,10 @@ mod tests {
 
     #[test]
     fn no_gpus_means_no_gres_keys() {
-        let rec = NodeRecord {
-            node_parameters: NodeParameters {
-                node_name: "n".into(),
-                ..Default::default()
-            },
-            new_node: false,
-            gres: vec![],
-        };
+        let rec = NodeRecord::new(NodeConf::new("n".parse().unwrap()), false, vec![]).unwrap();
         assert_eq!(
             rec.to_relation_value(),
-            r#"{"new_node":false,"node_parameters":{"NodeName":"n"}}"#
+            r#"{"node_parameters":{"NodeName":"n"},"new_node":false}"#
         );
     }
 
@@ -496,20 +349,28 @@ mod tests {
     #[test]
     fn refuses_bad_input_with_the_reason() {
         assert!(err("{not json").contains("not valid JSON"));
-        assert!(err("[]").contains("JSON object"));
+        assert!(err("[]").contains("expected"), "{}", err("[]"));
         let wrong_type = REFERENCE.replace(r#""CPUs": "16""#, r#""CPUs": 16"#);
-        assert!(err(&wrong_type).contains("node_parameters.CPUs: expected a string"));
+        assert!(
+            err(&wrong_type).contains("expected a string"),
+            "{}",
+            err(&wrong_type)
+        );
         let gres_string = REFERENCE.replace(
             r#"["gpu:tesla_t4:2", "gpu:l40s:2"]"#,
             r#""gpu:tesla_t4:2,gpu:l40s:2""#,
         );
-        assert!(err(&gres_string).contains("expected a list"));
+        assert!(
+            err(&gres_string).contains("expected a sequence"),
+            "{}",
+            err(&gres_string)
+        );
         let injected = REFERENCE.replace(
             r#""Type": "tesla_t4""#,
             r#""Type": "t4\nSlurmctldProlog=/tmp/x""#,
         );
         let e = err(&injected);
-        assert!(e.contains("gres[0]") && e.contains("\\n"), "{e}");
+        assert!(e.contains("GRES type") && e.contains("\\n"), "{e}");
         let space = REFERENCE.replace(r#""RealMemory": "31848""#, r#""RealMemory": "318 48""#);
         assert!(err(&space).contains("RealMemory"));
         let hash = REFERENCE.replace(r#""NodeName": "node1""#, r#""NodeName": "node1#x""#);
@@ -519,19 +380,28 @@ mod tests {
         let eq = REFERENCE.replace(r#""Boards": "1""#, r#""Features": "a=b""#);
         assert!(err(&eq).contains("Features"));
         let new_node = REFERENCE.replace(r#""new_node": true"#, r#""new_node": "true""#);
-        assert!(err(&new_node).contains("new_node"));
-        let bad_file = REFERENCE.replace("/dev/nvidia[2-3]", "/etc/shadow");
-        assert!(err(&bad_file).contains("gres[1]"));
+        assert!(err(&new_node).contains("new_node") || err(&new_node).contains("boolean"));
+        let bad_file = REFERENCE.replace("/dev/nvidia[2-3]", "/etc/../shadow");
+        assert!(err(&bad_file).contains("device file"), "{}", err(&bad_file));
     }
 
     #[test]
     fn gres_must_match_the_records() {
         let fewer = REFERENCE.replace("/dev/nvidia[2-3]", "/dev/nvidia2");
-        assert!(err(&fewer).contains("does not match"), "{}", err(&fewer));
+        assert!(err(&fewer).contains("Gres"), "{}", err(&fewer));
         let missing = REFERENCE.replace(r#", "gpu:l40s:2""#, "");
-        assert!(err(&missing).contains("does not match"));
+        assert!(err(&missing).contains("Gres"), "{}", err(&missing));
         let dup_file = REFERENCE.replace("/dev/nvidia[2-3]", "/dev/nvidia[0-1]");
-        assert!(err(&dup_file).contains("twice"));
+        assert!(err(&dup_file).contains("twice"), "{}", err(&dup_file));
+    }
+
+    #[test]
+    fn underscore_node_names_are_carried() {
+        let raw = REFERENCE.replace(r#""NodeName": "node1""#, r#""NodeName": "gpu_node_2""#);
+        assert_eq!(
+            NodeRecord::from_relation_value(&raw).unwrap().node_name(),
+            "gpu_node_2"
+        );
     }
 
     #[test]
@@ -540,12 +410,17 @@ mod tests {
           "gres":[{"Name":"gpu","Type":"nvidia_a100_1g.5gb","MultipleFiles":"/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22"},
                   {"Name":"gpu","Type":"nvidia_a100_1g.5gb","MultipleFiles":"/dev/nvidia0,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31"}]}"#;
         let rec = NodeRecord::from_relation_value(raw).unwrap();
-        assert_eq!(rec.gres.len(), 2);
+        assert_eq!(rec.gres().len(), 2);
         let both = raw.replacen(
             r#""MultipleFiles""#,
             r#""File":"/dev/nvidia1","MultipleFiles""#,
             1,
         );
-        assert!(err(&both).contains("mutually exclusive"));
+        assert!(err(&both).contains("mutually exclusive"), "{}", err(&both));
+        let same = raw.replace(
+            "cap30,/dev/nvidia-caps/nvidia-cap31",
+            "cap21,/dev/nvidia-caps/nvidia-cap22",
+        );
+        assert!(err(&same).contains("twice"), "{}", err(&same));
     }
 }

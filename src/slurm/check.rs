@@ -2,16 +2,13 @@
 
 use std::collections::HashSet;
 
-use super::fast_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
 use super::keys::owned_global;
 use super::slurm_conf::SlurmConf;
-use super::validate::{
-    validate_device_path, validate_gres_name, validate_gres_type, validate_key, validate_name,
-    validate_node_name, validate_token, validate_value,
-};
+use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// Checks a slurm.conf model: values, duplicates, GRES forms, references.
 pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
@@ -61,7 +58,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
         node.validate()?;
         if !names.insert(&node.name) {
             return Err(ConfigError::DuplicateNode {
-                node: node.name.clone(),
+                node: node.name.to_string(),
             });
         }
         for (i, g) in node.gres.iter().enumerate() {
@@ -71,8 +68,8 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 .any(|e| e.name == g.name && e.gres_type.is_some() != g.gres_type.is_some())
             {
                 return Err(ConfigError::MixedTypedGres {
-                    node: node.name.clone(),
-                    name: g.name.clone(),
+                    node: node.name.to_string(),
+                    name: g.name.to_string(),
                 });
             }
             if earlier
@@ -80,14 +77,14 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 .any(|e| e.name == g.name && e.gres_type == g.gres_type)
             {
                 return Err(ConfigError::DuplicateGresSpec {
-                    node: node.name.clone(),
+                    node: node.name.to_string(),
                     spec: g.key(),
                 });
             }
-            if !gres_types.contains(&g.name) {
+            if !gres_types.iter().any(|t| *t == g.name.as_str()) {
                 return Err(ConfigError::GresNameNotInGresTypes {
-                    node: node.name.clone(),
-                    name: g.name.clone(),
+                    node: node.name.to_string(),
+                    name: g.name.to_string(),
                 });
             }
         }
@@ -153,66 +150,23 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
-    validate_gres_name(&r.name)?;
-    if let Some(t) = &r.gres_type {
-        validate_gres_type(t)?;
-    }
-    for f in r.files.iter().chain(&r.multiple_files) {
-        validate_device_path("File", f)?;
-    }
-    if !r.files.is_empty() && !r.multiple_files.is_empty() {
-        return Err(ConfigError::FileAndMultipleFiles {
-            node: node.to_string(),
-        });
-    }
-    if !r.multiple_files.is_empty() && r.multiple_files.len() < 2 {
-        return Err(ConfigError::MultipleFilesTooFew {
-            node: node.to_string(),
-            count: r.multiple_files.len(),
-        });
-    }
-    let all = || r.files.iter().chain(&r.multiple_files);
-    let duplicate = if r.files.len() + r.multiple_files.len() <= 32 {
-        all()
-            .enumerate()
-            .find(|(i, f)| all().take(*i).any(|g| g == *f))
-            .map(|(_, f)| f)
-    } else {
-        let mut sorted: Vec<&String> = all().collect();
-        sorted.sort_unstable();
-        sorted.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
-    };
-    if let Some(f) = duplicate {
-        return Err(ConfigError::DuplicateFile {
-            node: node.to_string(),
-            file: f.clone(),
-        });
-    }
-    match r.count {
-        Some(c) if r.name == "gpu" && !r.files.is_empty() && c != r.files.len() as u64 => {
+/// The rules of one record that its field types cannot carry alone (they relate two fields).
+/// Also run on every `node` relation record at ingest, so a record that passes ingest renders.
+pub fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
+    match (r.count, r.files()) {
+        (Some(c), Some(files)) if r.name == "gpu" && c != files.len() as u64 => {
             return Err(ConfigError::CountNotFileCount {
                 node: node.to_string(),
                 count: c,
-                files: r.files.len(),
+                files: files.len(),
             });
         }
         _ => {}
     }
-    if !r.links.is_empty() {
-        if r.files.len() != 1 {
-            return Err(ConfigError::LinksNeedOneFile {
-                node: node.to_string(),
-            });
-        }
-        if r.links.iter().filter(|l| **l == -1).count() != 1 || r.links.iter().any(|l| *l < -1) {
-            let text: Vec<String> = r.links.iter().map(i32::to_string).collect();
-            return Err(ConfigError::invalid(
-                "Links",
-                &text.join(","),
-                "exactly one -1 (this GPU) and counts >= 0 for the others",
-            ));
-        }
+    if r.links.is_some() && r.files().is_none_or(|f| f.len() != 1) {
+        return Err(ConfigError::LinksNeedOneFile {
+            node: node.to_string(),
+        });
     }
     for f in &r.flags {
         if !super::gres_conf::GRES_FLAGS.contains(&f.as_str()) {
@@ -253,8 +207,8 @@ fn check_node_records<'a>(
     let mut by_name: Vec<(&str, NameSummary)> = Vec::new();
     for r in records {
         check_record(node, r)?;
-        let has_file = !r.files.is_empty() || !r.multiple_files.is_empty();
-        let at = match by_name.iter().position(|(n, _)| *n == r.name) {
+        let has_file = r.devices.is_some();
+        let at = match by_name.iter().position(|(n, _)| *n == r.name.as_str()) {
             Some(i) => i,
             None => {
                 by_name.push((&r.name, NameSummary::default()));
@@ -291,7 +245,6 @@ pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
     // Neighbouring nodes often have identical records: check each distinct list once in a row.
     let mut previous: Option<&Vec<GresLine>> = None;
     for (node, records) in &conf.nodes {
-        validate_node_name(node)?;
         if previous != Some(records) {
             check_node_records(node, conf.global.iter().chain(records))?;
             previous = Some(records);
@@ -314,7 +267,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
         if !gres_types.contains(&r.name.to_ascii_lowercase()) {
             return Err(ConfigError::GresNameNotInGresTypes {
                 node: node.to_string(),
-                name: r.name.clone(),
+                name: r.name.to_string(),
             });
         }
     }
@@ -344,7 +297,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
             };
             if got != g.count {
                 return Err(ConfigError::GresCountMismatch {
-                    node: node.name.clone(),
+                    node: node.name.to_string(),
                     spec: g.key(),
                     slurm_conf: g.count,
                     gres_conf: got,
@@ -355,7 +308,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
         extra.sort();
         if let Some(((name, t), got)) = extra.into_iter().next() {
             return Err(ConfigError::GresCountMismatch {
-                node: node.name.clone(),
+                node: node.name.to_string(),
                 spec: t.map_or_else(|| name.to_string(), |t| format!("{name}:{t}")),
                 slurm_conf: 0,
                 gres_conf: got,

@@ -5,6 +5,9 @@
 /// treats as fatal (reference `slurm-gres.md` §1.5, §2.3). Every message names what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// A value is not one of the vocabulary's types ([`crate::slurm::types`]).
+    #[error(transparent)]
+    Vocab(#[from] crate::slurm::types::VocabError),
     /// A value is not acceptable for its key (whitespace, `#`, `=`, quote, control character,
     /// not a number, not a hostname, ...).
     #[error("invalid value for {key}: {value:?}: {reason}")]

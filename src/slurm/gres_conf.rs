@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 
 use super::error::ConfigError;
-use super::hostlist::{self, natural_cmp};
-use super::validate::{
-    parse_count, validate_device_path, validate_gres_name, validate_gres_type, validate_key,
+use super::types::{
+    CoreList, DeviceFiles, GresCount, GresDevices, GresName, GresType, LinksRow, MultipleFiles,
+    NodeName,
 };
+use super::validate::validate_key;
 
 /// `AutoDetect` values (22.05: nvml, rsmi, oneapi, off; newer: nrt, nvidia).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,158 +81,134 @@ pub const GRES_FLAGS: [&str; 9] = [
     "explicit",
 ];
 
-/// One gres.conf record (without its NodeName, which is the key it is stored under).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One gres.conf record (without its NodeName, which is the key it is stored under): the one
+/// GRES record type. NVML inventory produces it ([`crate::gpu::Inventory::gres`]), the `node`
+/// relation record carries it (serialised with gres.conf's key names, see
+/// `super::gres_wire`), the parser reads it and the renderer writes it. Every field is a
+/// vocabulary type, so the renderer writes it without checking values again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(
+    try_from = "super::gres_wire::GresLineWire",
+    into = "super::gres_wire::GresLineWire"
+)]
 pub struct GresLine {
     /// `Name` (e.g. `gpu`).
-    pub name: String,
+    pub name: GresName,
     /// `Type` (byte-identical to slurm.conf `Gres=` type).
-    pub gres_type: Option<String>,
-    /// `File`: device files (written as a compressed hostlist, `/dev/nvidia[0-3]`).
-    pub files: Vec<String>,
-    /// `MultipleFiles`: files that together make one GRES (MIG), written in order.
-    pub multiple_files: Vec<String>,
+    pub gres_type: Option<GresType>,
+    /// `File` or `MultipleFiles` (never both).
+    pub devices: Option<GresDevices>,
     /// `Count`.
     pub count: Option<u64>,
-    /// `Cores` (abstract core ids, written as ranges `0-3,8`).
-    pub cores: Vec<u32>,
+    /// `Cores`.
+    pub cores: Option<CoreList>,
     /// `Links` (one entry per GPU index; exactly one `-1`).
-    pub links: Vec<i32>,
+    pub links: Option<LinksRow>,
     /// `Flags`.
     pub flags: Vec<String>,
 }
 
-/// Hashes the fields that tell records apart cheaply (the file list by its length and ends,
-/// which is consistent with `Eq`): the renderer hashes every node's records to fold them.
-impl Hash for GresLine {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-        self.gres_type.hash(state);
-        self.files.len().hash(state);
-        self.files.first().hash(state);
-        self.files.last().hash(state);
-        self.multiple_files.hash(state);
-        self.count.hash(state);
-        self.cores.hash(state);
-        self.links.hash(state);
-        self.flags.hash(state);
-    }
-}
-
 impl GresLine {
-    /// A typed GPU record with device files (`Name=gpu Type=<t> File=<files>`).
-    pub fn gpu(gres_type: &str, files: Vec<String>) -> GresLine {
+    /// A record of `name` with nothing else set.
+    pub fn new(name: GresName) -> GresLine {
         GresLine {
-            name: "gpu".to_string(),
-            gres_type: Some(gres_type.to_string()),
-            files,
-            ..GresLine::default()
+            name,
+            gres_type: None,
+            devices: None,
+            count: None,
+            cores: None,
+            links: None,
+            flags: Vec::new(),
         }
     }
 
-    /// Sets one record key (case-insensitive; aliases `Files`, `Link`, `CPUs` accepted).
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        validate_key(key, "gres.conf record")?;
-        let lower = key.to_ascii_lowercase();
-        let paths = |k: &str| -> Result<Vec<String>, ConfigError> {
-            let list = hostlist::expand(value)
-                .map_err(|e| ConfigError::invalid(k, value, e.to_string()))?;
-            if list.is_empty() {
-                return Err(ConfigError::invalid(k, value, "must not be empty"));
+    /// A typed GPU record with device files (`Name=gpu Type=<t> File=<files>`).
+    pub fn gpu(gres_type: GresType, files: DeviceFiles) -> GresLine {
+        GresLine {
+            gres_type: Some(gres_type),
+            devices: Some(GresDevices::File(files)),
+            ..GresLine::new(GresName::gpu())
+        }
+    }
+
+    /// A record from its `Key=Value` pairs (case-insensitive keys; aliases `Files`, `Link`,
+    /// `CPUs` accepted; a later key replaces an earlier one). `Name` is required; `File` and
+    /// `MultipleFiles` together are refused (Slurm: fatal).
+    pub fn from_pairs(node: &str, pairs: &[(&str, &str)]) -> Result<GresLine, ConfigError> {
+        let mut name = None;
+        let mut line = GresLine::new(GresName::gpu());
+        let (mut file, mut multiple) = (None, None);
+        for &(key, value) in pairs {
+            validate_key(key, "gres.conf record")?;
+            match key.to_ascii_lowercase().as_str() {
+                "name" => name = Some(GresName::try_from(value)?),
+                "type" => line.gres_type = Some(GresType::try_from(value)?),
+                "file" | "files" => file = Some(DeviceFiles::try_from(value)?),
+                "multiplefiles" => multiple = Some(MultipleFiles::try_from(value)?),
+                "count" => line.count = Some(GresCount::try_from(value)?.get()),
+                "cores" | "cpus" => line.cores = Some(CoreList::try_from(value)?),
+                "links" | "link" => line.links = Some(LinksRow::try_from(value)?),
+                "flags" => {
+                    line.flags = value
+                        .split(',')
+                        .map(|f| {
+                            GRES_FLAGS
+                                .iter()
+                                .find(|k| k.eq_ignore_ascii_case(f))
+                                .map(|k| k.to_string())
+                                .ok_or_else(|| {
+                                    ConfigError::invalid(
+                                        "Flags",
+                                        value,
+                                        format!(
+                                            "unknown flag {f:?}; known: {}",
+                                            GRES_FLAGS.join(", ")
+                                        ),
+                                    )
+                                })
+                        })
+                        .collect::<Result<_, _>>()?;
+                }
+                _ => {
+                    return Err(ConfigError::InvalidKey {
+                        key: key.to_string(),
+                        context: "gres.conf record".to_string(),
+                        reason: "expected Name, Type, File, MultipleFiles, Count, Cores, Links or Flags (NodeName must be first)".to_string(),
+                    });
+                }
             }
-            for p in &list {
-                validate_device_path(k, p)?;
-            }
-            Ok(list)
-        };
-        match lower.as_str() {
-            "name" => {
-                validate_gres_name(value)?;
-                self.name = value.to_string();
-            }
-            "type" => {
-                validate_gres_type(value)?;
-                self.gres_type = Some(value.to_string());
-            }
-            "file" | "files" => self.files = paths("File")?,
-            "multiplefiles" => self.multiple_files = paths("MultipleFiles")?,
-            "count" => self.count = Some(parse_count("Count", value)?),
-            "cores" | "cpus" => {
-                self.cores = hostlist::parse_ranges_u32(value).map_err(|_| {
-                    ConfigError::invalid("Cores", value, "expected core ids like 0-3,8")
-                })?;
-            }
-            "links" | "link" => {
-                self.links = value
-                    .split(',')
-                    .map(|l| {
-                        l.parse::<i32>()
-                            .ok()
-                            .filter(|n| *n >= -1 && !l.starts_with('+'))
-                            .ok_or_else(|| {
-                                ConfigError::invalid(
-                                    "Links",
-                                    value,
-                                    "expected a comma list of -1, 0 or link counts",
-                                )
-                            })
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            "flags" => {
-                self.flags = value
-                    .split(',')
-                    .map(|f| {
-                        GRES_FLAGS
-                            .iter()
-                            .find(|k| k.eq_ignore_ascii_case(f))
-                            .map(|k| k.to_string())
-                            .ok_or_else(|| {
-                                ConfigError::invalid(
-                                    "Flags",
-                                    value,
-                                    format!("unknown flag {f:?}; known: {}", GRES_FLAGS.join(", ")),
-                                )
-                            })
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            _ => {
-                return Err(ConfigError::InvalidKey {
-                    key: key.to_string(),
-                    context: "gres.conf record".to_string(),
-                    reason: "expected Name, Type, File, MultipleFiles, Count, Cores, Links or Flags (NodeName must be first)".to_string(),
+        }
+        line.name = name.ok_or_else(|| ConfigError::Missing {
+            key: "Name".to_string(),
+            context: "gres.conf record".to_string(),
+        })?;
+        line.devices = match (file, multiple) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::FileAndMultipleFiles {
+                    node: node.to_string(),
                 });
             }
-        }
-        Ok(())
+            (Some(f), None) => Some(GresDevices::File(f)),
+            (None, Some(m)) => Some(GresDevices::Multiple(m)),
+            (None, None) => None,
+        };
+        Ok(line)
     }
 
     /// Number of GRES this record provides: files, 1 for MultipleFiles, else Count (default 1).
     pub fn device_count(&self) -> u64 {
-        if !self.files.is_empty() {
-            self.files.len() as u64
-        } else if !self.multiple_files.is_empty() {
-            1
-        } else {
-            self.count.unwrap_or(1)
+        match &self.devices {
+            Some(d) => d.count(),
+            None => self.count.unwrap_or(1),
         }
     }
 
-    /// Normal form: files in natural order, cores sorted without duplicates.
-    pub fn normalized(&self) -> GresLine {
-        let mut out = self.clone();
-        out.normalize();
-        out
-    }
-
-    /// Puts this record in normal form in place.
-    pub fn normalize(&mut self) {
-        if !self.files.is_sorted_by(|a, b| natural_cmp(a, b).is_le()) {
-            self.files.sort_by(|a, b| natural_cmp(a, b));
+    /// The `File=` files, if the record has them.
+    pub fn files(&self) -> Option<&DeviceFiles> {
+        match &self.devices {
+            Some(GresDevices::File(f)) => Some(f),
+            _ => None,
         }
-        self.cores.sort_unstable();
-        self.cores.dedup();
     }
 }
 
@@ -245,12 +221,12 @@ pub struct GresConf {
     pub global: Vec<GresLine>,
     /// Per-node records: node name -> its records, in order. Nodes whose record lists are
     /// identical are written as one set of `NodeName=<hostlist>` lines.
-    pub nodes: BTreeMap<String, Vec<GresLine>>,
+    pub nodes: BTreeMap<NodeName, Vec<GresLine>>,
 }
 
 impl GresConf {
-    /// Normal form: every record normalised ([`GresLine::normalized`]), nodes without records
-    /// dropped.
+    /// Normal form: nodes without records dropped (records are normal by construction:
+    /// their types keep files, cores and links in one order).
     pub fn normalized(&self) -> GresConf {
         let mut out = self.clone();
         out.normalize();
@@ -259,10 +235,6 @@ impl GresConf {
 
     /// Puts this model in normal form in place (see [`GresConf::normalized`]).
     pub fn normalize(&mut self) {
-        self.global.iter_mut().for_each(GresLine::normalize);
         self.nodes.retain(|_, v| !v.is_empty());
-        self.nodes
-            .values_mut()
-            .for_each(|v| v.iter_mut().for_each(GresLine::normalize));
     }
 }

@@ -297,7 +297,8 @@ fn digits_of(mut v: u64) -> usize {
     n
 }
 
-fn push_num(out: &mut String, mut v: u64, width: usize) {
+/// Appends `v` in decimal, zero-padded to `width` digits, without going through `core::fmt`.
+pub(crate) fn push_num(out: &mut String, mut v: u64, width: usize) {
     let mut buf = [b'0'; 40];
     let mut i = buf.len();
     loop {

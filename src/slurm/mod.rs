@@ -8,8 +8,8 @@
 
 pub mod check;
 pub mod error;
-pub mod fast_hash;
 pub mod gres_conf;
+mod gres_wire;
 pub mod hostlist;
 pub mod keys;
 pub mod lexer;
@@ -19,10 +19,11 @@ pub mod parse;
 pub mod partition;
 pub mod render;
 pub mod slurm_conf;
+pub mod types;
 pub mod validate;
 pub mod version;
 
-pub use check::{check_consistency, check_gres_conf, check_slurm_conf};
+pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresLine};
 pub use keys::GlobalKey;
@@ -32,5 +33,5 @@ pub use parse::{parse_gres_conf, parse_slurm_conf};
 pub use partition::{DownNodes, NodeSet, Partition, PartitionState};
 pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
 pub use slurm_conf::SlurmConf;
-pub use validate::{validate_gres_type, validate_node_name, validate_token};
+pub use validate::validate_token;
 pub use version::{SlurmVersion, VersionError};

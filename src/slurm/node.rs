@@ -4,10 +4,8 @@ use std::fmt;
 
 use super::error::ConfigError;
 use super::keys::{NODE_KEYS, canonical, record_key};
-use super::validate::{
-    parse_count, parse_u32, parse_u64, validate_gres_name, validate_gres_type, validate_name,
-    validate_node_name, validate_text, validate_token,
-};
+use super::types::{GresCount, GresName, GresType, NodeName};
+use super::validate::{parse_u32, parse_u64, validate_name, validate_text, validate_token};
 
 /// A node state as `NodeName ... State=` and `DownNodes ... State=` accept it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,13 +69,18 @@ impl fmt::Display for NodeState {
     }
 }
 
-/// One entry of a node's `Gres=` list: `<name>[:<type>][:no_consume]:<count>`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One entry of a node's `Gres=` list: `<name>[:<type>][:no_consume]:<count>`. The one type
+/// for a `Gres=` item: NVML inventory, relation data and slurm.conf all use it. Serialised as
+/// its text (`gpu:tesla_t4:2`).
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
 pub struct GresSpec {
     /// GRES name, e.g. `gpu`.
-    pub name: String,
+    pub name: GresName,
     /// GRES type, e.g. `tesla_t4` (byte-identical to gres.conf `Type=`).
-    pub gres_type: Option<String>,
+    pub gres_type: Option<GresType>,
     /// The `no_consume` flag.
     pub no_consume: bool,
     /// Count (always written).
@@ -86,10 +89,10 @@ pub struct GresSpec {
 
 impl GresSpec {
     /// A typed GPU entry `gpu:<gres_type>:<count>`.
-    pub fn gpu(gres_type: &str, count: u64) -> GresSpec {
+    pub fn gpu(gres_type: GresType, count: u64) -> GresSpec {
         GresSpec {
-            name: "gpu".to_string(),
-            gres_type: Some(gres_type.to_string()),
+            name: GresName::gpu(),
+            gres_type: Some(gres_type),
             no_consume: false,
             count,
         }
@@ -101,14 +104,13 @@ impl GresSpec {
         let bad = |why: &str| ConfigError::invalid("Gres", text, why);
         let (name, middle, count) = match parts.as_slice() {
             [name] => (*name, &[][..], None),
-            [name, rest @ .., last] => match parse_count("Gres", last) {
-                Ok(n) => (*name, rest, Some(n)),
+            [name, rest @ .., last] => match GresCount::try_from(*last) {
+                Ok(n) => (*name, rest, Some(n.get())),
                 Err(_) => (*name, &parts[1..], None),
             },
             [] => return Err(bad("empty GRES entry")),
         };
-        validate_gres_name(name)
-            .map_err(|_| bad("GRES name must be lower-case letters, digits and '_'"))?;
+        let name = GresName::try_from(name).map_err(|e| bad(&e.to_string()))?;
         let (gres_type, no_consume) = match middle {
             [] => (None, false),
             ["no_consume"] => (None, true),
@@ -116,41 +118,37 @@ impl GresSpec {
             [t, "no_consume"] => (Some(*t), true),
             _ => return Err(bad("expected <name>[:<type>][:no_consume]:<count>")),
         };
-        if let Some(t) = gres_type {
-            validate_gres_type(t).map_err(|e| match e {
-                ConfigError::InvalidValue { reason, .. } => bad(&reason),
-                other => other,
-            })?;
-        }
+        let gres_type = gres_type
+            .map(GresType::try_from)
+            .transpose()
+            .map_err(|e| bad(&e.to_string()))?;
         Ok(GresSpec {
-            name: name.to_string(),
-            gres_type: gres_type.map(str::to_string),
+            name,
+            gres_type,
             no_consume,
             count: count.unwrap_or(1),
         })
-    }
-
-    /// Checks the name and type (as [`GresSpec::parse`] would).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let refuse = |reason: String| ConfigError::invalid("Gres", &self.to_string(), reason);
-        validate_gres_name(&self.name).map_err(|_| {
-            refuse("GRES name must be lower-case letters, digits and '_'".to_string())
-        })?;
-        if let Some(t) = &self.gres_type {
-            validate_gres_type(t).map_err(|e| match e {
-                ConfigError::InvalidValue { reason, .. } => refuse(reason),
-                other => other,
-            })?;
-        }
-        Ok(())
     }
 
     /// `name` or `name:type`, used in error messages and matching.
     pub fn key(&self) -> String {
         match &self.gres_type {
             Some(t) => format!("{}:{}", self.name, t),
-            None => self.name.clone(),
+            None => self.name.to_string(),
         }
+    }
+}
+
+impl TryFrom<String> for GresSpec {
+    type Error = ConfigError;
+    fn try_from(value: String) -> Result<Self, ConfigError> {
+        Self::parse(&value)
+    }
+}
+
+impl From<GresSpec> for String {
+    fn from(value: GresSpec) -> String {
+        value.to_string()
     }
 }
 
@@ -169,10 +167,10 @@ impl fmt::Display for GresSpec {
 
 /// One node of slurm.conf. The renderer writes `NodeName=` first, then the fields in this
 /// order, then `extra` in order; nodes with identical fields share one hostlist line.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeConf {
-    /// Node name (a host name; one node per `NodeConf`).
-    pub name: String,
+    /// Node name (one node per `NodeConf`).
+    pub name: NodeName,
     /// `CPUs`.
     pub cpus: Option<u32>,
     /// `Boards`.
@@ -203,10 +201,22 @@ pub struct NodeConf {
 
 impl NodeConf {
     /// A node with only its name set.
-    pub fn new(name: &str) -> NodeConf {
+    pub fn new(name: NodeName) -> NodeConf {
         NodeConf {
-            name: name.to_string(),
-            ..NodeConf::default()
+            name,
+            cpus: None,
+            boards: None,
+            sockets_per_board: None,
+            cores_per_socket: None,
+            threads_per_core: None,
+            real_memory: None,
+            gres: Vec::new(),
+            mem_spec_limit: None,
+            features: Vec::new(),
+            weight: None,
+            state: None,
+            reason: None,
+            extra: Vec::new(),
         }
     }
 
@@ -215,10 +225,7 @@ impl NodeConf {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let key = record_key(&NODE_KEYS, key, "NodeName line", "node")?;
         match key {
-            "NodeName" => {
-                validate_node_name(value)?;
-                self.name = value.to_string();
-            }
+            "NodeName" => self.name = NodeName::try_from(value)?,
             "CPUs" => self.cpus = Some(parse_u32(key, value)?),
             "Boards" => self.boards = Some(parse_u32(key, value)?),
             "SocketsPerBoard" => self.sockets_per_board = Some(parse_u32(key, value)?),
@@ -256,12 +263,9 @@ impl NodeConf {
         Ok(())
     }
 
-    /// Checks every field as [`NodeConf::set`] would.
+    /// Checks the fields kept as text as [`NodeConf::set`] would (the typed ones are valid by
+    /// construction).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        validate_node_name(&self.name)?;
-        for g in &self.gres {
-            g.validate()?;
-        }
         for f in &self.features {
             validate_name("Features", f)?;
         }
@@ -310,10 +314,12 @@ mod tests {
     fn gres_spec_forms() {
         assert_eq!(
             GresSpec::parse("gpu:tesla_t4:2").unwrap(),
-            GresSpec::gpu("tesla_t4", 2)
+            GresSpec::gpu("tesla_t4".parse().unwrap(), 2)
         );
         let g = GresSpec::parse("gpu:2").unwrap();
         assert_eq!((g.gres_type.as_deref(), g.count), (None, 2));
+        let json = serde_json::to_string(&g).unwrap();
+        assert_eq!(serde_json::from_str::<GresSpec>(&json).unwrap(), g);
         assert_eq!(GresSpec::parse("gpu").unwrap().count, 1);
         let m = GresSpec::parse("mps:no_consume:100").unwrap();
         assert!(m.no_consume && m.count == 100);
@@ -335,7 +341,7 @@ mod tests {
 
     #[test]
     fn node_set_validates() {
-        let mut n = NodeConf::new("vm");
+        let mut n = NodeConf::new("vm".parse().unwrap());
         n.set("cpus", "4").unwrap();
         n.set("TMPDISK", "100").unwrap();
         assert_eq!(n.cpus, Some(4));

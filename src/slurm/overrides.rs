@@ -46,7 +46,7 @@ pub fn parse_overrides(
     let origin = scope.option();
     let mut out: Vec<(String, String)> = Vec::new();
     let mut seen = HashSet::new();
-    let mut scratch_node = NodeConf::new("x");
+    let mut scratch_node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
     let mut scratch_part = Partition::new("x");
     for ll in logical_lines(text) {
         let err = |kind: ParseErrorKind| ParseError {

@@ -11,6 +11,7 @@ use super::lexer::{LexError, LogicalLine, include_directive, logical_lines, pair
 use super::node::{NodeConf, NodeState};
 use super::partition::{DownNodes, NodeSet, Partition, node_set};
 use super::slurm_conf::SlurmConf;
+use super::types::NodeName;
 use super::validate::{validate_name, validate_text, validate_token};
 
 /// Builds errors for one logical line.
@@ -47,7 +48,7 @@ fn lines_with_pairs(text: &str) -> impl Iterator<Item = LogicalLine<'_>> {
 /// the lines after them, as in Slurm. Duplicated nodes and partitions are errors.
 pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseError> {
     let mut conf = SlurmConf::default();
-    let mut node_default = NodeConf::default();
+    let mut node_default = NodeConf::new(NodeName::placeholder());
     let mut part_default = Partition::default();
     let mut node_names: HashSet<String> = HashSet::new();
     let mut part_names: HashSet<String> = HashSet::new();
@@ -98,7 +99,7 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
                 let last = names.len().saturating_sub(1);
                 for (i, name) in names.into_iter().enumerate() {
                     let mut node = if i == last {
-                        std::mem::take(&mut template)
+                        std::mem::replace(&mut template, NodeConf::new(NodeName::placeholder()))
                     } else {
                         template.clone()
                     };
@@ -207,38 +208,21 @@ pub fn parse_gres_conf(text: &str, origin: &str) -> Result<GresConf, ParseError>
                 conf.auto_detect = Some(AutoDetect::parse(value).map_err(|e| at.err(e))?);
             }
             "name" => {
-                let mut r = GresLine::default();
-                for (k, v) in &kv {
-                    r.set(k, v).map_err(|e| at.err(e))?;
-                }
+                let r = GresLine::from_pairs("*", &kv).map_err(|e| at.err(e))?;
                 conf.global.push(r);
             }
             "nodename" => {
                 let names = hostlist::expand(value).map_err(|e| at.err(e))?;
-                let mut r = GresLine::default();
-                for (k, v) in rest {
-                    if k.eq_ignore_ascii_case("AutoDetect") {
-                        return Err(
-                            at.syntax("a record key (per-node AutoDetect is not supported)", k)
-                        );
-                    }
-                    r.set(k, v).map_err(|e| at.err(e))?;
+                if let Some((k, _)) = rest
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("AutoDetect"))
+                {
+                    return Err(at.syntax("a record key (per-node AutoDetect is not supported)", k));
                 }
-                if r.name.is_empty() {
-                    return Err(at.err(ConfigError::Missing {
-                        key: "Name".to_string(),
-                        context: "gres.conf NodeName line".to_string(),
-                    }));
-                }
-                let last = names.len().saturating_sub(1);
-                for (i, n) in names.into_iter().enumerate() {
-                    super::validate::validate_node_name(&n).map_err(|e| at.err(e))?;
-                    let record = if i == last {
-                        std::mem::take(&mut r)
-                    } else {
-                        r.clone()
-                    };
-                    conf.nodes.entry(n).or_default().push(record);
+                let r = GresLine::from_pairs(value, rest).map_err(|e| at.err(e))?;
+                for n in names {
+                    let n = NodeName::try_from(n).map_err(|e| at.err(ConfigError::from(e)))?;
+                    conf.nodes.entry(n).or_default().push(r.clone());
                 }
             }
             _ => {

@@ -7,7 +7,8 @@ use super::error::ConfigError;
 use super::hostlist;
 use super::keys::{PARTITION_KEYS, canonical, record_key};
 use super::node::NodeState;
-use super::validate::{validate_name, validate_node_name, validate_text, validate_value};
+use super::types::NodeName;
+use super::validate::{validate_name, validate_text, validate_value};
 
 /// A partition state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,7 +59,10 @@ fn validate_member(key: &str, value: &str) -> Result<(), ConfigError> {
     if value == "ALL" {
         return Ok(());
     }
-    validate_node_name(value).or_else(|_| validate_name(key, value))
+    if NodeName::try_from(value).is_ok() {
+        return Ok(());
+    }
+    validate_name(key, value)
 }
 
 /// Expands a hostlist value into a set of names, validating each.
@@ -167,7 +171,7 @@ impl DownNodes {
     /// Checks the node names and reason.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for n in &self.nodes {
-            validate_node_name(n)?;
+            NodeName::try_from(n.as_str())?;
         }
         if let Some(r) = &self.reason {
             validate_text("Reason", r)?;

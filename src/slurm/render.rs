@@ -7,12 +7,13 @@ use std::hash::{Hash, Hasher};
 
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
-use super::fast_hash::FxHashMap;
 use super::gres_conf::{GresConf, GresLine};
-use super::hostlist::{compress, format_ranges, natural_cmp, natural_key};
+use super::hostlist::{compress, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::slurm_conf::SlurmConf;
+use super::types::GresDevices;
+use rustc_hash::FxHashMap;
 
 /// First line of every rendered file.
 pub const HEADER: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n";
@@ -37,20 +38,8 @@ fn push_kv(out: &mut String, key: &str, value: &str) {
 }
 
 /// Appends a decimal number without going through `core::fmt`.
-fn push_u64(out: &mut String, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for &b in &buf[i..] {
-        out.push(char::from(b));
-    }
+fn push_u64(out: &mut String, v: u64) {
+    super::hostlist::push_num(out, v, 0);
 }
 
 fn push_num(out: &mut String, key: &str, value: u64) {
@@ -288,31 +277,44 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     out
 }
 
+/// Writes one record: the one gres.conf writer (the `detect-gpus` action's preview uses it
+/// too, through [`render_gres_records`]).
 fn push_record(s: &mut String, r: &GresLine) {
     s.push_str("Name=");
     s.push_str(&r.name);
     if let Some(t) = &r.gres_type {
         push_kv(s, "Type", t);
     }
-    if !r.files.is_empty() {
-        push_kv(s, "File", &compress(&r.files));
-    }
-    if !r.multiple_files.is_empty() {
-        push_kv(s, "MultipleFiles", &r.multiple_files.join(","));
+    match &r.devices {
+        Some(GresDevices::File(f)) => push_kv(s, "File", &f.to_string()),
+        Some(GresDevices::Multiple(m)) => push_kv(s, "MultipleFiles", &m.to_string()),
+        None => {}
     }
     if let Some(c) = r.count {
         push_num(s, "Count", c);
     }
-    if !r.cores.is_empty() {
-        push_kv(s, "Cores", &format_ranges(&r.cores));
+    if let Some(c) = &r.cores {
+        push_kv(s, "Cores", &c.to_string());
     }
-    if !r.links.is_empty() {
-        let links: Vec<String> = r.links.iter().map(i32::to_string).collect();
-        push_kv(s, "Links", &links.join(","));
+    if let Some(l) = &r.links {
+        push_kv(s, "Links", &l.to_string());
     }
     if !r.flags.is_empty() {
         push_kv(s, "Flags", &r.flags.join(","));
     }
+}
+
+/// The gres.conf lines of one node's records (`NodeName=<node> Name=gpu ...`), one per
+/// record, without a header: what the slurmd charm shows in `detect-gpus`.
+pub fn render_gres_records(node: &str, records: &[GresLine]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| {
+            let mut line = format!("NodeName={node} ");
+            push_record(&mut line, r);
+            line
+        })
+        .collect()
 }
 
 impl GresConf {

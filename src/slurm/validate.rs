@@ -11,7 +11,8 @@ fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::invalid(key, value, reason)
 }
 
-fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError> {
+/// Non-empty and at most [`MAX_VALUE_LEN`] bytes.
+fn check_len(key: &str, value: &str) -> Result<(), ConfigError> {
     if value.is_empty() {
         return Err(bad(key, value, "must not be empty"));
     }
@@ -22,6 +23,11 @@ fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError
             format!("longer than {MAX_VALUE_LEN} bytes"),
         ));
     }
+    Ok(())
+}
+
+fn check_chars(key: &str, value: &str, allow_eq: bool) -> Result<(), ConfigError> {
+    check_len(key, value)?;
     for (i, c) in value.char_indices() {
         let reason = match c {
             c if c.is_whitespace() => "whitespace is not allowed",
@@ -54,16 +60,7 @@ pub fn validate_value(key: &str, value: &str) -> Result<(), ConfigError> {
 /// Free text written quoted (`Reason="..."`): no control characters (so no newline) and no
 /// `"`. `#` and `\` are allowed; the renderer escapes them.
 pub fn validate_text(key: &str, value: &str) -> Result<(), ConfigError> {
-    if value.is_empty() {
-        return Err(bad(key, value, "must not be empty"));
-    }
-    if value.len() > MAX_VALUE_LEN {
-        return Err(bad(
-            key,
-            value,
-            format!("longer than {MAX_VALUE_LEN} bytes"),
-        ));
-    }
+    check_len(key, value)?;
     if value.chars().any(char::is_control) {
         return Err(bad(
             key,
@@ -101,124 +98,13 @@ pub fn validate_key(key: &str, context: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A node name: an RFC 1123 host name (labels of letters, digits and `-`, not starting or
-/// ending with `-`, at most 63 characters; at most 253 in all), not `ALL` or `DEFAULT`.
-pub fn validate_node_name(value: &str) -> Result<(), ConfigError> {
-    const KEY: &str = "NodeName";
-    if value.is_empty() || value.len() > 253 {
-        return Err(bad(KEY, value, "a host name has 1 to 253 characters"));
-    }
-    if value.eq_ignore_ascii_case("ALL") || value.eq_ignore_ascii_case("DEFAULT") {
-        return Err(bad(KEY, value, "ALL and DEFAULT are reserved by Slurm"));
-    }
-    for label in value.split('.') {
-        let ok = !label.is_empty()
-            && label.len() <= 63
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        if !ok {
-            return Err(bad(
-                KEY,
-                value,
-                "not a valid host name (letters, digits and '-', labels of 1-63 characters)",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A partition, NodeSet or feature name: a token without `,`, `:`, brackets, not `DEFAULT`/`ALL`.
+/// A partition, NodeSet or feature name: the rule of [`crate::slurm::types::PartitionName`]
+/// (a token without `,`, `:`, brackets, not `DEFAULT`/`ALL`), for a name kept as text because
+/// it is not a partition (cluster, NodeSet, feature).
 pub fn validate_name(key: &str, value: &str) -> Result<(), ConfigError> {
-    validate_token(key, value)?;
-    if value.len() > 255 {
-        return Err(bad(key, value, "longer than 255 characters"));
-    }
-    if value.contains([',', ':', '[', ']', '(', ')']) {
-        return Err(bad(
-            key,
-            value,
-            "',', ':', brackets and parentheses are not allowed",
-        ));
-    }
-    if value.eq_ignore_ascii_case("DEFAULT") || value.eq_ignore_ascii_case("ALL") {
-        return Err(bad(key, value, "ALL and DEFAULT are reserved by Slurm"));
-    }
-    Ok(())
-}
-
-/// A GRES type as NVML naming produces it (ASCII lower case, `' '` → `_`): `[a-z0-9._-]+`
-/// with at least one letter, at most 128 characters, and not `no_consume`.
-pub fn validate_gres_type(value: &str) -> Result<(), ConfigError> {
-    const KEY: &str = "Type";
-    if value.is_empty() || value.len() > 128 {
-        return Err(bad(KEY, value, "a GRES type has 1 to 128 characters"));
-    }
-    if !value
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
-    {
-        return Err(bad(
-            KEY,
-            value,
-            "a GRES type is lower-case letters, digits, '.', '_' and '-' (NVML name lower-cased, spaces as '_')",
-        ));
-    }
-    if !value.bytes().any(|b| b.is_ascii_lowercase()) {
-        return Err(bad(KEY, value, "a GRES type needs at least one letter"));
-    }
-    if value == "no_consume" {
-        return Err(bad(KEY, value, "no_consume is a Gres flag, not a type"));
-    }
-    Ok(())
-}
-
-/// A GRES name (`gpu`, `mps`, `shard`, ...): `[a-z][a-z0-9_]*`, at most 64 characters.
-pub fn validate_gres_name(value: &str) -> Result<(), ConfigError> {
-    const KEY: &str = "Name";
-    let mut bytes = value.bytes();
-    let ok = value.len() <= 64
-        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if !ok {
-        return Err(bad(
-            KEY,
-            value,
-            "a GRES name is lower-case letters, digits and '_' (e.g. gpu)",
-        ));
-    }
-    Ok(())
-}
-
-/// A device path: absolute, only `[A-Za-z0-9/_.+-]`, no `..` component, no trailing `/`.
-pub fn validate_device_path(key: &str, value: &str) -> Result<(), ConfigError> {
-    let bytes = value.as_bytes();
-    let mut ok = bytes.len() > 1 && bytes.len() <= 1024 && bytes[0] == b'/';
-    let (mut len, mut dots) = (0usize, true);
-    for &b in bytes.iter().skip(1) {
-        match b {
-            b'/' => {
-                ok &= !(len == 2 && dots);
-                (len, dots) = (0, true);
-            }
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'+' | b'.' => {
-                len += 1;
-                dots &= b == b'.';
-            }
-            _ => ok = false,
-        }
-    }
-    ok &= len > 0 && !(len == 2 && dots);
-    if !ok {
-        return Err(bad(
-            key,
-            value,
-            "a device file is an absolute path of letters, digits, '/', '_', '.', '+' and '-' (e.g. /dev/nvidia0)",
-        ));
-    }
-    Ok(())
+    crate::slurm::types::PartitionName::try_from(value)
+        .map(drop)
+        .map_err(|e| bad(key, value, e.reason))
 }
 
 /// Parses an unsigned decimal number (digits only, no sign, no blanks).
@@ -235,22 +121,6 @@ pub fn parse_u64(key: &str, value: &str) -> Result<u64, ConfigError> {
 pub fn parse_u32(key: &str, value: &str) -> Result<u32, ConfigError> {
     let n = parse_u64(key, value)?;
     u32::try_from(n).map_err(|_| bad(key, value, "number is too large (at most 4294967295)"))
-}
-
-/// Parses a count with an optional `K`/`M`/`G`/`T`/`P` suffix (powers of 1024), as Slurm does
-/// for GRES counts.
-pub fn parse_count(key: &str, value: &str) -> Result<u64, ConfigError> {
-    let (digits, mult) = match value.as_bytes().last() {
-        Some(b'k' | b'K') => (&value[..value.len() - 1], 1u64 << 10),
-        Some(b'm' | b'M') => (&value[..value.len() - 1], 1u64 << 20),
-        Some(b'g' | b'G') => (&value[..value.len() - 1], 1u64 << 30),
-        Some(b't' | b'T') => (&value[..value.len() - 1], 1u64 << 40),
-        Some(b'p' | b'P') => (&value[..value.len() - 1], 1u64 << 50),
-        _ => (value, 1),
-    };
-    let n = parse_u64(key, digits).map_err(|_| bad(key, value, "expected a count like 4 or 2K"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| bad(key, value, "count is too large"))
 }
 
 #[cfg(test)]
@@ -276,48 +146,11 @@ mod tests {
     }
 
     #[test]
-    fn node_names() {
-        for ok in ["vm", "juju-e33208-1", "gpu-001", "a.b.c", "0node"] {
-            validate_node_name(ok).unwrap();
-        }
-        for no in [
-            "", "-a", "a-", "a_b", "a b", "ALL", "default", "a..b", "n[1-2]", "a,b",
-        ] {
-            assert!(validate_node_name(no).is_err(), "{no:?}");
-        }
-    }
-
-    #[test]
-    fn gres_types() {
-        for ok in [
-            "tesla_t4",
-            "nvidia_a100-sxm4-80gb",
-            "nvidia_a100_1g.5gb",
-            "h100",
-        ] {
-            validate_gres_type(ok).unwrap();
-        }
-        for no in [
-            "Tesla_T4",
-            "tesla t4",
-            "t4:1",
-            "",
-            "123",
-            "no_consume",
-            "a,b",
-        ] {
-            assert!(validate_gres_type(no).is_err(), "{no:?}");
-        }
-    }
-
-    #[test]
     fn numbers_and_counts() {
         assert_eq!(parse_u64("CPUs", "16").unwrap(), 16);
         assert!(parse_u64("CPUs", "-1").is_err());
         assert!(parse_u64("CPUs", "1.5").is_err());
         assert!(parse_u32("CPUs", "4294967296").is_err());
-        assert_eq!(parse_count("Count", "2K").unwrap(), 2048);
-        assert!(parse_count("Count", "K").is_err());
     }
 
     #[test]
@@ -325,20 +158,5 @@ mod tests {
         validate_text("Reason", "New node. # not a comment").unwrap();
         assert!(validate_text("Reason", "a\nb").is_err());
         assert!(validate_text("Reason", "a\"b").is_err());
-        validate_device_path("File", "/dev/nvidia0").unwrap();
-        validate_device_path("File", "/dev/x..y/...").unwrap();
-        for no in [
-            "dev/nvidia0",
-            "/dev/nvidia[0-1]",
-            "/dev/a,b",
-            "/dev/../x",
-            "/..",
-            "/dev/..",
-            "/dev/",
-            "/",
-            "/dev/x y",
-        ] {
-            assert!(validate_device_path("File", no).is_err(), "{no:?}");
-        }
     }
 }

@@ -67,21 +67,9 @@ fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, Acti
 
 /// A `nodename` parameter: a hostlist of valid node names.
 pub fn check_nodename(value: &str) -> Result<(), ActionFailure> {
-    let names =
-        crate::slurm::hostlist::expand(value).map_err(|source| ActionFailure::Hostlist {
-            value: value.to_owned(),
-            source,
-        })?;
-    if names.is_empty() {
-        return Err(ActionFailure::Missing {
-            param: "nodename",
-            hint: "nodename=juju-abc-[1-3]",
-        });
-    }
-    for n in &names {
-        crate::slurm::validate_node_name(n).map_err(ActionFailure::NodeName)?;
-    }
-    Ok(())
+    crate::slurm::types::Hostlist::try_from(value)
+        .map(drop)
+        .map_err(ActionFailure::NodeName)
 }
 
 /// The `scontrol update` command for `drain` (or `resume`) and the message to return: pure.

@@ -24,18 +24,23 @@
 //! choice), and left alone otherwise.
 
 use crate::interface::NodeRecord;
-use crate::interface::token::check_node_name;
+use crate::slurm::types::NodeName;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 
 /// Host path of the cache file.
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 3;
+pub const CACHE_VERSION: u32 = 4;
 
-/// Placeholder `NodeName` of a stored shape (any valid node name).
+/// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
+
+/// Longest rejection reason kept in the cache and logged (a hostile 1 MiB value must not be
+/// stored or logged in full on every hook).
+pub const MAX_REASON_LEN: usize = 400;
 
 /// Cached data of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,9 +62,9 @@ pub struct CachedRelation {
 /// One remote unit's `node` record as ingested: checked once, when it arrived.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedNode {
-    /// `NodeName` (empty when rejected).
-    #[serde(rename = "n", default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
+    /// `NodeName` (none when rejected); parsed again when the cache file is read.
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<NodeName>,
     /// `new_node`.
     #[serde(rename = "new", default, skip_serializing_if = "std::ops::Not::not")]
     pub new_node: bool,
@@ -128,38 +133,48 @@ pub enum CacheError {
     Body(#[source] serde_json::Error),
 }
 
-/// FNV-1a 64-bit, as 16 hex digits.
+/// FNV-1a 64-bit (the `fnv` crate) of the parts in order, as 16 hex digits: a stable hash for
+/// the cache's integrity line and shape keys (it is stored, so it must not change between
+/// builds, unlike `std`'s or Fx hashing).
 pub fn fnv1a(parts: &[&[u8]]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = fnv::FnvHasher::default();
     for part in parts {
-        for b in *part {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.write(part);
     }
-    format!("{h:016x}")
+    format!("{:016x}", h.finish())
+}
+
+/// A rejection reason cut to [`MAX_REASON_LEN`] bytes (at a character boundary).
+fn bounded(reason: String) -> String {
+    if reason.len() <= MAX_REASON_LEN {
+        return reason;
+    }
+    let mut end = MAX_REASON_LEN;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &reason[..end], reason.len())
 }
 
 impl Cache {
-    /// Checks one unit's raw `node` value (JSON, field types, the node name, then every value
-    /// of its shape unless that shape is already known) and records its shape.
+    /// Parses one unit's raw `node` value into a [`NodeRecord`] (which checks every value and
+    /// runs the renderer's per-node checks, so an accepted record always renders) and records
+    /// its shape. A record that fails is kept as rejected, with the reason, for this unit alone.
     pub fn ingest_node(&mut self, raw: &str) -> CachedNode {
         match self.try_ingest(raw) {
             Ok(node) => node,
             Err(why) => CachedNode {
-                rejected: Some(why),
+                rejected: Some(bounded(why)),
                 ..CachedNode::default()
             },
         }
     }
 
     fn try_ingest(&mut self, raw: &str) -> Result<CachedNode, String> {
-        let mut record = NodeRecord::parse_unchecked(raw).map_err(|e| e.to_string())?;
-        let name = std::mem::replace(&mut record.node_parameters.node_name, SHAPE_NAME.into());
-        check_node_name(&name)
-            .map_err(|e| format!("`node` field node_parameters.NodeName: {e}"))?;
-        let new_node = std::mem::take(&mut record.new_node);
-        let shape = record.to_relation_value();
+        let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
+        let shape = record
+            .renamed(NodeName::placeholder(), false)
+            .to_relation_value();
         let hash = fnv1a(&[shape.as_bytes()]);
         // The hash names the shape; a colliding different shape gets a numbered key.
         let mut key = hash.clone();
@@ -172,16 +187,14 @@ impl Cache {
                     key = format!("{hash}-{i}");
                 }
                 None => {
-                    record.validate().map_err(|e| e.to_string())?;
-                    super::desired::node_conf(&record)?;
                     self.shapes.insert(key.clone(), shape);
                     break;
                 }
             }
         }
         Ok(CachedNode {
-            name,
-            new_node,
+            name: Some(record.node_name().clone()),
+            new_node: record.new_node(),
             shape: key,
             rejected: None,
         })
@@ -283,7 +296,7 @@ mod tests {
                 .to_string()
                 .contains("version 1")
         );
-        let old = raw.replace("\"version\":3", "\"version\":1");
+        let old = raw.replace("\"version\":4", "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()
@@ -304,13 +317,13 @@ mod tests {
         let a = c.ingest_node(&raw_node("gpu-1", true));
         let b = c.ingest_node(&raw_node("gpu-2", false));
         assert_eq!(a.rejected, None);
-        assert_eq!((a.name.as_str(), a.new_node), ("gpu-1", true));
-        assert_eq!((b.name.as_str(), b.new_node), ("gpu-2", false));
+        assert_eq!((a.name.as_deref(), a.new_node), (Some("gpu-1"), true));
+        assert_eq!((b.name.as_deref(), b.new_node), (Some("gpu-2"), false));
         assert_eq!(a.shape, b.shape);
         assert_eq!(c.shapes.len(), 1);
         let shape = NodeRecord::from_relation_value(&c.shapes[&a.shape]).unwrap();
-        assert_eq!(shape.node_parameters.node_name, SHAPE_NAME);
-        assert!(!shape.new_node);
+        assert_eq!(shape.node_name(), SHAPE_NAME);
+        assert!(!shape.new_node());
     }
 
     #[test]
@@ -322,7 +335,12 @@ mod tests {
         assert!(bad_name.rejected.unwrap().contains("NodeName"));
         let bad_gres = c.ingest_node(&raw_node("gpu-1", false).replace("[0-1]", "[0-2]"));
         assert!(bad_gres.rejected.unwrap().contains("Gres"));
+        let huge = c.ingest_node(&raw_node(&"x y".repeat(1 << 18), false));
+        assert!(huge.rejected.unwrap().len() < MAX_REASON_LEN + 40);
         assert!(c.shapes.is_empty(), "{:?}", c.shapes);
+        let underscore = c.ingest_node(&raw_node("gpu_node_2", false));
+        assert_eq!(underscore.rejected, None);
+        assert_eq!(c.shapes.len(), 1);
     }
 
     #[test]

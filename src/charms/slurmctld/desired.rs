@@ -5,6 +5,7 @@
 use super::cache::{Applied, Cache, fnv1a};
 use crate::interface::{NodeRecord, PartitionRecord};
 use crate::slurm::hostlist::{natural_cmp, natural_key};
+use crate::slurm::types::NodeName;
 use crate::slurm::{
     DownNodes, GresConf, GresLine, NodeConf, NodeState, OverrideScope, Partition, SlurmConf,
     parse_overrides,
@@ -69,36 +70,8 @@ pub struct Plan {
     pub applied: Applied,
 }
 
-/// Converts a checked record into its slurm.conf node and gres.conf lines.
-pub(crate) fn node_conf(record: &NodeRecord) -> Result<(NodeConf, Vec<GresLine>), String> {
-    let p = &record.node_parameters;
-    let mut node = NodeConf::new(&p.node_name);
-    for (k, v) in p.ordered().into_iter().skip(1) {
-        node.set(&k, &v).map_err(|e| e.to_string())?;
-    }
-    node.validate().map_err(|e| e.to_string())?;
-    let mut lines = Vec::new();
-    for g in &record.gres {
-        let mut line = GresLine::default();
-        line.set("Name", &g.name).map_err(|e| e.to_string())?;
-        line.set("Type", &g.type_name).map_err(|e| e.to_string())?;
-        let opt = [
-            ("File", &g.file),
-            ("MultipleFiles", &g.multiple_files),
-            ("Cores", &g.cores),
-            ("Links", &g.links),
-        ];
-        for (k, v) in opt {
-            if let Some(v) = v {
-                line.set(k, v).map_err(|e| e.to_string())?;
-            }
-        }
-        lines.push(line);
-    }
-    Ok((node, lines))
-}
-
-/// A shape of the cache, re-checked and converted once per hook.
+/// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
+/// again) once per hook.
 struct Shape {
     record: Arc<NodeRecord>,
     node: NodeConf,
@@ -109,14 +82,44 @@ struct Shape {
 fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
     let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
-    let (node, lines) = node_conf(&record)?;
-    let gres = record.node_parameters.gres_string();
+    let (node, lines) = (record.node().clone(), record.gres().to_vec());
+    let gres = record.gres_string();
     Ok(Shape {
         record: Arc::new(record),
         node,
         lines,
         gres,
     })
+}
+
+impl Plan {
+    /// What the status appends about left-out units and waiting applications:
+    /// `; 2 units rejected (gpu/3, gpu/7): gpu/3: <reason>; waiting for partition from x`.
+    /// Each rejected unit is also logged with its reason ([`crate::charms`] warns per unit).
+    pub fn problems(&self) -> String {
+        let mut msg = String::new();
+        if let Some((who, why)) = self.rejected.first() {
+            let n = self.rejected.len();
+            let names: Vec<&str> = self
+                .rejected
+                .iter()
+                .take(5)
+                .map(|(w, _)| w.as_str())
+                .collect();
+            let more = if n > 5 { ", …" } else { "" };
+            msg.push_str(&format!(
+                "; {n} rejected ({}{more}): {who}: {why}",
+                names.join(", ")
+            ));
+        }
+        if !self.waiting_apps.is_empty() {
+            msg.push_str(&format!(
+                "; waiting for partition from {}",
+                self.waiting_apps.join(",")
+            ));
+        }
+        msg
+    }
 }
 
 /// Applies `slurm-conf-parameters` (one `Key=Value` per line, Slurm's lexical rules, no
@@ -136,8 +139,9 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut waiting_apps = Vec::new();
     let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
     // Accepted node name → index into `shapes`.
-    let mut accepted: Vec<(&str, usize)> = Vec::new();
+    let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
+    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
     let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
 
@@ -158,18 +162,25 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 }
             },
         };
-        let mut part = Partition::new(&partition.name);
-        let mut part_ok = true;
-        for (k, v) in &partition.params {
-            if let Err(e) = part.set(k, v) {
-                rejected.push((rel.app.clone(), format!("`partition`: {e}")));
-                part_ok = false;
-                break;
+        // One partition name, one application: a second claim is that application's problem
+        // alone (slurmctld refuses a partition defined twice).
+        match claimed.entry(partition.name().to_string()) {
+            std::collections::btree_map::Entry::Occupied(first) => {
+                rejected.push((
+                    rel.app.clone(),
+                    format!(
+                        "partition {} is already published by application {}",
+                        partition.name(),
+                        first.get()
+                    ),
+                ));
+                continue;
+            }
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(rel.app.clone());
             }
         }
-        if !part_ok {
-            continue;
-        }
+        let mut part = partition.partition().clone();
         let mut units: Vec<_> = rel.units.iter().collect();
         units.sort_by_cached_key(|(unit, _)| natural_key(unit));
         for (unit, cached) in units {
@@ -189,8 +200,11 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                     continue;
                 }
             };
-            let name = &cached.name;
-            match nodes.entry(name.clone()) {
+            let Some(name) = &cached.name else {
+                rejected.push((unit.clone(), "cached record has no NodeName".to_string()));
+                continue;
+            };
+            match nodes.entry(name.to_string()) {
                 std::collections::btree_map::Entry::Occupied(other) => {
                     rejected.push((
                         unit.clone(),
@@ -207,8 +221,8 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                     });
                 }
             }
-            accepted.push((name.as_str(), index));
-            part.nodes.insert(name.clone());
+            accepted.push((name, index));
+            part.nodes.insert(name.to_string());
         }
         part.default =
             !settings.default_partition.is_empty() && part.name == settings.default_partition;
@@ -227,10 +241,10 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     for &(name, index) in &accepted {
         let shape = &shapes[index];
         let mut node = shape.node.clone();
-        name.clone_into(&mut node.name);
+        node.name = name.clone();
         slurm.nodes.push(node);
         if !shape.lines.is_empty() {
-            gres.nodes.insert(name.to_string(), shape.lines.clone());
+            gres.nodes.insert(name.clone(), shape.lines.clone());
         }
     }
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));

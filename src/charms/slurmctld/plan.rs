@@ -171,7 +171,7 @@ fn status(cache: &Cache, rendered: &Rendered) -> Status {
     let gpus: u64 = rendered
         .nodes
         .values()
-        .flat_map(|n| n.record.node_parameters.gres.iter())
+        .flat_map(|n| n.record.node().gres.iter())
         .map(|g| g.count)
         .sum();
     let n = rendered.nodes.len();
@@ -192,19 +192,5 @@ fn status(cache: &Cache, rendered: &Rendered) -> Status {
 
 /// Appends rejected units and applications waiting for their partition to a status message.
 fn push_problems(msg: &mut String, rendered: &Rendered) {
-    if let Some((who, why)) = rendered.rejected.first() {
-        let more = rendered.rejected.len() - 1;
-        let extra = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        msg.push_str(&format!("; rejected {who}{extra}: {why}"));
-    }
-    if !rendered.waiting_apps.is_empty() {
-        msg.push_str(&format!(
-            "; waiting for partition from {}",
-            rendered.waiting_apps.join(",")
-        ));
-    }
+    msg.push_str(&rendered.problems());
 }

@@ -4,11 +4,11 @@
 //! state to store, results or the reason it is refused). The reconcile publishes its effect in
 //! the same hook.
 
-use super::facts::{NodeOverrides, build_node_record, gres_entries};
+use super::facts::{NodeOverrides, build_node_record};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
 use crate::charms::action_failure::ActionFailure;
-use crate::interface::node::{canonical_node_key, check_node_parameter};
+use crate::interface::node::canonical_node_key;
 use crate::slurm::{OverrideScope, parse_overrides};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -53,7 +53,7 @@ pub fn plan_action(name: &str, params: &Map<String, Value>, obs: &Observed) -> A
 fn node_name(obs: &Observed) -> String {
     obs.facts
         .as_ref()
-        .map(|f| f.node_name.clone())
+        .map(|f| f.node.name.to_string())
         .unwrap_or_default()
 }
 
@@ -81,7 +81,6 @@ pub fn parse_node_config(text: &str) -> Result<NodeOverrides, ActionFailure> {
         let key = canonical_node_key(&k)
             .filter(|k| *k != "NodeName" && *k != "Gres")
             .ok_or_else(|| invalid(format!("{k} is not a node parameter this charm passes on")))?;
-        check_node_parameter(key, &v).map_err(invalid)?;
         ov.params.insert(key.to_string(), v);
     }
     Ok(ov)
@@ -117,11 +116,10 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    let record = build_node_record(facts, gres_entries(&inv.gres()), &ov, obs.new_node)
+    let record = build_node_record(facts, inv.gres(), &ov, obs.new_node)
         .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
-        .node_parameters
-        .ordered()
+        .parameters()
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();

@@ -1,13 +1,11 @@
 //! The slurmd charm's desired state: a pure function of what was observed.
 
 use super::facts::build_node_record;
-use super::facts::gres_entries;
 use super::observe::Observed;
 use crate::charms::util::short;
-use crate::interface::node::GresEntry;
-use crate::interface::partition::check_partition_parameter;
-use crate::interface::token::check_device_files;
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
+use crate::slurm::GresLine;
+use crate::slurm::types::{GresDevices, PartitionName};
 use crate::slurm::{OverrideScope, parse_overrides};
 use juju_runtime::{Status, StatusKind};
 use std::collections::BTreeMap;
@@ -45,29 +43,33 @@ pub fn slurmd_defaults(info: &ClusterInfo) -> String {
 }
 
 /// Parses `partition-config` ([`crate::slurm::parse_overrides`]: Slurm's lexical rules and
-/// partition keys, none the controller owns) into validated partition parameters.
+/// partition keys, none the controller owns) into partition parameters (checked as a whole
+/// record by [`PartitionRecord::new`]).
 pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, String> {
-    let mut out = BTreeMap::new();
-    for (k, v) in parse_overrides(text, OverrideScope::Partition).map_err(|e| e.to_string())? {
-        check_partition_parameter(&k, &v)?;
-        out.insert(k, v);
-    }
-    Ok(out)
+    let pairs = parse_overrides(text, OverrideScope::Partition).map_err(|e| e.to_string())?;
+    Ok(pairs.into_iter().collect())
 }
 
 /// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`.
 pub fn gpu_summary(node: &NodeRecord) -> String {
-    let total: u64 = node.node_parameters.gres.iter().map(|g| g.count).sum();
+    let total: u64 = node.node().gres.iter().map(|g| g.count).sum();
     if total == 0 {
         return "no GPUs".into();
     }
     let plural = if total == 1 { "GPU" } else { "GPUs" };
-    format!("{total} {plural}: {}", node.node_parameters.gres_string())
+    format!("{total} {plural}: {}", node.gres_string())
 }
 
-fn published_gres(raw: Option<&String>) -> Option<Vec<GresEntry>> {
+fn published_gres(raw: Option<&String>) -> Option<Vec<GresLine>> {
     let raw = raw?;
-    NodeRecord::from_relation_value(raw).ok().map(|r| r.gres)
+    NodeRecord::from_relation_value(raw)
+        .ok()
+        .map(|r| r.gres().to_vec())
+}
+
+/// The blocked message when this node's own record fails the controller's ingest checks.
+fn not_enlisted(e: &crate::interface::InterfaceError) -> String {
+    format!("node not enlisted: the controller would reject this record ({e})")
 }
 
 /// Computes the desired state.
@@ -91,9 +93,7 @@ pub fn desired(obs: &Observed) -> Desired {
             None
         }
     };
-    let gres = inventory
-        .map(|i| gres_entries(&i.gres()))
-        .unwrap_or_default();
+    let gres = inventory.map(|i| i.gres()).unwrap_or_default();
     if let Some(inv) = inventory {
         for f in &inv.findings {
             if f.is_blocking() {
@@ -106,12 +106,17 @@ pub fn desired(obs: &Observed) -> Desired {
     let node = match &obs.facts {
         Ok(facts) => match build_node_record(facts, gres.clone(), &overrides, obs.new_node) {
             Ok(n) => Some(n),
-            Err(e) => {
+            Err(e) if !overrides.params.is_empty() => {
                 // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
                 warnings.push(format!("node-config overrides do not fit this node: {e}"));
                 build_node_record(facts, gres, &Default::default(), obs.new_node)
-                    .map_err(|e| blocked.get_or_insert(format!("cannot describe this node: {e}")))
+                    .map_err(|e| blocked.get_or_insert(not_enlisted(&e)))
                     .ok()
+            }
+            Err(e) => {
+                // The controller would reject this record: say so instead of publishing it.
+                blocked.get_or_insert(not_enlisted(&e));
+                None
             }
         },
         Err(e) => {
@@ -127,16 +132,26 @@ pub fn desired(obs: &Observed) -> Desired {
         if obs.own_node_raw.as_deref() != Some(raw.as_str()) {
             publish_node = Some(raw);
         }
-        gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres);
+        gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
     }
 
     let mut publish_partition = None;
     if obs.leader && obs.relation.is_some() {
         match partition_params(&obs.partition_config) {
             Ok(extra) => {
-                let raw = PartitionRecord::new(&obs.app_name, &extra).to_relation_value();
-                if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
-                    publish_partition = Some(raw);
+                match PartitionName::try_from(obs.app_name.as_str())
+                    .map_err(|e| e.to_string())
+                    .and_then(|name| PartitionRecord::new(name, &extra).map_err(|e| e.to_string()))
+                {
+                    Ok(rec) => {
+                        let raw = rec.to_relation_value();
+                        if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
+                            publish_partition = Some(raw);
+                        }
+                    }
+                    Err(e) => {
+                        blocked.get_or_insert(format!("partition-config: {e}"));
+                    }
                 }
             }
             Err(e) => {
@@ -156,9 +171,11 @@ pub fn desired(obs: &Observed) -> Desired {
     let defaults = cluster.as_ref().map(slurmd_defaults);
     let device_files = node
         .iter()
-        .flat_map(|n| n.gres.iter())
-        .filter_map(|g| g.file.as_deref())
-        .filter_map(|f| check_device_files(f).ok())
+        .flat_map(|n| n.gres().iter())
+        .filter_map(|g| match &g.devices {
+            Some(GresDevices::File(f)) => Some(f.files().iter().map(ToString::to_string)),
+            _ => None,
+        })
         .flatten()
         .collect();
 

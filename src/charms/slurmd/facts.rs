@@ -1,28 +1,22 @@
 //! Node facts: the `slurmd -C` parser and the `node` record builder.
 
-use crate::gpu::{GresFiles, GresRecord};
 use crate::interface::InterfaceError;
-use crate::interface::node::{GPU, GresEntry, GresSpec, NodeParameters, NodeRecord};
-use crate::interface::token::{check_node_name, check_number};
+use crate::interface::NodeRecord;
+use crate::interface::node::NODE_PARAMETER_KEYS;
+use crate::slurm::types::NodeName;
+use crate::slurm::{GresLine, GresSpec, NodeConf};
 use std::collections::BTreeMap;
 
-/// Keys taken from `slurmd -C`; any other token on the line is ignored.
-pub const FACT_KEYS: &[&str] = &[
-    "CPUs",
-    "Boards",
-    "SocketsPerBoard",
-    "CoresPerSocket",
-    "ThreadsPerCore",
-    "RealMemory",
-];
+/// Keys taken from `slurmd -C` (the first six node parameters the relation carries); any
+/// other token on the line is ignored.
+pub const FACT_KEYS: &[&str] = NODE_PARAMETER_KEYS.split_at(6).0;
 
-/// What `slurmd -C` says about this node.
+/// What `slurmd -C` says about this node: its slurm.conf node line, parsed once with the
+/// slurm.conf parser's rules ([`NodeConf::set`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeFacts {
-    /// `NodeName` (short host name).
-    pub node_name: String,
-    /// The [`FACT_KEYS`] found, numeric strings.
-    pub params: BTreeMap<String, String>,
+    /// `NodeName` (short host name) and the [`FACT_KEYS`] found.
+    pub node: NodeConf,
 }
 
 /// Parses `slurmd -C` output: only the first line that starts with `NodeName=`; tokens split on
@@ -35,24 +29,28 @@ pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, String> {
         .find(|l| l.starts_with("NodeName="))
         .ok_or_else(|| "`slurmd -C` printed no NodeName= line".to_string())?;
     let mut node_name = None;
-    let mut params = BTreeMap::new();
+    let mut params = Vec::new();
     for token in line.split_whitespace() {
         let Some((k, v)) = token.split_once('=') else {
             continue;
         };
         if k == "NodeName" {
-            check_node_name(v).map_err(|e| format!("`slurmd -C` NodeName: {e}"))?;
-            node_name = Some(v.to_string());
+            let name = NodeName::try_from(v).map_err(|e| format!("`slurmd -C` NodeName: {e}"))?;
+            node_name = Some(name);
         } else if FACT_KEYS.contains(&k) {
-            check_number(v).map_err(|e| format!("`slurmd -C` {k}: {e}"))?;
-            params.insert(k.to_string(), v.to_string());
+            params.push((k, v));
         }
     }
     let node_name = node_name.ok_or("`slurmd -C` NodeName is missing")?;
-    if !params.contains_key("RealMemory") {
+    let mut node = NodeConf::new(node_name);
+    for (k, v) in params {
+        node.set(k, v)
+            .map_err(|e| format!("`slurmd -C` {k}: {e}"))?;
+    }
+    if node.real_memory.is_none() {
         return Err("`slurmd -C` printed no RealMemory".into());
     }
-    Ok(NodeFacts { node_name, params })
+    Ok(NodeFacts { node })
 }
 
 /// `MemSpecLimit` for a node: `min(1024, RealMemory / 2)` MB, so it is always below RealMemory.
@@ -60,42 +58,20 @@ pub fn mem_spec_limit(real_memory: u64) -> u64 {
     (real_memory / 2).min(1024)
 }
 
-/// Converts the GPU inventory's records into relation `gres` entries.
-pub fn gres_entries(records: &[GresRecord]) -> Vec<GresEntry> {
-    records
-        .iter()
-        .map(|r| {
-            let (file, multiple_files) = match &r.files {
-                GresFiles::Devices(_) => (Some(r.file_spec()), None),
-                GresFiles::Multiple(_) => (None, Some(r.file_spec())),
-            };
-            GresEntry {
-                name: GPU.into(),
-                type_name: r.type_name.clone(),
-                file,
-                multiple_files,
-                cores: r.cores.clone(),
-                links: r.links.clone(),
-            }
-        })
-        .collect()
-}
-
-/// `Gres=` elements for the entries: one `gpu:<type>:<count>` per type, in first-seen order.
-pub fn gres_specs(entries: &[GresEntry]) -> Result<Vec<GresSpec>, String> {
+/// `Gres=` elements for the records: one `gpu:<type>:<count>` per type, in first-seen order.
+pub fn gres_specs(records: &[GresLine]) -> Vec<GresSpec> {
     let mut out: Vec<GresSpec> = Vec::new();
-    for e in entries {
-        let n = e.count()?;
-        match out.iter_mut().find(|s| s.type_name == e.type_name) {
+    for r in records {
+        let Some(t) = &r.gres_type else {
+            continue;
+        };
+        let n = r.device_count();
+        match out.iter_mut().find(|s| s.gres_type.as_ref() == Some(t)) {
             Some(s) => s.count += n,
-            None => out.push(GresSpec {
-                name: GPU.into(),
-                type_name: e.type_name.clone(),
-                count: n,
-            }),
+            None => out.push(GresSpec::gpu(t.clone(), n)),
         }
     }
-    Ok(out)
+    out
 }
 
 /// Operator overrides from the `node-config` action, already validated. `NodeName` and `Gres`
@@ -106,38 +82,30 @@ pub struct NodeOverrides {
     pub params: BTreeMap<String, String>,
 }
 
-/// Builds and validates this node's record: `slurmd -C` facts, then `Gres` (when GPUs exist),
-/// then `MemSpecLimit`, then the overrides (which replace keys; `Gres` is always the detected
-/// list, never a string).
+/// Builds this node's record and checks it with the controller's own ingest rules
+/// ([`NodeRecord::new`]): `slurmd -C` facts, then `Gres` (when GPUs exist), then
+/// `MemSpecLimit`, then the overrides (which replace keys; `Gres` is always the detected list).
+/// An `Err` is what the controller would reject this unit for: the charm blocks with it
+/// instead of publishing.
 pub fn build_node_record(
     facts: &NodeFacts,
-    gres: Vec<GresEntry>,
+    gres: Vec<GresLine>,
     overrides: &NodeOverrides,
     new_node: bool,
 ) -> Result<NodeRecord, InterfaceError> {
-    let mut params = facts.params.clone();
-    let real = params
-        .get("RealMemory")
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    params.insert("MemSpecLimit".into(), mem_spec_limit(real).to_string());
-    params.extend(overrides.params.clone());
-    let specs = gres_specs(&gres).map_err(|reason| InterfaceError::Invalid {
-        key: crate::interface::NODE_KEY,
-        field: "gres".into(),
-        reason,
-    })?;
-    let record = NodeRecord {
-        node_parameters: NodeParameters {
-            node_name: facts.node_name.clone(),
-            params,
-            gres: specs,
-        },
-        new_node,
-        gres,
-    };
-    record.validate()?;
-    Ok(record)
+    let mut node = facts.node.clone();
+    node.mem_spec_limit = Some(mem_spec_limit(node.real_memory.unwrap_or(0)));
+    for (k, v) in &overrides.params {
+        node.set(k, v).map_err(|e| {
+            InterfaceError::invalid(
+                crate::interface::NODE_KEY,
+                format!("node_parameters.{k}"),
+                e.to_string(),
+            )
+        })?;
+    }
+    node.gres = gres_specs(&gres);
+    NodeRecord::new(node, new_node, gres)
 }
 
 #[cfg(test)]
@@ -149,9 +117,9 @@ mod tests {
     #[test]
     fn parses_2205_output() {
         let f = parse_slurmd_c(C_2205).unwrap();
-        assert_eq!(f.node_name, "vm");
-        assert_eq!(f.params.len(), 6);
-        assert_eq!(f.params["RealMemory"], "24105");
+        assert_eq!(f.node.name, "vm");
+        assert_eq!(f.node.cpus, Some(2));
+        assert_eq!(f.node.real_memory, Some(24105));
     }
 
     #[test]
@@ -160,9 +128,9 @@ mod tests {
                    NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=1000 Gres=gpu:tesla_t4:2 Parameters=x weird\n\
                    NodeName=n2 CPUs=1 RealMemory=5\nUpTime=1-00:00:00\n";
         let f = parse_slurmd_c(out).unwrap();
-        assert_eq!(f.node_name, "n1");
-        assert!(!f.params.contains_key("Gres"));
-        assert_eq!(f.params["CPUs"], "8");
+        assert_eq!(f.node.name, "n1");
+        assert!(f.node.gres.is_empty());
+        assert_eq!(f.node.cpus, Some(8));
     }
 
     #[test]
@@ -180,28 +148,30 @@ mod tests {
         assert_eq!(mem_spec_limit(1), 0);
     }
 
-    fn t4() -> Vec<GresEntry> {
-        gres_entries(&[
-            GresRecord {
-                type_name: "tesla_t4".into(),
-                files: GresFiles::Devices(vec![0, 1]),
-                cores: Some("0-1".into()),
-                links: None,
-            },
-            GresRecord {
-                type_name: "nvidia_l40s".into(),
-                files: GresFiles::Devices(vec![3]),
-                cores: None,
-                links: None,
-            },
-        ])
+    fn t4() -> Vec<GresLine> {
+        let mut t4 = GresLine::gpu(
+            "tesla_t4".parse().unwrap(),
+            "/dev/nvidia[0-1]".parse().unwrap(),
+        );
+        t4.cores = Some("0-1".parse().unwrap());
+        vec![
+            t4,
+            GresLine::gpu(
+                "nvidia_l40s".parse().unwrap(),
+                "/dev/nvidia3".parse().unwrap(),
+            ),
+        ]
+    }
+
+    fn to_json(rec: &NodeRecord) -> serde_json::Value {
+        serde_json::from_str(&rec.to_relation_value()).unwrap()
     }
 
     #[test]
     fn builds_the_reference_shape() {
         let facts = parse_slurmd_c(C_2205).unwrap();
         let rec = build_node_record(&facts, t4(), &NodeOverrides::default(), true).unwrap();
-        let json = rec.to_json();
+        let json = to_json(&rec);
         assert_eq!(
             json["node_parameters"]["Gres"],
             serde_json::json!(["gpu:tesla_t4:2", "gpu:nvidia_l40s:1"])
@@ -212,8 +182,8 @@ mod tests {
         assert_eq!(json["gres"][1]["File"], "/dev/nvidia3");
         assert_eq!(json["new_node"], true);
         let none = build_node_record(&facts, vec![], &NodeOverrides::default(), false).unwrap();
-        assert!(none.to_json().get("gres").is_none());
-        assert!(none.to_json()["node_parameters"].get("Gres").is_none());
+        assert!(to_json(&none).get("gres").is_none());
+        assert!(to_json(&none)["node_parameters"].get("Gres").is_none());
     }
 
     #[test]
@@ -226,7 +196,7 @@ mod tests {
             ]),
         };
         let rec = build_node_record(&facts, t4(), &ov, true).unwrap();
-        let json = rec.to_json();
+        let json = to_json(&rec);
         assert_eq!(json["node_parameters"]["Weight"], "200");
         assert_eq!(json["node_parameters"]["RealMemory"], "20000");
         assert_eq!(
@@ -237,5 +207,12 @@ mod tests {
             params: BTreeMap::from([("CPUs".to_string(), "x".to_string())]),
         };
         assert!(build_node_record(&facts, t4(), &bad, true).is_err());
+    }
+
+    #[test]
+    fn underscore_host_names_are_published() {
+        let facts = parse_slurmd_c("NodeName=gpu_node_2 CPUs=2 RealMemory=4000\n").unwrap();
+        let rec = build_node_record(&facts, t4(), &NodeOverrides::default(), true).unwrap();
+        assert_eq!(rec.node_name(), "gpu_node_2");
     }
 }

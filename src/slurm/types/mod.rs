@@ -1,0 +1,36 @@
+//! The vocabulary: one validated type for every value that crosses from outside (relation
+//! data, NVML, `slurmd -C`, config, action parameters) into Slurm's files or commands.
+//!
+//! Each type's only constructor parses (`TryFrom<String>`, `TryFrom<&str>`, `FromStr`; serde
+//! uses `try_from = "String"`), so a value of the type is valid by construction: it is built
+//! once at the boundary and carried unchanged through `gpu` → `interface` → `slurm` → render,
+//! and nothing downstream checks it again. The rules are Slurm's (tried against the real
+//! Slurm 22.05 daemons where Slurm is more lenient than the documentation; see
+//! `docs/slurm-config.md`, "What a value may contain").
+//!
+//! One file per type family:
+//! - [`NodeName`], [`Hostlist`]: node names and lists of them.
+//! - [`PartitionName`]: partition (and NodeSet, feature) names.
+//! - [`GresName`], [`GresType`]: the two halves of `gpu:tesla_t4`.
+//! - [`DevicePath`], [`DeviceFiles`], [`MultipleFiles`], [`GresDevices`]: gres.conf files.
+//! - [`CoreList`]: gres.conf `Cores=`.
+//! - [`LinksRow`]: gres.conf `Links=`.
+//! - [`GresCount`]: a GRES count with Slurm's `K`/`M`/`G` suffixes.
+
+#[macro_use]
+mod newtype;
+mod cores;
+mod devices;
+mod error;
+mod gres_name;
+mod links;
+mod node_name;
+mod partition_name;
+
+pub use cores::CoreList;
+pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
+pub use error::VocabError;
+pub use gres_name::{GresCount, GresName, GresType};
+pub use links::LinksRow;
+pub use node_name::{Hostlist, NodeName};
+pub use partition_name::PartitionName;

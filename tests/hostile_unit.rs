@@ -1,0 +1,105 @@
+//! The guarantee of the controller's ingest: whatever one unit publishes, either its node is
+//! in the rendered files or that unit alone is rejected (with a reason); every valid node is
+//! always rendered and the files parse back with the repo's parser. The same scenario runs
+//! against the real slurmctld in `tests/slurm_acceptance.rs`.
+
+#[path = "hostile_unit_support.rs"]
+mod hostile;
+
+use hostile::{cluster_with, hostile_record, valid_names};
+use proptest::prelude::*;
+use slurm_charms::slurm::{parse_gres_conf, parse_slurm_conf};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn one_hostile_unit_never_stops_the_cluster(valid in 1usize..6, hostile in hostile_record()) {
+        let (cache, plan) = cluster_with(valid, &hostile);
+        prop_assert_eq!(&plan.render_error, &None, "hostile: {}", hostile);
+        let slurm_conf = plan.slurm_conf.clone().unwrap_or_default();
+        let gres_conf = plan.gres_conf.clone().unwrap_or_default();
+        let conf = parse_slurm_conf(&slurm_conf, "slurm.conf");
+        prop_assert!(conf.is_ok(), "{:?}\n{}", conf.err(), slurm_conf);
+        let conf = conf.unwrap_or_default();
+        let gres = parse_gres_conf(&gres_conf, "gres.conf");
+        prop_assert!(gres.is_ok(), "{:?}\n{}", gres.err(), gres_conf);
+        let names: Vec<String> = conf.nodes.iter().map(|n| n.name.to_string()).collect();
+        for name in valid_names(valid) {
+            prop_assert!(names.contains(&name), "{} missing; hostile: {}\n{}", name, hostile, slurm_conf);
+        }
+        let unit = &cache.relations["slurmd:1"].units["compute/99"];
+        match &unit.rejected {
+            // Rejected: for that unit alone, with its reason, and named in the plan.
+            Some(why) => {
+                prop_assert!(!why.is_empty());
+                prop_assert!(plan.rejected.iter().any(|(u, _)| u == "compute/99"));
+                prop_assert_eq!(names.len(), valid);
+                prop_assert!(plan.problems().contains("compute/99"));
+            }
+            // Accepted: its node is in the files (or it lost its name to an earlier unit).
+            None => {
+                let name = unit.name.as_ref().map(ToString::to_string).unwrap_or_default();
+                let taken = valid_names(valid).contains(&name);
+                prop_assert!(names.contains(&name), "{} accepted but not rendered", name);
+                prop_assert_eq!(names.len(), if taken { valid } else { valid + 1 });
+            }
+        }
+    }
+}
+
+#[test]
+fn an_underscore_node_is_rendered_next_to_valid_ones() {
+    let raw = hostile::valid_record("gpu_node_2", 2, false).to_string();
+    let (_, plan) = cluster_with(3, &raw);
+    let text = plan.slurm_conf.unwrap();
+    let conf = parse_slurm_conf(&text, "slurm.conf").unwrap();
+    let node = conf.nodes.iter().find(|n| n.name == "gpu_node_2").unwrap();
+    assert_eq!(node.gres[0].to_string(), "gpu:tesla_t4:2", "{text}");
+    let gres = parse_gres_conf(&plan.gres_conf.unwrap(), "gres.conf").unwrap();
+    assert_eq!(gres.nodes["gpu_node_2"][0].device_count(), 2);
+}
+
+#[test]
+fn a_rejected_unit_is_named_with_its_reason() {
+    let raw = hostile::valid_record("ALL", 1, false).to_string();
+    let (_, plan) = cluster_with(2, &raw);
+    assert!(plan.render_error.is_none());
+    let msg = plan.problems();
+    assert!(
+        msg.contains("1 rejected (compute/99)") && msg.contains("reserved"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_second_application_claiming_a_partition_is_rejected_alone() {
+    use slurm_charms::charms::slurmctld::cache::CachedRelation;
+    use slurm_charms::charms::slurmctld::desired::plan;
+    let (mut cache, _) = cluster_with(2, "{}");
+    let raw = hostile::valid_record("other-1", 0, false).to_string();
+    let node = cache.ingest_node(&raw);
+    cache.relations.insert(
+        "slurmd:2".into(),
+        CachedRelation {
+            endpoint: "slurmd".into(),
+            id: 2,
+            app: "other".into(),
+            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
+            units: [("other/0".to_string(), node)].into(),
+            cluster_info_published: None,
+        },
+    );
+    let plan = plan(&hostile::settings(), &cache);
+    assert_eq!(plan.render_error, None);
+    assert!(
+        plan.rejected
+            .iter()
+            .any(|(who, why)| who == "other"
+                && why.contains("already published by application compute")),
+        "{:?}",
+        plan.rejected
+    );
+    let conf = parse_slurm_conf(&plan.slurm_conf.unwrap(), "slurm.conf").unwrap();
+    assert_eq!(conf.nodes.len(), 2);
+}
