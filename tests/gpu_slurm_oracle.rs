@@ -1,0 +1,340 @@
+//! Slurm as the judge of GPU detection (issue 12, deliverable 4; `docs/gpu-oracle.md`).
+//!
+//! For every GPU fixture in `tests/fixtures/gpu` and every Slurm version (22.05, 24.11, 26.05),
+//! Slurm's own NVML autodetection and our charm read the same fake libnvidia-ml:
+//! 1. `slurmd -G` with `AutoDetect=nvml` and a `Gres=` type that matches nothing: Slurm ignores
+//!    every GPU it found and prints them with its own type names (a matching *substring* type
+//!    would be silently accepted, so names are never taken from our side);
+//! 2. `slurmd -G` with `AutoDetect=nvml` and `Gres=` built from those names: Slurm's final
+//!    records, in Slurm's order;
+//! 3. `slurmd -G` on the gres.conf and node line our controller writes, without AutoDetect:
+//!    what Slurm loads from our files.
+//!
+//! Records are compared device by device (Slurm splits every gres.conf record into single
+//! devices before merging; a `File=` range is its devices in hostlist order): type, device
+//! file(s), cores, links, count and order must be equal, except for the documented exceptions
+//! in [`exceptions`], each of which must actually occur.
+
+#[path = "fixtures/gpu/support.rs"]
+mod support;
+
+mod gpu_oracle;
+
+use gpu_oracle::records::{Device, Record, devices, final_records, ignored_records};
+use gpu_oracle::{
+    DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity,
+    machine_cpus, machine_facts,
+};
+use serde_json::Value;
+use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+use slurm_charms::charms::slurmd::facts::{
+    NodeOverrides, build_node_record, gres_entries, parse_slurmd_c,
+};
+use slurm_charms::gpu::Inventory;
+use support::{Fake, built_fake, fixture_text, mig_minors_text};
+
+/// Major number given to the fake `/dev/nvidia-caps/*` nodes (dynamic on real machines).
+const CAPS_MAJOR: u32 = 241;
+
+/// What our controller writes for the node: its slurm.conf `NodeName=` line and gres.conf.
+fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
+    let facts = parse_slurmd_c(facts_line).expect("slurmd -C parses");
+    let entries = gres_entries(&inv.gres());
+    let record = build_node_record(&facts, entries, &NodeOverrides::default(), false)
+        .expect("node record");
+    let mut cache = Cache::default();
+    let mut rel = CachedRelation {
+        endpoint: "slurmd".into(),
+        id: 1,
+        app: "gpu".into(),
+        partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
+        ..Default::default()
+    };
+    rel.units
+        .insert("gpu/0".into(), cache.ingest_node(&record.to_relation_value()));
+    cache.relations.insert("slurmd:1".into(), rel);
+    let settings = Settings {
+        cluster_name: "oracle".into(),
+        default_partition: String::new(),
+        slurm_conf_parameters: String::new(),
+        hostname: "controller".into(),
+    };
+    let p = plan(&settings, &cache);
+    assert!(p.render_error.is_none(), "{:?}", p.render_error);
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    let slurm_conf = p.slurm_conf.expect("slurm.conf");
+    let prefix = format!("NodeName={} ", facts.node_name);
+    let node_line = slurm_conf
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {prefix} line in\n{slurm_conf}"))
+        .to_owned();
+    (node_line, p.gres_conf.unwrap_or_default())
+}
+
+/// Our gres.conf's records, read the way `slurmd -G` prints them.
+fn written_records(gres_conf: &str) -> Vec<Record> {
+    let printed: String = gres_conf
+        .lines()
+        .filter(|l| l.starts_with("NodeName="))
+        .map(|l| {
+            let tokens: Vec<&str> = l.split_whitespace().collect();
+            let get = |k: &str| {
+                tokens
+                    .iter()
+                    .find_map(|t| t.strip_prefix(&format!("{k}=")))
+                    .unwrap_or("(null)")
+            };
+            let file = match get("File") {
+                "(null)" => get("MultipleFiles"),
+                f => f,
+            };
+            let count = match gpu_oracle::records::expand(file).len() {
+                n if file.contains(',') && !file.contains('[') => n.min(1),
+                n => n,
+            };
+            format!(
+                "Gres Name=gpu Type={} Count={count} File={file} Cores={} Links={}\n",
+                get("Type"),
+                get("Cores"),
+                get("Links")
+            )
+        })
+        .collect();
+    final_records(&printed)
+}
+
+/// Device nodes for every GPU of the fixture and the nvidia-caps of its MIG instances.
+fn device_nodes(config: &Value, mig_minors: &str) -> Vec<DevNode> {
+    let caps = |key: &str| -> Option<u32> {
+        mig_minors.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse().ok()).flatten()
+        })
+    };
+    let mut nodes = vec![DevNode {
+        path: "/dev/nvidiactl".into(),
+        major: 195,
+        minor: 255,
+    }];
+    for dev in config["devices"].as_array().into_iter().flatten() {
+        let minor = dev["minor"].as_u64().expect("minor") as u32;
+        nodes.push(DevNode {
+            path: format!("/dev/nvidia{minor}"),
+            major: 195,
+            minor,
+        });
+        for inst in dev["mig"]["instances"].as_array().into_iter().flatten() {
+            let gi = inst["gpu_instance_id"].as_u64().unwrap_or(0);
+            let ci = inst["compute_instance_id"].as_u64().unwrap_or(0);
+            for key in [
+                format!("gpu{minor}/gi{gi}/access"),
+                format!("gpu{minor}/gi{gi}/ci{ci}/access"),
+            ] {
+                if let Some(n) = caps(&key) {
+                    nodes.push(DevNode {
+                        path: format!("/dev/nvidia-caps/nvidia-cap{n}"),
+                        major: CAPS_MAJOR,
+                        minor: n,
+                    });
+                }
+            }
+        }
+    }
+    nodes
+}
+
+/// `Gres=` for slurm.conf from Slurm's own devices: one `gpu:<type>:<n>` per type.
+fn gres_for(devs: &[Device]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for d in devs {
+        let t = d.type_name.clone().unwrap_or_default();
+        match counts.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((t, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(t, n)| format!("gpu:{t}:{n}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn show(devs: &[Device]) -> String {
+    devs.iter()
+        .map(|d| {
+            format!(
+                "  {:<32} {:<60} cores={:<10} links={}\n",
+                d.type_name.as_deref().unwrap_or("(null)"),
+                d.file,
+                d.cores
+                    .as_ref()
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or("-".into()),
+                d.links.as_deref().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+/// A documented difference between Slurm's autodetected records and ours (see
+/// `docs/gpu-oracle.md`): applied to both lists before they are compared, and required to occur.
+struct Exception {
+    /// Short name used in the docs.
+    name: &'static str,
+    /// Rewrites (slurm, ours); returns whether the difference was present.
+    apply: fn(&mut Vec<Device>, &mut Vec<Device>) -> bool,
+}
+
+/// The exceptions that hold for `fixture` on `version`.
+fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
+    let _ = (version, fixture);
+    Vec::new()
+}
+
+/// Runs the three `slurmd -G` runs for `fixture` on `version` and compares.
+fn judge(version: Version, fixture: &str, test: &str) {
+    let Some(oracle) = gpu_oracle::oracle(version, test) else {
+        return;
+    };
+    judge_with(&oracle, fixture, &fixture_text(fixture));
+}
+
+fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
+    let mut config: Value = serde_json::from_str(text).expect("fixture JSON");
+    fit_affinity(&mut config, &machine_cpus());
+    let json = config.to_string();
+    let gpus = config["devices"].as_array().map_or(0, Vec::len);
+    let max_minor = config["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["minor"].as_u64())
+        .max()
+        .unwrap_or(0) as u32;
+    let mig_minors = mig_minors_text(max_minor + 1);
+
+    // Our side: the charm's detection (the machine's own CPU topology) → the controller.
+    let fake = Fake::new(&json);
+    let cpu_dir = fake.root.join("sys/devices/system");
+    std::fs::create_dir_all(&cpu_dir).expect("sys dir");
+    std::os::unix::fs::symlink("/sys/devices/system/cpu", cpu_dir.join("cpu")).expect("cpu link");
+    fake.write_host_file("proc/driver/nvidia-caps/mig-minors", &mig_minors);
+    let inv = fake.detect();
+    let facts = machine_facts();
+    let node = parse_slurmd_c(&facts).expect("facts").node_name;
+    let (node_line, gres_conf) = controller_files(&inv, &facts);
+    let nodes = device_nodes(&config, &mig_minors);
+    let lib = built_fake();
+    let autodetect = |gres: &str| {
+        oracle.slurmd_g(
+            &node,
+            &lib,
+            &Run {
+                node_line: &format!("{facts} Gres={gres}"),
+                gres_conf: "AutoDetect=nvml\n",
+                fake_json: &json,
+                devices: &nodes,
+                mig_minors: Some(&mig_minors),
+            },
+        )
+    };
+    let v = oracle.version.name;
+
+    // 1. Slurm's names: a Gres= type that is no substring of any real type.
+    let names = autodetect(&format!("gpu:oracle_unmatched_type:{}", gpus.max(1)));
+    let system = devices(&ignored_records(&names.output));
+    assert!(
+        !system.is_empty(),
+        "{fixture} on {v}: Slurm detected no GPU:\n{}",
+        names.output
+    );
+
+    // 2. Slurm's final records with its own names.
+    let learned = autodetect(&gres_for(&system));
+    assert!(
+        learned.ok && complaints(&learned.output).is_empty(),
+        "{fixture} on {v}: slurmd -G with AutoDetect=nvml complained:\n{}",
+        learned.output
+    );
+    let mut slurm = devices(&final_records(&learned.output));
+    let mut sorted_a = slurm.clone();
+    let mut sorted_b = system.clone();
+    sorted_a.sort_by(|a, b| a.file.cmp(&b.file));
+    sorted_b.sort_by(|a, b| a.file.cmp(&b.file));
+    assert_eq!(
+        sorted_a, sorted_b,
+        "{fixture} on {v}: Slurm's final records are not the GPUs it detected"
+    );
+
+    // 3. What Slurm loads from our files alone.
+    let ours_run = oracle.slurmd_g(
+        &node,
+        &lib,
+        &Run {
+            node_line: &node_line,
+            gres_conf: &gres_conf,
+            fake_json: &json,
+            devices: &nodes,
+            mig_minors: Some(&mig_minors),
+        },
+    );
+    assert!(
+        ours_run.ok && complaints(&ours_run.output).is_empty(),
+        "{fixture} on {v}: slurmd -G on our files complained:\n{gres_conf}\n{}",
+        ours_run.output
+    );
+    let loaded_records = final_records(&ours_run.output);
+    for r in &loaded_records {
+        let want = r.devices.len() as u64;
+        assert_eq!(r.count, want, "{fixture} on {v}: count of {r:?}");
+    }
+    let loaded = devices(&loaded_records);
+    let written = devices(&written_records(&gres_conf));
+    assert_eq!(
+        loaded, written,
+        "{fixture} on {v}: slurmd -G loads our gres.conf differently:\n{gres_conf}\n{}",
+        ours_run.output
+    );
+
+    let mut ours = loaded;
+    for e in exceptions(oracle.version, fixture) {
+        assert!(
+            (e.apply)(&mut slurm, &mut ours),
+            "{fixture} on {v}: documented exception `{}` no longer occurs; remove it",
+            e.name
+        );
+    }
+    assert!(
+        slurm == ours,
+        "{fixture} on Slurm {v}: Slurm's own NVML records differ from our controller's\n\
+         Slurm (AutoDetect=nvml):\n{}ours (gres.conf):\n{}\nour gres.conf:\n{gres_conf}",
+        show(&slurm),
+        show(&ours)
+    );
+}
+
+macro_rules! oracle_tests {
+    ($($fixture:ident),* $(,)?) => {
+        mod slurm_22_05 {
+            $(#[test] fn $fixture() { super::judge(super::V22_05, stringify!($fixture), concat!(stringify!($fixture), "_22_05")); })*
+        }
+        mod slurm_24_11 {
+            $(#[test] fn $fixture() { super::judge(super::V24_11, stringify!($fixture), concat!(stringify!($fixture), "_24_11")); })*
+        }
+        mod slurm_26_05 {
+            $(#[test] fn $fixture() { super::judge(super::V26_05, stringify!($fixture), concat!(stringify!($fixture), "_26_05")); })*
+        }
+    };
+}
+
+oracle_tests!(
+    two_t4,
+    mixed,
+    a100_sxm4_4x_nvlink,
+    h100_sxm_8x_nvswitch,
+    a100_mig,
+    h100_mig,
+);
