@@ -75,28 +75,30 @@ impl GresRecord {
     }
 }
 
-/// One GRES-to-be before grouping.
-struct Unit {
-    type_name: String,
-    files: GresFiles,
-    cores: Option<String>,
-    links: Option<String>,
-}
-
 impl Inventory {
-    /// The gres.conf records of this node. Types come in order of their lowest PCI bus id; within
-    /// a type, devices are taken in PCI order and consecutive devices with the same Cores (and no
-    /// Links) share one `File=` range record, so a type whose devices all agree is one line, and
-    /// devices that differ (other socket, or any Links) get their own records. Each MIG instance is
-    /// its own `MultipleFiles=` record; a GPU in MIG mode never appears as its whole `/dev/nvidiaN`.
+    /// The gres.conf records of this node, in the order Slurm ends up with (proven on 22.05,
+    /// 24.11 and 26.05 by `tests/gpu_slurm_oracle.rs`, see `docs/gpu-oracle.md`):
+    /// - Slurm's own NVML autodetection orders whole GPUs by PCI bus id (NVML's index order,
+    ///   which it recovers from the `-1` of each `Links=` row), then MIG instances (no Links) in
+    ///   natural order of their files (parent minor, then GPU- and compute-instance caps minors);
+    /// - but from an explicit gres.conf, slurmd groups records by the order of the types in
+    ///   slurm.conf's `Gres=` (`_merge_config`), file order only within a type.
+    ///
+    /// So records come in autodetection order, grouped by type (types in order of first
+    /// appearance; [`Self::gres_strings`] lists them the same way), which is autodetection's
+    /// order exactly unless models or MIG profiles are interleaved. A GPU in MIG mode never
+    /// appears as its whole `/dev/nvidiaN`. Consecutive whole GPUs of one type with equal Cores,
+    /// no Links and ascending minors share one `File=` range record (only when NVLink is
+    /// unknown, i.e. for inventories built without [`super::detect`], which always fills Links).
     pub fn gres(&self) -> Vec<GresRecord> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
         gpus.sort_by_key(|g| normalize_bus_id(&g.pci_bus_id));
-        let mut units = Vec::new();
+        let mut whole = Vec::new();
+        let mut mig = Vec::new();
         for gpu in gpus {
             let cores = gpu.cores.as_deref().map(compress_ranges);
             match &gpu.mig {
-                None => units.push(Unit {
+                None => whole.push(GresRecord {
                     type_name: gpu.slurm_type.clone(),
                     files: GresFiles::Devices(vec![gpu.minor]),
                     cores,
@@ -105,7 +107,7 @@ impl Inventory {
                         .as_ref()
                         .map(|l| l.iter().map(i32::to_string).collect::<Vec<_>>().join(",")),
                 }),
-                Some(instances) => units.extend(instances.iter().map(|m| Unit {
+                Some(instances) => mig.extend(instances.iter().map(|m| GresRecord {
                     type_name: m.slurm_type.clone(),
                     files: GresFiles::Multiple(m.files.clone()),
                     cores: cores.clone(),
@@ -113,36 +115,35 @@ impl Inventory {
                 })),
             }
         }
+        mig.sort_by_cached_key(|r| match &r.files {
+            GresFiles::Multiple(files) => files.iter().map(|f| trailing_number(f)).collect::<Vec<u64>>(),
+            GresFiles::Devices(minors) => minors.iter().map(|m| u64::from(*m)).collect(),
+        });
+        let ordered: Vec<GresRecord> = whole.into_iter().chain(mig).collect();
         let mut types: Vec<&str> = Vec::new();
-        for u in &units {
-            if !types.contains(&u.type_name.as_str()) {
-                types.push(&u.type_name);
+        for r in &ordered {
+            if !types.contains(&r.type_name.as_str()) {
+                types.push(&r.type_name);
             }
         }
+        let grouped = types
+            .iter()
+            .flat_map(|t| ordered.iter().filter(move |r| r.type_name == *t).cloned());
         let mut out: Vec<GresRecord> = Vec::new();
-        for t in types {
-            let mut run: Option<GresRecord> = None;
-            for u in units.iter().filter(|u| u.type_name == t) {
-                let GresFiles::Devices(minors) = &u.files else {
-                    out.extend(run.take());
-                    out.push(to_record(u));
-                    continue;
-                };
-                match &mut run {
-                    Some(r) if r.cores == u.cores && r.links == u.links && u.links.is_none() => {
-                        if let GresFiles::Devices(acc) = &mut r.files {
-                            acc.extend(minors);
-                            acc.sort_unstable();
-                            acc.dedup();
-                        }
-                    }
-                    _ => {
-                        out.extend(run.take());
-                        run = Some(to_record(u));
-                    }
-                }
+        for rec in grouped {
+            if let Some(last) = out.last_mut()
+                && let (GresFiles::Devices(acc), GresFiles::Devices(next)) =
+                    (&mut last.files, &rec.files)
+                && last.type_name == rec.type_name
+                && last.cores == rec.cores
+                && last.links.is_none()
+                && rec.links.is_none()
+                && acc.last() < next.first()
+            {
+                acc.extend(next);
+                continue;
             }
-            out.extend(run);
+            out.push(rec);
         }
         out
     }
@@ -163,11 +164,8 @@ impl Inventory {
     }
 }
 
-fn to_record(u: &Unit) -> GresRecord {
-    GresRecord {
-        type_name: u.type_name.clone(),
-        files: u.files.clone(),
-        cores: u.cores.clone(),
-        links: u.links.clone(),
-    }
+/// The number at the end of a device path (`/dev/nvidia-caps/nvidia-cap21` → 21; 0 if none).
+fn trailing_number(path: &str) -> u64 {
+    let digits = path.len() - path.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    path[path.len() - digits..].parse().unwrap_or(0)
 }
