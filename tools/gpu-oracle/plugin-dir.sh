@@ -9,7 +9,7 @@
 # a directory is made with gpu_nvml.so plus links to every installed plugin.
 #
 # Cached in $SLURM_NVML_PLUGIN_CACHE (default /var/cache/slurm-charms/nvml-plugin), outside the
-# repository; the links are remade on every call (cheap), the download only when missing.
+# repository; made once, remade when the installed plugins change.
 # Trixie (24.11) and sid (26.05) need none of this: their roots from tools/e2e/roots.sh install
 # the package.
 set -euo pipefail
@@ -40,8 +40,20 @@ EOF
     rm -rf "$cache/extracted"
     mv "$cache/extracted.tmp" "$cache/extracted"
 fi
-rm -rf "$cache/plugins"
-mkdir "$cache/plugins"
-ln -s "$installed"/*.so "$cache/plugins/"
-ln -sf "$so" "$cache/plugins/gpu_nvml.so"
+# The link directory is remade when an installed plugin has no link yet (an upgrade), beside
+# the old one and moved into place, so a slurmd loading plugins from it never sees it half-made.
+stale=false
+for f in "$installed"/*.so; do
+    [[ -e $cache/plugins/$(basename "$f") ]] || { stale=true; break; }
+done
+[[ -e $cache/plugins/gpu_nvml.so ]] || stale=true
+if $stale; then
+    rm -rf "$cache/plugins.tmp"
+    mkdir "$cache/plugins.tmp"
+    ln -s "$installed"/*.so "$cache/plugins.tmp/"
+    ln -sf "$so" "$cache/plugins.tmp/gpu_nvml.so"
+    rm -rf "$cache/plugins.old"
+    [[ -d $cache/plugins ]] && mv "$cache/plugins" "$cache/plugins.old"
+    mv "$cache/plugins.tmp" "$cache/plugins"
+fi
 echo "$cache/plugins"
