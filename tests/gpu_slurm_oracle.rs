@@ -22,8 +22,8 @@ mod gpu_oracle;
 
 use gpu_oracle::records::{Device, Record, devices, final_records, ignored_records};
 use gpu_oracle::{
-    DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity,
-    machine_cpus, machine_facts,
+    DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity, machine_cpus,
+    machine_facts,
 };
 use serde_json::Value;
 use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
@@ -41,8 +41,8 @@ const CAPS_MAJOR: u32 = 241;
 fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
     let facts = parse_slurmd_c(facts_line).expect("slurmd -C parses");
     let entries = gres_entries(&inv.gres());
-    let record = build_node_record(&facts, entries, &NodeOverrides::default(), false)
-        .expect("node record");
+    let record =
+        build_node_record(&facts, entries, &NodeOverrides::default(), false).expect("node record");
     let mut cache = Cache::default();
     let mut rel = CachedRelation {
         endpoint: "slurmd".into(),
@@ -51,8 +51,10 @@ fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
         partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
         ..Default::default()
     };
-    rel.units
-        .insert("gpu/0".into(), cache.ingest_node(&record.to_relation_value()));
+    rel.units.insert(
+        "gpu/0".into(),
+        cache.ingest_node(&record.to_relation_value()),
+    );
     cache.relations.insert("slurmd:1".into(), rel);
     let settings = Settings {
         cluster_name: "oracle".into(),
@@ -244,11 +246,15 @@ fn mig_links_22_05(_: &Value, slurm: &mut Vec<Device>, _: &mut Vec<Device>) -> b
 /// are contiguous" in `_get_system_gpu_list_nvml`, every version), so instances in later slots
 /// exist but Slurm's AutoDetect never sees them; NVML leaves slots empty when an instance in the
 /// middle is destroyed. We list them all; the comparison drops them from ours.
+#[allow(clippy::ptr_arg)] // the signature of `Exception::apply`
 fn mig_slot_gap(config: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>) -> bool {
     let mut hidden = Vec::new();
     for dev in config["devices"].as_array().into_iter().flatten() {
         let minor = dev["minor"].as_u64().unwrap_or(0) as u32;
-        let instances = dev["mig"]["instances"].as_array().cloned().unwrap_or_default();
+        let instances = dev["mig"]["instances"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let slots: Vec<u64> = instances
             .iter()
             .enumerate()
@@ -294,8 +300,12 @@ fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
     if version.name == "22_05" && mig.contains(&fixture) {
         out.push(MIG_LINKS_22_05);
     }
-    if ["mixed", "interleaved_models_shuffled_minors", "mig_interleaved_profiles"]
-        .contains(&fixture)
+    if [
+        "mixed",
+        "interleaved_models_shuffled_minors",
+        "mig_interleaved_profiles",
+    ]
+    .contains(&fixture)
     {
         out.push(TYPES_GROUPED);
     }
@@ -429,6 +439,8 @@ fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
 
 macro_rules! oracle_tests {
     ($($fixture:ident),* $(,)?) => {
+        /// The fixtures judged on every version.
+        const JUDGED: &[&str] = &[$(stringify!($fixture)),*];
         mod slurm_22_05 {
             $(#[test] fn $fixture() { super::judge(super::V22_05, stringify!($fixture), concat!(stringify!($fixture), "_22_05")); })*
         }
@@ -454,3 +466,21 @@ oracle_tests!(
     odd_spacing_names,
     mig_interleaved_profiles,
 );
+
+/// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.
+#[test]
+fn every_gpu_fixture_is_judged() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gpu");
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    found.sort();
+    let mut judged: Vec<String> = JUDGED.iter().map(|s| s.to_string()).collect();
+    judged.sort();
+    assert_eq!(found, judged);
+}

@@ -116,7 +116,10 @@ impl Inventory {
             }
         }
         mig.sort_by_cached_key(|r| match &r.files {
-            GresFiles::Multiple(files) => files.iter().map(|f| trailing_number(f)).collect::<Vec<u64>>(),
+            GresFiles::Multiple(files) => files
+                .iter()
+                .map(|f| trailing_number(f))
+                .collect::<Vec<u64>>(),
             GresFiles::Devices(minors) => minors.iter().map(|m| u64::from(*m)).collect(),
         });
         let ordered: Vec<GresRecord> = whole.into_iter().chain(mig).collect();

@@ -75,7 +75,11 @@ fn script_path(script: &str, arg: Option<&str>) -> Result<PathBuf, String> {
 }
 
 fn find_oracle(version: Version) -> Result<Oracle, String> {
-    if std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) != 0 {
+    if std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(1)
+        != 0
+    {
         return Err("not root (slurmd-g.sh needs a mount namespace)".into());
     }
     let root = script_path("tools/e2e/roots.sh", Some(version.suite))?;
@@ -113,7 +117,10 @@ pub fn oracle(version: Version, test: &str) -> Option<Oracle> {
                 "{test}: Slurm {} NVML oracle cannot run: {why} (E2E_REQUIRED/CI is set)",
                 version.name
             );
-            eprintln!("\n** SKIPPED {test}: Slurm {} NVML oracle: {why}\n", version.name);
+            eprintln!(
+                "\n** SKIPPED {test}: Slurm {} NVML oracle: {why}\n",
+                version.name
+            );
             None
         }
     }

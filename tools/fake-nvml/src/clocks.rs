@@ -210,9 +210,11 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v3(
     count: *mut c_uint,
     _infos: *mut c_void,
 ) -> c_int {
-    with_node("nvmlDeviceGetGraphicsRunningProcesses_v3", device, |_, _| {
-        no_processes(count)
-    })
+    with_node(
+        "nvmlDeviceGetGraphicsRunningProcesses_v3",
+        device,
+        |_, _| no_processes(count),
+    )
 }
 
 /// `nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp)`:
