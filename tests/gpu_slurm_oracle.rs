@@ -134,7 +134,11 @@ fn device_nodes(config: &Value, mig_minors: &str) -> Vec<DevNode> {
                 format!("gpu{minor}/gi{gi}/access"),
                 format!("gpu{minor}/gi{gi}/ci{ci}/access"),
             ] {
-                if let Some(n) = caps(&key) {
+                if let Some(n) = caps(&key)
+                    && !nodes
+                        .iter()
+                        .any(|d| d.path == format!("/dev/nvidia-caps/nvidia-cap{n}"))
+                {
                     nodes.push(DevNode {
                         path: format!("/dev/nvidia-caps/nvidia-cap{n}"),
                         major: CAPS_MAJOR,
@@ -280,6 +284,28 @@ fn mig_slot_gap(config: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>)
         && slurm.iter().all(|d| !hidden.contains(&d.file))
 }
 
+/// `mig_names_22_05`: Slurm 22.05 names a MIG instance from its attributes only,
+/// `<gi slices>g.<round(MB / 1024)>gb`; from 23.02 it takes the profile from the MIG device's
+/// NVML name (`1c.3g.40gb` for a compute instance with fewer slices than its GPU instance), which
+/// we follow on every version. The test gives 22.05's MIG records our type for the same files.
+#[allow(clippy::ptr_arg)] // the signature of `Exception::apply`
+fn mig_names_22_05(_: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>) -> bool {
+    let mut changed = false;
+    for d in slurm.iter_mut().filter(|d| is_mig(d)) {
+        if let Some(o) = ours.iter().find(|o| o.file == d.file)
+            && o.type_name != d.type_name
+        {
+            d.type_name = o.type_name.clone();
+            changed = true;
+        }
+    }
+    changed
+}
+
+const MIG_NAMES_22_05: Exception = Exception {
+    name: "mig_names_22_05",
+    apply: mig_names_22_05,
+};
 const TYPES_GROUPED: Exception = Exception {
     name: "types_grouped",
     apply: types_grouped,
@@ -296,7 +322,15 @@ const MIG_SLOT_GAP: Exception = Exception {
 /// The exceptions that hold for `fixture` on `version`, in the order they apply.
 fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
     let mut out = Vec::new();
-    let mig = ["a100_mig", "h100_mig", "mig_interleaved_profiles"];
+    let mig = [
+        "a100_mig",
+        "h100_mig",
+        "mig_interleaved_profiles",
+        "mig_compute_instances",
+    ];
+    if version.name == "22_05" && fixture == "mig_compute_instances" {
+        out.push(MIG_NAMES_22_05);
+    }
     if version.name == "22_05" && mig.contains(&fixture) {
         out.push(MIG_LINKS_22_05);
     }
@@ -465,6 +499,7 @@ oracle_tests!(
     nvl_bridge_pairs,
     odd_spacing_names,
     mig_interleaved_profiles,
+    mig_compute_instances,
 );
 
 /// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.

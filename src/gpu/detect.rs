@@ -271,6 +271,13 @@ fn read_mig_instance(
         .attributes()
         .map_err(|e| what("the MIG attributes", e))?;
     let (gi, ci) = instance_ids(nvml, mig).map_err(|e| what("the MIG instance ids", e))?;
+    // Slurm takes the profile from the name when it can, and falls back to the attributes.
+    let profile = mig_profile(
+        mig.name().ok().as_deref(),
+        attrs.gpu_instance_slice_count,
+        attrs.compute_instance_slice_count,
+        attrs.memory_size_mb,
+    );
     let gi_key = format!("gpu{minor}/gi{gi}/access");
     let ci_key = format!("gpu{minor}/gi{gi}/ci{ci}/access");
     let (Some(gi_minor), Some(ci_minor)) = (minors.get(&gi_key), minors.get(&ci_key)) else {
@@ -285,12 +292,8 @@ fn read_mig_instance(
         compute_instance_id: ci,
         slices: attrs.gpu_instance_slice_count,
         memory_mb: attrs.memory_size_mb,
-        profile: mig_profile(attrs.gpu_instance_slice_count, attrs.memory_size_mb),
-        slurm_type: mig_type(
-            parent_name,
-            attrs.gpu_instance_slice_count,
-            attrs.memory_size_mb,
-        ),
+        slurm_type: mig_type(parent_name, &profile),
+        profile,
         files: vec![
             format!("/dev/nvidia{minor}"),
             format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"),

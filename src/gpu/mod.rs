@@ -6,10 +6,12 @@
 //! [`Inventory::gres_strings`] into slurm.conf `Gres=` items; [`action_results`] builds the
 //! `detect-gpus` action result map.
 //!
-//! Rules follow Slurm 22.05's NVML AutoDetect (`../shared/reference/slurm-gres.md` §3):
+//! Rules follow Slurm's own NVML AutoDetect, checked against it on 22.05, 24.11 and 26.05 by
+//! `tests/gpu_slurm_oracle.rs` (`docs/gpu-oracle.md`):
 //! type = NVML name, ASCII-lowercased, each space → `_`; device file from the minor number;
 //! `Cores=` from the CPU affinity; `Links=` from active NVLinks to other GPUs; MIG instances as
-//! `MultipleFiles=` records with `<parent cut at first '-'>_<g>g.<mem>gb` types.
+//! `MultipleFiles=` records with `<parent cut at first '-'>_<profile>` types, the profile taken
+//! from the MIG device's name as Slurm 23.02+ does (`1g.5gb`, `1c.3g.20gb`; [`mig_profile`]).
 //!
 //! Decisions where Slurm leaves room (each also documented on the item):
 //! - **Cores**: the affinity mask's CPUs are mapped to Slurm core ids through
