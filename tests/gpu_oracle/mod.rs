@@ -3,7 +3,6 @@
 //! the same fake libnvidia-ml, on Slurm 22.05 (this machine), 24.11 and 26.05 (Debian roots from
 //! `tools/e2e/roots.sh`). `slurmd -G` runs through `tools/gpu-oracle/slurmd-g.sh` in a private
 //! mount namespace (root needed). See `docs/gpu-oracle.md`.
-#![allow(dead_code)]
 
 pub mod records;
 
