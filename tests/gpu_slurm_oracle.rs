@@ -500,6 +500,7 @@ oracle_tests!(
     odd_spacing_names,
     mig_interleaved_profiles,
     mig_compute_instances,
+    single_l4,
 );
 
 /// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.
