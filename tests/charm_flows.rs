@@ -80,9 +80,11 @@ DownNodes=slurmd-[0-2] State=DOWN Reason=\"New node.\"
     assert_eq!(c.slurm_conf(), expected_slurm);
     let expected_gres = format!(
         "{HEADER}\
-NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]
-NodeName=slurmd-1 Name=gpu Type=nvidia_a100_80gb_pcie File=/dev/nvidia0
-NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
+NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia0 Links=-1,0
+NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia1 Links=0,-1
+NodeName=slurmd-1 Name=gpu Type=nvidia_a100_80gb_pcie File=/dev/nvidia0 Links=-1,0,0
+NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Links=0,-1,0
+NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,0,-1
 "
     );
     assert_eq!(c.gres_conf(), expected_gres);
@@ -98,7 +100,7 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[1,3]
     assert_eq!(node["new_node"], true);
     assert_eq!(
         node["gres"][1],
-        json!({"Name": "gpu", "Type": "nvidia_l40s", "File": "/dev/nvidia[1,3]"})
+        json!({"Name": "gpu", "Type": "nvidia_l40s", "File": "/dev/nvidia1", "Links": "0,-1,0"})
     );
     let no_gpu: serde_json::Value =
         serde_json::from_str(&c.sim.unit_bag(r, "slurmd/2")["node"]).unwrap();
@@ -220,7 +222,14 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
     );
     assert_eq!(
         changed_lines(&gres0, &c.gres_conf()),
-        vec!["NodeName=slurmd-1 Name=gpu Type=nvidia_a100_80gb_pcie File=/dev/nvidia0"]
+        // Only slurmd-1's lines: the A100 goes, the L40S Links rows shrink to two GPUs.
+        vec![
+            "NodeName=slurmd-1 Name=gpu Type=nvidia_a100_80gb_pcie File=/dev/nvidia0 Links=-1,0,0",
+            "NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Links=-1,0",
+            "NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Links=0,-1,0",
+            "NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,-1",
+            "NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,0,-1",
+        ]
     );
     // 22.05 needs a restart for a GRES count change, then reconfigure; the node's drain check.
     assert_eq!(
@@ -296,8 +305,9 @@ fn scale_out_and_remove_the_application() {
         "NodeName=slurmd-[0,3] {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024\n"
     )));
     assert!(
-        c.gres_conf()
-            .contains("NodeName=slurmd-[0,3] Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]\n")
+        c.gres_conf().contains(
+            "NodeName=slurmd-[0,3] Name=gpu Type=tesla_t4 File=/dev/nvidia0 Links=-1,0\n"
+        )
     );
     assert!(
         c.slurm_conf()
@@ -384,7 +394,7 @@ fn gpus_without_a_driver_block_with_the_driver_message() {
     );
     assert!(
         c.gres_conf()
-            .contains("NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1]\n")
+            .contains("NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia1 Links=0,-1\n")
     );
 }
 

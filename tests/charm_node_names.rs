@@ -35,7 +35,11 @@ fn gpu_node_2_is_enlisted_end_to_end() {
     let node = &conf.nodes[0];
     assert_eq!(node.gres[0].to_string(), "gpu:tesla_t4:2");
     let gres = parse_gres_conf(&c.gres_conf(), "gres.conf").unwrap();
-    assert_eq!(gres.nodes["gpu_node_2"][0].device_count(), 2);
+    let devices: u64 = gres.nodes["gpu_node_2"]
+        .iter()
+        .map(|l| l.device_count())
+        .sum();
+    assert_eq!(devices, 2);
     assert!(c.slurm_conf().contains("gpu_node_2"));
     let (st, msg) = c.status("slurmctld/0");
     assert_eq!(st, "active", "{msg}");

@@ -102,8 +102,8 @@ fn mig_node() {
     assert_eq!(v["gpus"]["0"]["mig"]["2"]["gpu-instance-id"], "9");
     assert_eq!(
         v["gres"],
-        "gpu:nvidia_a100_3g.20gb:1,gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:2,\
-         gpu:nvidia_a100-sxm4-40gb:1"
+        "gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_3g.20gb:1,gpu:nvidia_a100_2g.10gb:1,\
+         gpu:nvidia_a100_1g.5gb:2"
     );
     assert!(v["gpus"]["1"].get("mig").is_none());
 }

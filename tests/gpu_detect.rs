@@ -7,7 +7,7 @@ use slurm_charms::slurm::GresLine;
 use support::{Fake, conf_line, config, device, file_spec, text};
 
 #[test]
-fn two_t4_make_one_grouped_record() {
+fn two_t4_make_one_record_each_with_links_as_slurm_does() {
     let fake = Fake::fixture("two_t4");
     let inv = fake.detect();
     assert_eq!(inv.gpus.len(), 2);
@@ -20,19 +20,25 @@ fn two_t4_make_one_grouped_record() {
     assert_eq!(g.pci_bus_id, "00000000:3B:00.0");
     assert_eq!(g.memory_total_bytes, Some(16106127360));
     assert_eq!(g.cores, Some(vec![0, 1]));
-    assert_eq!(g.links, None);
+    // NVLink unsupported: Slurm's NVML plugin still gives every GPU a Links row.
+    assert_eq!(g.links, Some(vec![-1, 0]));
     assert_eq!(g.mig, None);
     assert_eq!(
         inv.gres(),
-        vec![GresLine {
-            cores: Some("0-1".parse().unwrap()),
-            ..GresLine::gpu(
-                "tesla_t4".parse().unwrap(),
-                "/dev/nvidia[0-1]".parse().unwrap()
-            )
-        }]
+        vec![
+            GresLine {
+                cores: Some("0-1".parse().unwrap()),
+                links: Some("-1,0".parse().unwrap()),
+                ..GresLine::gpu("tesla_t4".parse().unwrap(), "/dev/nvidia0".parse().unwrap())
+            },
+            GresLine {
+                cores: Some("0-1".parse().unwrap()),
+                links: Some("0,-1".parse().unwrap()),
+                ..GresLine::gpu("tesla_t4".parse().unwrap(), "/dev/nvidia1".parse().unwrap())
+            }
+        ]
     );
-    assert_eq!(file_spec(&inv.gres()[0]), "/dev/nvidia[0-1]");
+    assert_eq!(file_spec(&inv.gres()[0]), "/dev/nvidia0");
     assert_eq!(inv.gres_strings(), vec!["gpu:tesla_t4:2"]);
 }
 
@@ -58,10 +64,10 @@ fn device_file_comes_from_the_minor_not_the_index() {
         [0, 1, 2]
     );
     assert_eq!(inv.gpus[0].device_file(), "/dev/nvidia3");
-    let gres = inv.gres();
-    assert_eq!(gres.len(), 1);
-    assert_eq!(file_spec(&gres[0]), "/dev/nvidia[0,3,7]");
-    assert_eq!(gres[0].device_count(), 3);
+    // One record per GPU, in PCI order (Slurm's order), whatever the minors.
+    let files: Vec<String> = inv.gres().iter().map(file_spec).collect();
+    assert_eq!(files, ["/dev/nvidia3", "/dev/nvidia0", "/dev/nvidia7"]);
+    assert_eq!(inv.gres_strings(), vec!["gpu:nvidia_l4:3"]);
 }
 
 #[test]
@@ -73,8 +79,10 @@ fn mixed_models_are_grouped_per_type_in_pci_order() {
     assert_eq!(
         lines,
         vec![
-            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia[0,3]",
-            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia[2,5]",
+            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia0 Cores=0-15 Links=-1,0,0,0",
+            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia3 Cores=16-31 Links=0,0,-1,0",
+            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia2 Cores=0-15 Links=0,-1,0,0",
+            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia5 Cores=16-31 Links=0,0,0,-1",
         ]
     );
     assert_eq!(
@@ -103,7 +111,7 @@ fn with_affinity(name: &str, minor: u32, bus: &str, cpus: Vec<u32>) -> serde_jso
 }
 
 #[test]
-fn affinity_over_two_sockets_splits_records_per_device() {
+fn affinity_over_two_sockets_gives_each_device_its_cores() {
     // 2 sockets x 4 cores x 2 threads: socket 0 = CPUs 0-3,8-11, socket 1 = CPUs 4-7,12-15
     let s0: Vec<u32> = (0..4).chain(8..12).collect();
     let s1: Vec<u32> = (4..8).chain(12..16).collect();
@@ -120,8 +128,10 @@ fn affinity_over_two_sockets_splits_records_per_device() {
     assert_eq!(
         lines,
         vec![
-            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia[0-1] Cores=0-3,8-11",
-            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia[2-3] Cores=4-7,12-15",
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia0 Cores=0-3,8-11 Links=-1,0,0,0",
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Cores=0-3,8-11 Links=0,-1,0,0",
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia2 Cores=4-7,12-15 Links=0,0,-1,0",
+            "NodeName=n Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Cores=4-7,12-15 Links=0,0,0,-1",
         ]
     );
     assert_eq!(raw.gres_strings(), vec!["gpu:nvidia_l40s:4"]);
@@ -131,9 +141,10 @@ fn affinity_over_two_sockets_splits_records_per_device() {
     assert_eq!(inv.gpus[0].cores, Some(vec![0, 1, 2, 3]));
     assert_eq!(inv.gpus[3].cores, Some(vec![4, 5, 6, 7]));
     let cores: Vec<Option<String>> = inv.gres().iter().map(|r| text(&r.cores)).collect();
+    let want = |c: &str| Some(c.to_string());
     assert_eq!(
         cores,
-        vec![Some("0-3".to_string()), Some("4-7".to_string())]
+        vec![want("0-3"), want("0-3"), want("4-7"), want("4-7")]
     );
 }
 

@@ -42,6 +42,9 @@ fn a100_mig_instances_and_a_plain_a100() {
     assert_eq!(
         lines,
         vec![
+            // Whole GPUs first (with Links, as Slurm), then MIG instances by their files.
+            "NodeName=n Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia1 Cores=0-7 Links=0,-1"
+                .to_string(),
             format!(
                 "NodeName=n Name=gpu Type=nvidia_a100_3g.20gb MultipleFiles={} Cores=0-7",
                 f(2)
@@ -58,18 +61,16 @@ fn a100_mig_instances_and_a_plain_a100() {
                 "NodeName=n Name=gpu Type=nvidia_a100_1g.5gb MultipleFiles={} Cores=0-7",
                 f(10)
             ),
-            "NodeName=n Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia1 Cores=0-7"
-                .to_string(),
         ]
     );
     assert!(gres.iter().all(|r| support::file_spec(r) != "/dev/nvidia0"));
     assert_eq!(
         inv.gres_strings(),
         vec![
+            "gpu:nvidia_a100-sxm4-40gb:1",
             "gpu:nvidia_a100_3g.20gb:1",
             "gpu:nvidia_a100_2g.10gb:1",
             "gpu:nvidia_a100_1g.5gb:2",
-            "gpu:nvidia_a100-sxm4-40gb:1",
         ]
     );
 }

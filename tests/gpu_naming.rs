@@ -3,7 +3,7 @@
 #[path = "fixtures/gpu/support.rs"]
 mod support;
 
-use slurm_charms::gpu::{mig_type, slurm_type};
+use slurm_charms::gpu::{mig_profile, mig_type, slurm_type};
 use support::{Fake, config, device};
 
 /// (NVML name, Slurm 22.05 AutoDetect type).
@@ -62,25 +62,29 @@ fn every_table_name_through_the_fake() {
 }
 
 #[test]
-fn mig_types_follow_slurm_22_05() {
-    // parent cut at the first '-', then _<slices>g.<round(MB/1024)>gb
+fn mig_types_follow_slurm_23_02_and_later() {
+    // parent cut at the first '-', then _<profile>; the profile from the MIG device's name
+    let named = |name: &str| mig_profile(Some(name), 0, 0, 0);
+    assert_eq!(named("NVIDIA A100-SXM4-40GB MIG 1g.5gb"), "1g.5gb");
+    assert_eq!(named("NVIDIA A100-SXM4-80GB MIG 1c.3g.40gb"), "1c.3g.40gb");
     assert_eq!(
-        mig_type("NVIDIA A100-SXM4-40GB", 1, 4864),
+        mig_type(
+            "NVIDIA A100-SXM4-40GB",
+            &named("NVIDIA A100-SXM4-40GB MIG 1g.5gb")
+        ),
         "nvidia_a100_1g.5gb"
     );
     assert_eq!(
-        mig_type("NVIDIA A100-SXM4-40GB", 3, 19968),
-        "nvidia_a100_3g.20gb"
-    );
-    assert_eq!(
-        mig_type("NVIDIA A100 80GB PCIe", 1, 9728),
+        mig_type("NVIDIA A100 80GB PCIe", "1g.10gb"),
         "nvidia_a100_80gb_pcie_1g.10gb"
     );
+    // no profile in the name: from the attributes, MB rounded up, `<ci>c.` when fewer slices
     assert_eq!(
-        mig_type("NVIDIA H100 80GB HBM3", 3, 40448),
-        "nvidia_h100_80gb_hbm3_3g.40gb"
+        mig_profile(Some("NVIDIA H100 80GB HBM3 MIG"), 3, 3, 40448),
+        "3g.40gb"
     );
-    // roundl: .5 goes up, below .5 goes down
-    assert_eq!(mig_type("X", 7, 4608), "x_7g.5gb");
-    assert_eq!(mig_type("X", 7, 4607), "x_7g.4gb");
+    assert_eq!(mig_profile(None, 1, 1, 4864), "1g.5gb");
+    assert_eq!(mig_profile(None, 7, 7, 4607), "7g.5gb");
+    assert_eq!(mig_profile(None, 7, 7, 4096), "7g.4gb");
+    assert_eq!(mig_profile(None, 3, 1, 19968), "1c.3g.20gb");
 }

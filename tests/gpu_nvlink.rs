@@ -84,14 +84,14 @@ fn links_follow_pci_order_not_nvml_index() {
 }
 
 #[test]
-fn nvlink_not_supported_means_no_links() {
+fn nvlink_not_supported_gives_rows_without_links_as_slurm_does() {
     let inv = Fake::fixture("two_t4").detect();
-    assert!(inv.gpus.iter().all(|g| g.links.is_none()));
-    assert!(inv.gres().iter().all(|r| r.links.is_none()));
+    let rows: Vec<_> = inv.gpus.iter().map(|g| g.links.clone()).collect();
+    assert_eq!(rows, [Some(vec![-1, 0]), Some(vec![0, -1])]);
 }
 
 #[test]
-fn nvlink_state_errors_mean_no_links_for_that_gpu() {
+fn nvlink_state_errors_count_as_no_links_for_that_gpu() {
     let mut a = device("NVIDIA A100-SXM4-80GB", 0, "00000000:01:00.0");
     let mut b = device("NVIDIA A100-SXM4-80GB", 1, "00000000:02:00.0");
     a["nvlinks"] = serde_json::json!(["00000000:02:00.0"]);
@@ -99,17 +99,18 @@ fn nvlink_state_errors_mean_no_links_for_that_gpu() {
     b["errors"] = serde_json::json!({"nvmlDeviceGetNvLinkState": 3});
     let inv = Fake::new(&config(vec![a, b])).detect();
     assert_eq!(inv.gpus[0].links, Some(vec![-1, 1]));
-    assert_eq!(inv.gpus[1].links, None);
+    assert_eq!(inv.gpus[1].links, Some(vec![0, -1]));
 }
 
 #[test]
-fn no_links_when_a_gpu_of_the_node_is_in_mig_mode() {
+fn a_gpu_in_mig_mode_has_no_links_but_counts_in_the_rows() {
     let mut a = device("NVIDIA A100-SXM4-80GB", 0, "00000000:01:00.0");
     let mut b = device("NVIDIA A100-SXM4-80GB", 1, "00000000:02:00.0");
     a["nvlinks"] = serde_json::json!(["00000000:02:00.0"]);
     b["nvlinks"] = serde_json::json!(["00000000:01:00.0"]);
     b["mig"] = serde_json::json!({"current": 1, "instances": []});
     let inv = Fake::new(&config(vec![a, b])).detect();
-    assert_eq!(inv.gpus[0].links, None);
+    assert_eq!(inv.gpus[0].links, Some(vec![-1, 1]));
+    assert_eq!(inv.gpus[1].links, None);
     assert_eq!(inv.gpus[0].nvlink_remotes, vec!["00000000:02:00.0"]);
 }

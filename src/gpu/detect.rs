@@ -105,35 +105,28 @@ fn read_all(nvml: &Nvml, root: &Path) -> Result<Inventory, GpuError> {
             .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
         ..Inventory::default()
     };
-    let mut nvlink_supported = Vec::new();
     for index in 0..count {
         match read_gpu(nvml, index, root, &minors, &mut inv.findings) {
-            Ok((gpu, links_ok)) => {
-                inv.gpus.push(gpu);
-                nvlink_supported.push(links_ok);
-            }
+            Ok(gpu) => inv.gpus.push(gpu),
             Err(reason) => inv.findings.push(Finding::DeviceSkipped { index, reason }),
         }
     }
-    fill_links(&mut inv.gpus, &nvlink_supported);
+    fill_links(&mut inv.gpus);
     Ok(inv)
 }
 
-/// Sets `links` on every GPU whose NVLink state could be read, unless a GPU is in MIG mode
-/// (Slurm's device indexes then count MIG instances, so a per-GPU matrix would not line up).
-fn fill_links(gpus: &mut [Gpu], supported: &[bool]) {
-    if gpus.iter().any(|g| g.mig.is_some()) {
-        return;
-    }
+/// Sets `links` on every GPU not in MIG mode, as Slurm's own NVML plugin does on every version
+/// (`_nvml_get_nvlink_info`, proven by `tests/gpu_slurm_oracle.rs`): one entry per GPU of the
+/// node, MIG-mode GPUs included, in PCI bus id order; `-1` for itself, the number of its active
+/// NVLinks to each peer, `0` where there are none or NVLink state cannot be read. GPUs in MIG
+/// mode get none: their MIG records carry no Links (Slurm 24.11+).
+fn fill_links(gpus: &mut [Gpu]) {
     let mut bus_ids: Vec<String> = gpus
         .iter()
         .map(|g| normalize_bus_id(&g.pci_bus_id))
         .collect();
     bus_ids.sort();
-    for (gpu, ok) in gpus.iter_mut().zip(supported) {
-        if !ok {
-            continue;
-        }
+    for gpu in gpus.iter_mut().filter(|g| g.mig.is_none()) {
         let me = normalize_bus_id(&gpu.pci_bus_id);
         if let Some(pos) = bus_ids.iter().position(|b| *b == me) {
             gpu.links = Some(links_row(&bus_ids, pos, &gpu.nvlink_remotes));
@@ -145,14 +138,14 @@ fn what(call: &str, e: NvmlError) -> String {
     format!("cannot read {call}: {e}")
 }
 
-/// Reads one GPU; `Err` is the reason it is skipped. Also returns whether NVLink was readable.
+/// Reads one GPU; `Err` is the reason it is skipped.
 fn read_gpu(
     nvml: &Nvml,
     index: u32,
     root: &Path,
     minors: &HashMap<String, u32>,
     findings: &mut Vec<Finding>,
-) -> Result<(Gpu, bool), String> {
+) -> Result<Gpu, String> {
     let dev = nvml
         .device_by_index(index)
         .map_err(|e| what("the device handle", e))?;
@@ -169,7 +162,7 @@ fn read_gpu(
         .map(|words| mask_to_cpus(&words))
         .filter(|cpus| !cpus.is_empty())
         .map(|cpus| cpus_to_cores(root, &cpus));
-    let (nvlink_remotes, links_ok) = read_nvlinks(&dev);
+    let nvlink_remotes = read_nvlinks(&dev);
     let mig = match dev.mig_mode() {
         Ok(mode) if mode.current == 1 => {
             let list = read_mig(nvml, &dev, &name, minor, minors, findings);
@@ -196,27 +189,21 @@ fn read_gpu(
         nvlink_remotes,
         mig,
     };
-    Ok((gpu, links_ok))
+    Ok(gpu)
 }
 
-/// Remote PCI bus ids of the active NVLinks, and whether any link state was readable at all.
-fn read_nvlinks(dev: &Device<'_>) -> (Vec<String>, bool) {
+/// Remote PCI bus ids of the active NVLinks (none when NVLink state cannot be read).
+fn read_nvlinks(dev: &Device<'_>) -> Vec<String> {
     let mut remotes = Vec::new();
-    let mut readable = false;
     for link in 0..MAX_NVLINKS {
         let wrapper = dev.link_wrapper_for(link);
-        match wrapper.is_active() {
-            Ok(true) => {
-                readable = true;
-                if let Ok(pci) = wrapper.remote_pci_info() {
-                    remotes.push(pci.bus_id);
-                }
-            }
-            Ok(false) => readable = true,
-            Err(_) => {}
+        if let Ok(true) = wrapper.is_active()
+            && let Ok(pci) = wrapper.remote_pci_info()
+        {
+            remotes.push(pci.bus_id);
         }
     }
-    (remotes, readable)
+    remotes
 }
 
 /// The MIG instances of a GPU in MIG mode, skipping empty slots (NOT_FOUND).
@@ -277,6 +264,13 @@ fn read_mig_instance(
         .attributes()
         .map_err(|e| what("the MIG attributes", e))?;
     let (gi, ci) = instance_ids(nvml, mig).map_err(|e| what("the MIG instance ids", e))?;
+    // Slurm takes the profile from the name when it can, and falls back to the attributes.
+    let profile = mig_profile(
+        mig.name().ok().as_deref(),
+        attrs.gpu_instance_slice_count,
+        attrs.compute_instance_slice_count,
+        attrs.memory_size_mb,
+    );
     let gi_key = format!("gpu{minor}/gi{gi}/access");
     let ci_key = format!("gpu{minor}/gi{gi}/ci{ci}/access");
     let (Some(gi_minor), Some(ci_minor)) = (minors.get(&gi_key), minors.get(&ci_key)) else {
@@ -285,12 +279,8 @@ fn read_mig_instance(
              (is the nvidia-caps module loaded?)"
         ));
     };
-    let slurm_type = GresType::try_from(mig_type(
-        parent_name,
-        attrs.gpu_instance_slice_count,
-        attrs.memory_size_mb,
-    ))
-    .map_err(|e| format!("no usable Slurm type: {e}"))?;
+    let slurm_type = GresType::try_from(mig_type(parent_name, &profile))
+        .map_err(|e| format!("no usable Slurm type: {e}"))?;
     let files = MultipleFiles::new(vec![
         DevicePath::nvidia(minor),
         DevicePath::try_from(format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"))
@@ -305,7 +295,7 @@ fn read_mig_instance(
         compute_instance_id: ci,
         slices: attrs.gpu_instance_slice_count,
         memory_mb: attrs.memory_size_mb,
-        profile: mig_profile(attrs.gpu_instance_slice_count, attrs.memory_size_mb),
+        profile,
         slurm_type,
         files,
     })

@@ -18,26 +18,36 @@ struct Unit {
 }
 
 impl Inventory {
-    /// The gres.conf records of this node. Types come in order of their lowest PCI bus id; within
-    /// a type, devices are taken in PCI order and consecutive devices with the same Cores (and no
-    /// Links) share one `File=` range record, so a type whose devices all agree is one line, and
-    /// devices that differ (other socket, or any Links) get their own records. Each MIG instance is
-    /// its own `MultipleFiles=` record; a GPU in MIG mode never appears as its whole `/dev/nvidiaN`.
+    /// The gres.conf records of this node, in the order Slurm ends up with (proven on 22.05,
+    /// 24.11 and 26.05 by `tests/gpu_slurm_oracle.rs`, see `docs/gpu-oracle.md`):
+    /// - Slurm's own NVML autodetection orders whole GPUs by PCI bus id (NVML's index order,
+    ///   which it recovers from the `-1` of each `Links=` row), then MIG instances (no Links) in
+    ///   natural order of their files (parent minor, then GPU- and compute-instance caps minors);
+    /// - but from an explicit gres.conf, slurmd groups records by the order of the types in
+    ///   slurm.conf's `Gres=` (`_merge_config`), file order only within a type.
+    ///
+    /// So records come in autodetection order, grouped by type (types in order of first
+    /// appearance; [`Self::gres_strings`] lists them the same way), which is autodetection's
+    /// order exactly unless models or MIG profiles are interleaved. A GPU in MIG mode never
+    /// appears as its whole `/dev/nvidiaN`. Consecutive whole GPUs of one type with equal Cores,
+    /// no Links and ascending minors share one `File=` range record (only when NVLink is
+    /// unknown, i.e. for inventories built without [`super::detect`], which always fills Links).
     pub fn gres(&self) -> Vec<GresLine> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
         gpus.sort_by_key(|g| normalize_bus_id(&g.pci_bus_id));
-        let mut units = Vec::new();
+        let mut whole = Vec::new();
+        let mut mig = Vec::new();
         for gpu in gpus {
             let cores = gpu.cores.as_deref().and_then(CoreList::from_ids);
             match &gpu.mig {
-                None => units.push(Unit {
+                None => whole.push(Unit {
                     gres_type: gpu.slurm_type.clone(),
                     devices: GresDevices::File(DeviceFiles::single(DevicePath::nvidia(gpu.minor))),
                     minors: vec![gpu.minor],
                     cores,
                     links: gpu.links.clone().and_then(|l| LinksRow::new(l).ok()),
                 }),
-                Some(instances) => units.extend(instances.iter().map(|m| Unit {
+                Some(instances) => mig.extend(instances.iter().map(|m| Unit {
                     gres_type: m.slurm_type.clone(),
                     devices: GresDevices::Multiple(m.files.clone()),
                     minors: Vec::new(),
@@ -46,6 +56,14 @@ impl Inventory {
                 })),
             }
         }
+        mig.sort_by_cached_key(|u| {
+            u.devices
+                .paths()
+                .iter()
+                .map(|f| trailing_number(f))
+                .collect::<Vec<u64>>()
+        });
+        let units: Vec<Unit> = whole.into_iter().chain(mig).collect();
         let mut types: Vec<&GresType> = Vec::new();
         for u in &units {
             if !types.contains(&&u.gres_type) {
@@ -54,7 +72,8 @@ impl Inventory {
         }
         let mut out: Vec<GresLine> = Vec::new();
         for t in types {
-            // (minors, cores) of the File= run being grown.
+            // (minors, cores) of the File= run being grown: consecutive whole GPUs of one type
+            // with equal Cores, no Links and ascending minors.
             let mut run: Option<(Vec<u32>, Option<CoreList>)> = None;
             let flush = |run: &mut Option<(Vec<u32>, Option<CoreList>)>,
                          out: &mut Vec<GresLine>| {
@@ -70,7 +89,9 @@ impl Inventory {
             for u in units.iter().filter(|u| &u.gres_type == t) {
                 let groupable = matches!(u.devices, GresDevices::File(_)) && u.links.is_none();
                 match &mut run {
-                    Some((minors, cores)) if groupable && *cores == u.cores => {
+                    Some((minors, cores))
+                        if groupable && *cores == u.cores && minors.last() < u.minors.first() =>
+                    {
                         minors.extend(&u.minors);
                     }
                     _ if groupable => {
@@ -114,4 +135,10 @@ impl Inventory {
     pub fn gres_strings(&self) -> Vec<String> {
         self.gres_specs().iter().map(ToString::to_string).collect()
     }
+}
+
+/// The number at the end of a device path (`/dev/nvidia-caps/nvidia-cap21` → 21; 0 if none).
+fn trailing_number(path: &str) -> u64 {
+    let digits = path.len() - path.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    path[path.len() - digits..].parse().unwrap_or(0)
 }

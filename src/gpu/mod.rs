@@ -7,22 +7,27 @@
 //! ([`crate::slurm::GresSpec`]); NVML names become [`crate::slurm::types::GresType`] here, once; [`action_results`] builds the
 //! `detect-gpus` action result map.
 //!
-//! Rules follow Slurm 22.05's NVML AutoDetect (`src/plugins/gpu/nvml/gpu_nvml.c`):
+//! Rules follow Slurm's own NVML AutoDetect, checked against it on 22.05, 24.11 and 26.05 by
+//! `tests/gpu_slurm_oracle.rs` (`docs/gpu-oracle.md`):
 //! type = NVML name, ASCII-lowercased, each space → `_`; device file from the minor number;
 //! `Cores=` from the CPU affinity; `Links=` from active NVLinks to other GPUs; MIG instances as
-//! `MultipleFiles=` records with `<parent cut at first '-'>_<g>g.<mem>gb` types.
+//! `MultipleFiles=` records with `<parent cut at first '-'>_<profile>` types, the profile taken
+//! from the MIG device's name as Slurm 23.02+ does (`1g.5gb`, `1c.3g.20gb`; [`mig_profile`]).
 //!
 //! Decisions where Slurm leaves room (each also documented on the item):
 //! - **Cores**: the affinity mask's CPUs are mapped to Slurm core ids through
 //!   `<root>/sys/devices/system/cpu/cpu*/topology` (cores numbered in (socket, core id) order, so
 //!   hyperthread siblings share an id); without a readable topology the CPU ids are used as they
 //!   are (right for `ThreadsPerCore=1`).
-//! - **Links**: a GPU's NVLinks count only towards peers whose PCI bus id is the link's remote
-//!   end, exactly like Slurm's NVML plugin; links to an NVSwitch count for nobody, so on an
-//!   8-GPU NVSwitch board every row is `-1` plus zeros. Positions follow PCI bus id order (NVML's
-//!   default index order). When any GPU of the node is in MIG mode no Links are emitted.
-//! - **Grouping**: within a type, consecutive devices (PCI order) with equal Cores and no Links
-//!   share one `File=` range record; otherwise one record per device.
+//! - **Links**: every whole GPU gets a row, as Slurm's own NVML plugin gives it: one entry per
+//!   GPU of the node in PCI bus id order, `-1` for itself, the number of its active NVLinks whose
+//!   remote PCI bus id is that peer, `0` otherwise (links to an NVSwitch count for nobody, so on
+//!   an 8-GPU NVSwitch board every row is `-1` plus zeros; NVLink unsupported gives zeros too).
+//!   MIG instances get no Links (Slurm 24.11+).
+//! - **Order**: whole GPUs in PCI order, then MIG instances in natural order of their files,
+//!   grouped by type (types in order of first appearance), because slurmd loads an explicit
+//!   gres.conf type by type in slurm.conf's `Gres=` order (`docs/gpu-oracle.md`). Whole GPUs
+//!   therefore get one record each; `File=` ranges only appear for inventories without Links.
 //! - **Errors**: library missing / driver not loaded → zero GPUs (+ [`Finding::DriverNotLoaded`]
 //!   when sysfs shows NVIDIA GPUs); RM version mismatch → zero GPUs + [`Finding::RebootRequired`];
 //!   no permission, a library that is not NVML, other init or count failures → [`GpuError`]; a

@@ -66,7 +66,7 @@ pub struct MigInstance {
     pub slices: u32,
     /// Instance memory in MiB.
     pub memory_mb: u64,
-    /// Profile as Slurm 22.05 names it, e.g. `1g.5gb`.
+    /// Profile as Slurm (23.02+) names it, e.g. `1g.5gb` or `1c.3g.20gb` ([`super::mig_profile`]).
     pub profile: String,
     /// Slurm type, e.g. `nvidia_a100_1g.5gb`.
     pub slurm_type: GresType,

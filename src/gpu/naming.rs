@@ -12,19 +12,39 @@ pub fn slurm_type(nvml_name: &str) -> String {
         .collect()
 }
 
-/// MIG profile as Slurm 22.05 derives it: `<gpuInstanceSliceCount>g.<round(memorySizeMB/1024)>gb`.
-pub fn mig_profile(gpu_instance_slices: u32, memory_size_mb: u64) -> String {
-    let gb = (memory_size_mb + 512) / 1024;
-    format!("{gpu_instance_slices}g.{gb}gb")
+/// MIG profile as Slurm names it from 23.02 on (`_handle_mig` in its NVML plugin; 22.05 always
+/// used the attribute rule with rounding to nearest, see `docs/gpu-oracle.md`): the text after
+/// `mig_` in the MIG device's NVML name, ASCII-lowercased with spaces as `_`
+/// (`NVIDIA A100-SXM4-40GB MIG 1c.3g.20gb` → `1c.3g.20gb`); when the name has none, from the
+/// attributes: `<ci slices>c.` if the compute instance has fewer slices than its GPU instance,
+/// then `<gi slices>g.<ceil(memorySizeMB / 1024)>gb`.
+pub fn mig_profile(
+    mig_name: Option<&str>,
+    gpu_instance_slices: u32,
+    compute_instance_slices: u32,
+    memory_size_mb: u64,
+) -> String {
+    let named = mig_name.map(slurm_type).and_then(|n| {
+        n.find("mig_")
+            .map(|at| n[at + 4..].to_owned())
+            .filter(|p| !p.is_empty())
+    });
+    if let Some(profile) = named {
+        return profile;
+    }
+    let gb = memory_size_mb.div_ceil(1024);
+    let ci = if compute_instance_slices != gpu_instance_slices {
+        format!("{compute_instance_slices}c.")
+    } else {
+        String::new()
+    };
+    format!("{ci}{gpu_instance_slices}g.{gb}gb")
 }
 
-/// Slurm 22.05 MIG type: the parent's type cut at the first `-`, then `_` and the profile.
-/// `NVIDIA A100-SXM4-40GB` with 1 slice and 4864 MB → `nvidia_a100_1g.5gb`.
-pub fn mig_type(parent_nvml_name: &str, gpu_instance_slices: u32, memory_size_mb: u64) -> String {
+/// Slurm's MIG type: the parent's type cut at the first `-`, then `_` and the profile
+/// ([`mig_profile`]). `NVIDIA A100-SXM4-40GB` with `1g.5gb` → `nvidia_a100_1g.5gb`.
+pub fn mig_type(parent_nvml_name: &str, profile: &str) -> String {
     let parent = slurm_type(parent_nvml_name);
     let base = parent.split('-').next().unwrap_or(&parent);
-    format!(
-        "{base}_{}",
-        mig_profile(gpu_instance_slices, memory_size_mb)
-    )
+    format!("{base}_{profile}")
 }

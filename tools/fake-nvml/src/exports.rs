@@ -9,7 +9,7 @@ use crate::rc;
 use crate::state::{Kind, Node, STATE, State, with_node, with_state};
 
 /// `nvmlDevice_t` as the fake sees it.
-type Handle = *const Node;
+pub(crate) type Handle = *const Node;
 
 /// `nvmlMemory_v2_t.version` as set by nvml-wrapper (`NVML_STRUCT_VERSION(Memory, 2)`).
 const MEMORY_V2: c_uint = 0x0200_0028;
@@ -189,6 +189,25 @@ pub unsafe extern "C" fn nvmlSystemGetDriverVersion(version: *mut c_char, length
             .as_deref()
             .ok_or(rc::NOT_SUPPORTED)?;
         put_str(version, length, v)
+    })
+}
+
+/// `nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)`: the NVML version
+/// as real NVML spells it, `<CUDA major>.<driver version>` (`12.550.54.15`); NOT_SUPPORTED when
+/// the configured driver or CUDA version is `null`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlSystemGetNVMLVersion(version: *mut c_char, length: c_uint) -> c_int {
+    with_state(|s| {
+        if let Some(code) = s.global_error("nvmlSystemGetNVMLVersion") {
+            return Err(code);
+        }
+        let driver = s
+            .config
+            .driver_version
+            .as_deref()
+            .ok_or(rc::NOT_SUPPORTED)?;
+        let cuda = s.config.cuda_driver_version.ok_or(rc::NOT_SUPPORTED)?;
+        put_str(version, length, &format!("{}.{driver}", cuda / 1000))
     })
 }
 

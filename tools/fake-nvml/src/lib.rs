@@ -10,9 +10,11 @@
 // The exported functions are called by C code through raw pointers the caller owns.
 #![allow(clippy::missing_safety_doc)]
 
+mod clocks;
 mod config;
 mod exports;
 mod rc;
 mod state;
 
+pub use clocks::*;
 pub use exports::*;

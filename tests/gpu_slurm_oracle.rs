@@ -1,0 +1,519 @@
+//! Slurm as the judge of GPU detection (issue 12, deliverable 4; `docs/gpu-oracle.md`).
+//!
+//! For every GPU fixture in `tests/fixtures/gpu` and every Slurm version (22.05, 24.11, 26.05),
+//! Slurm's own NVML autodetection and our charm read the same fake libnvidia-ml:
+//! 1. `slurmd -G` with `AutoDetect=nvml` and a `Gres=` type that matches nothing: Slurm ignores
+//!    every GPU it found and prints them with its own type names (a matching *substring* type
+//!    would be silently accepted, so names are never taken from our side);
+//! 2. `slurmd -G` with `AutoDetect=nvml` and `Gres=` built from those names: Slurm's final
+//!    records, in Slurm's order;
+//! 3. `slurmd -G` on the gres.conf and node line our controller writes, without AutoDetect:
+//!    what Slurm loads from our files.
+//!
+//! Records are compared device by device (Slurm splits every gres.conf record into single
+//! devices before merging; a `File=` range is its devices in hostlist order): type, device
+//! file(s), cores, links, count and order must be equal, except for the documented exceptions
+//! in [`exceptions`], each of which must actually occur.
+
+#[path = "fixtures/gpu/support.rs"]
+mod support;
+
+mod gpu_oracle;
+
+use gpu_oracle::records::{Device, Record, devices, final_records, ignored_records};
+use gpu_oracle::{
+    DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity, machine_cpus,
+    machine_facts,
+};
+use serde_json::Value;
+use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+use slurm_charms::charms::slurmd::facts::{NodeOverrides, build_node_record, parse_slurmd_c};
+use slurm_charms::gpu::Inventory;
+use support::{Fake, built_fake, ci_minor, fixture_text, gi_minor, mig_minors_text};
+
+/// Major number given to the fake `/dev/nvidia-caps/*` nodes (dynamic on real machines).
+const CAPS_MAJOR: u32 = 241;
+
+/// What our controller writes for the node: its slurm.conf `NodeName=` line and gres.conf.
+fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
+    let facts = parse_slurmd_c(facts_line).expect("slurmd -C parses");
+    let record = build_node_record(&facts, inv.gres(), &NodeOverrides::default(), false)
+        .expect("node record");
+    let mut cache = Cache::default();
+    let mut rel = CachedRelation {
+        endpoint: "slurmd".into(),
+        id: 1,
+        app: "gpu".into(),
+        partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
+        ..Default::default()
+    };
+    rel.units.insert(
+        "gpu/0".into(),
+        cache.ingest_node(&record.to_relation_value()),
+    );
+    cache.relations.insert("slurmd:1".into(), rel);
+    let settings = Settings {
+        cluster_name: "oracle".into(),
+        default_partition: String::new(),
+        slurm_conf_parameters: String::new(),
+        hostname: "controller".into(),
+    };
+    let p = plan(&settings, &cache);
+    assert!(p.render_error.is_none(), "{:?}", p.render_error);
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    let slurm_conf = p.slurm_conf.expect("slurm.conf");
+    let prefix = format!("NodeName={} ", facts.node.name);
+    let node_line = slurm_conf
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {prefix} line in\n{slurm_conf}"))
+        .to_owned();
+    (node_line, p.gres_conf.unwrap_or_default())
+}
+
+/// Our gres.conf's records, read the way `slurmd -G` prints them.
+fn written_records(gres_conf: &str) -> Vec<Record> {
+    let printed: String = gres_conf
+        .lines()
+        .filter(|l| l.starts_with("NodeName="))
+        .map(|l| {
+            let tokens: Vec<&str> = l.split_whitespace().collect();
+            let get = |k: &str| {
+                tokens
+                    .iter()
+                    .find_map(|t| t.strip_prefix(&format!("{k}=")))
+                    .unwrap_or("(null)")
+            };
+            let file = match get("File") {
+                "(null)" => get("MultipleFiles"),
+                f => f,
+            };
+            let count = match gpu_oracle::records::expand(file).len() {
+                n if file.contains(',') && !file.contains('[') => n.min(1),
+                n => n,
+            };
+            format!(
+                "Gres Name=gpu Type={} Count={count} File={file} Cores={} Links={}\n",
+                get("Type"),
+                get("Cores"),
+                get("Links")
+            )
+        })
+        .collect();
+    final_records(&printed)
+}
+
+/// Device nodes for every GPU of the fixture and the nvidia-caps of its MIG instances.
+fn device_nodes(config: &Value, mig_minors: &str) -> Vec<DevNode> {
+    let caps = |key: &str| -> Option<u32> {
+        mig_minors.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse().ok()).flatten()
+        })
+    };
+    let mut nodes = vec![DevNode {
+        path: "/dev/nvidiactl".into(),
+        major: 195,
+        minor: 255,
+    }];
+    for dev in config["devices"].as_array().into_iter().flatten() {
+        let minor = dev["minor"].as_u64().expect("minor") as u32;
+        nodes.push(DevNode {
+            path: format!("/dev/nvidia{minor}"),
+            major: 195,
+            minor,
+        });
+        for inst in dev["mig"]["instances"].as_array().into_iter().flatten() {
+            let gi = inst["gpu_instance_id"].as_u64().unwrap_or(0);
+            let ci = inst["compute_instance_id"].as_u64().unwrap_or(0);
+            for key in [
+                format!("gpu{minor}/gi{gi}/access"),
+                format!("gpu{minor}/gi{gi}/ci{ci}/access"),
+            ] {
+                if let Some(n) = caps(&key)
+                    && !nodes
+                        .iter()
+                        .any(|d| d.path == format!("/dev/nvidia-caps/nvidia-cap{n}"))
+                {
+                    nodes.push(DevNode {
+                        path: format!("/dev/nvidia-caps/nvidia-cap{n}"),
+                        major: CAPS_MAJOR,
+                        minor: n,
+                    });
+                }
+            }
+        }
+    }
+    nodes
+}
+
+/// `Gres=` for slurm.conf from Slurm's own devices: one `gpu:<type>:<n>` per type.
+fn gres_for(devs: &[Device]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for d in devs {
+        let t = d.type_name.clone().unwrap_or_default();
+        match counts.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((t, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(t, n)| format!("gpu:{t}:{n}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn show(devs: &[Device]) -> String {
+    devs.iter()
+        .map(|d| {
+            format!(
+                "  {:<32} {:<60} cores={:<10} links={}\n",
+                d.type_name.as_deref().unwrap_or("(null)"),
+                d.file,
+                d.cores
+                    .as_ref()
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or("-".into()),
+                d.links.as_deref().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+/// A documented difference between Slurm's autodetected records and ours (see
+/// `docs/gpu-oracle.md`): applied to both lists before they are compared, and required to occur.
+struct Exception {
+    /// Name used in the docs.
+    name: &'static str,
+    /// Rewrites (slurm, ours) given the fixture; returns whether the difference was present.
+    apply: fn(&Value, &mut Vec<Device>, &mut Vec<Device>) -> bool,
+}
+
+fn is_mig(d: &Device) -> bool {
+    d.file.contains(',')
+}
+
+/// The numbers in a device file list, for Slurm's natural order (`strnatcmp`).
+fn natural_key(file: &str) -> Vec<u64> {
+    file.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// `types_grouped`: from an explicit gres.conf, slurmd orders records by the types of
+/// slurm.conf's `Gres=` (`_merge_config`), so interleaved models cannot keep autodetection's
+/// PCI order; ours is autodetection's order grouped by type, types in order of first appearance.
+fn types_grouped(_: &Value, slurm: &mut Vec<Device>, _: &mut Vec<Device>) -> bool {
+    let mut types: Vec<Option<String>> = Vec::new();
+    for d in slurm.iter() {
+        if !types.contains(&d.type_name) {
+            types.push(d.type_name.clone());
+        }
+    }
+    let grouped: Vec<Device> = types
+        .iter()
+        .flat_map(|t| slurm.iter().filter(move |d| d.type_name == *t).cloned())
+        .collect();
+    let changed = grouped != *slurm;
+    *slurm = grouped;
+    changed
+}
+
+/// `mig_links_22_05`: Slurm 22.05 gives each MIG instance an empty Links row
+/// (`gres_links_create_empty(j, mig_count)`, -1 at its index among its GPU's instances), which
+/// also moves MIG records between whole GPUs when it sorts by Links; 24.11 dropped those rows
+/// ("MIG does not support NVLinks"). Ours is 24.11's: no Links on MIG, whole GPUs first.
+fn mig_links_22_05(_: &Value, slurm: &mut Vec<Device>, _: &mut Vec<Device>) -> bool {
+    let had = slurm.iter().any(|d| is_mig(d) && d.links.is_some());
+    let (mut whole, mut mig): (Vec<Device>, Vec<Device>) =
+        slurm.drain(..).partition(|d| !is_mig(d));
+    whole.sort_by_key(|d| {
+        d.links
+            .as_deref()
+            .and_then(|l| l.split(',').position(|x| x == "-1"))
+    });
+    for d in &mut mig {
+        d.links = None;
+    }
+    mig.sort_by_key(|d| natural_key(&d.file));
+    slurm.extend(whole);
+    slurm.extend(mig);
+    had
+}
+
+/// `mig_slot_gap`: Slurm stops at the first empty MIG slot ("Assume MIG indexes start at 0 and
+/// are contiguous" in `_get_system_gpu_list_nvml`, every version), so instances in later slots
+/// exist but Slurm's AutoDetect never sees them; NVML leaves slots empty when an instance in the
+/// middle is destroyed. We list them all; the comparison drops them from ours.
+#[allow(clippy::ptr_arg)] // the signature of `Exception::apply`
+fn mig_slot_gap(config: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>) -> bool {
+    let mut hidden = Vec::new();
+    for dev in config["devices"].as_array().into_iter().flatten() {
+        let minor = dev["minor"].as_u64().unwrap_or(0) as u32;
+        let instances = dev["mig"]["instances"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let slots: Vec<u64> = instances
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x["slot"].as_u64().unwrap_or(i as u64))
+            .collect();
+        let first_gap = (0..).find(|s| !slots.contains(s)).unwrap_or(0);
+        for (inst, slot) in instances.iter().zip(&slots) {
+            if *slot > first_gap {
+                let gi = inst["gpu_instance_id"].as_u64().unwrap_or(0) as u32;
+                let ci = inst["compute_instance_id"].as_u64().unwrap_or(0) as u32;
+                hidden.push(format!(
+                    "/dev/nvidia{minor},/dev/nvidia-caps/nvidia-cap{},/dev/nvidia-caps/nvidia-cap{}",
+                    gi_minor(minor, gi),
+                    ci_minor(minor, gi, ci)
+                ));
+            }
+        }
+    }
+    let before = ours.len();
+    ours.retain(|d| !hidden.contains(&d.file));
+    ours.len() == before - hidden.len()
+        && !hidden.is_empty()
+        && slurm.iter().all(|d| !hidden.contains(&d.file))
+}
+
+/// `mig_names_22_05`: Slurm 22.05 names a MIG instance from its attributes only,
+/// `<gi slices>g.<round(MB / 1024)>gb`; from 23.02 it takes the profile from the MIG device's
+/// NVML name (`1c.3g.40gb` for a compute instance with fewer slices than its GPU instance), which
+/// we follow on every version. The test gives 22.05's MIG records our type for the same files.
+#[allow(clippy::ptr_arg)] // the signature of `Exception::apply`
+fn mig_names_22_05(_: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>) -> bool {
+    let mut changed = false;
+    for d in slurm.iter_mut().filter(|d| is_mig(d)) {
+        if let Some(o) = ours.iter().find(|o| o.file == d.file)
+            && o.type_name != d.type_name
+        {
+            d.type_name = o.type_name.clone();
+            changed = true;
+        }
+    }
+    changed
+}
+
+const MIG_NAMES_22_05: Exception = Exception {
+    name: "mig_names_22_05",
+    apply: mig_names_22_05,
+};
+const TYPES_GROUPED: Exception = Exception {
+    name: "types_grouped",
+    apply: types_grouped,
+};
+const MIG_LINKS_22_05: Exception = Exception {
+    name: "mig_links_22_05",
+    apply: mig_links_22_05,
+};
+const MIG_SLOT_GAP: Exception = Exception {
+    name: "mig_slot_gap",
+    apply: mig_slot_gap,
+};
+
+/// The exceptions that hold for `fixture` on `version`, in the order they apply.
+fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
+    let mut out = Vec::new();
+    let mig = [
+        "a100_mig",
+        "h100_mig",
+        "mig_interleaved_profiles",
+        "mig_compute_instances",
+    ];
+    if version.name == "22_05" && fixture == "mig_compute_instances" {
+        out.push(MIG_NAMES_22_05);
+    }
+    if version.name == "22_05" && mig.contains(&fixture) {
+        out.push(MIG_LINKS_22_05);
+    }
+    if [
+        "mixed",
+        "interleaved_models_shuffled_minors",
+        "mig_interleaved_profiles",
+    ]
+    .contains(&fixture)
+    {
+        out.push(TYPES_GROUPED);
+    }
+    if fixture == "h100_mig" {
+        out.push(MIG_SLOT_GAP);
+    }
+    out
+}
+
+/// Runs the three `slurmd -G` runs for `fixture` on `version` and compares.
+fn judge(version: Version, fixture: &str, test: &str) {
+    let Some(oracle) = gpu_oracle::oracle(version, test) else {
+        return;
+    };
+    judge_with(&oracle, fixture, &fixture_text(fixture));
+}
+
+fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
+    let mut config: Value = serde_json::from_str(text).expect("fixture JSON");
+    fit_affinity(&mut config, &machine_cpus());
+    let json = config.to_string();
+    let gpus = config["devices"].as_array().map_or(0, Vec::len);
+    let max_minor = config["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["minor"].as_u64())
+        .max()
+        .unwrap_or(0) as u32;
+    let mig_minors = mig_minors_text(max_minor + 1);
+
+    // Our side: the charm's detection (the machine's own CPU topology) → the controller.
+    let fake = Fake::new(&json);
+    let cpu_dir = fake.root.join("sys/devices/system");
+    std::fs::create_dir_all(&cpu_dir).expect("sys dir");
+    std::os::unix::fs::symlink("/sys/devices/system/cpu", cpu_dir.join("cpu")).expect("cpu link");
+    fake.write_host_file("proc/driver/nvidia-caps/mig-minors", &mig_minors);
+    let inv = fake.detect();
+    let facts = machine_facts();
+    let node = parse_slurmd_c(&facts).expect("facts").node.name;
+    let (node_line, gres_conf) = controller_files(&inv, &facts);
+    let nodes = device_nodes(&config, &mig_minors);
+    let lib = built_fake();
+    let autodetect = |gres: &str| {
+        oracle.slurmd_g(
+            &node,
+            &lib,
+            &Run {
+                node_line: &format!("{facts} Gres={gres}"),
+                gres_conf: "AutoDetect=nvml\n",
+                fake_json: &json,
+                devices: &nodes,
+                mig_minors: Some(&mig_minors),
+            },
+        )
+    };
+    let v = oracle.version.name;
+
+    // 1. Slurm's names: a Gres= type that is no substring of any real type.
+    let names = autodetect(&format!("gpu:oracle_unmatched_type:{}", gpus.max(1)));
+    let system = devices(&ignored_records(&names.output));
+    assert!(
+        !system.is_empty(),
+        "{fixture} on {v}: Slurm detected no GPU:\n{}",
+        names.output
+    );
+
+    // 2. Slurm's final records with its own names.
+    let learned = autodetect(&gres_for(&system));
+    assert!(
+        learned.ok && complaints(&learned.output).is_empty(),
+        "{fixture} on {v}: slurmd -G with AutoDetect=nvml complained:\n{}",
+        learned.output
+    );
+    let mut slurm = devices(&final_records(&learned.output));
+    let mut sorted_a = slurm.clone();
+    let mut sorted_b = system.clone();
+    sorted_a.sort_by(|a, b| a.file.cmp(&b.file));
+    sorted_b.sort_by(|a, b| a.file.cmp(&b.file));
+    assert_eq!(
+        sorted_a, sorted_b,
+        "{fixture} on {v}: Slurm's final records are not the GPUs it detected"
+    );
+
+    // 3. What Slurm loads from our files alone.
+    let ours_run = oracle.slurmd_g(
+        &node,
+        &lib,
+        &Run {
+            node_line: &node_line,
+            gres_conf: &gres_conf,
+            fake_json: &json,
+            devices: &nodes,
+            mig_minors: Some(&mig_minors),
+        },
+    );
+    assert!(
+        ours_run.ok && complaints(&ours_run.output).is_empty(),
+        "{fixture} on {v}: slurmd -G on our files complained:\n{gres_conf}\n{}",
+        ours_run.output
+    );
+    let loaded_records = final_records(&ours_run.output);
+    for r in &loaded_records {
+        let want = r.devices.len() as u64;
+        assert_eq!(r.count, want, "{fixture} on {v}: count of {r:?}");
+    }
+    let loaded = devices(&loaded_records);
+    let written = devices(&written_records(&gres_conf));
+    assert_eq!(
+        loaded, written,
+        "{fixture} on {v}: slurmd -G loads our gres.conf differently:\n{gres_conf}\n{}",
+        ours_run.output
+    );
+
+    let mut ours = loaded;
+    for e in exceptions(oracle.version, fixture) {
+        assert!(
+            (e.apply)(&config, &mut slurm, &mut ours),
+            "{fixture} on {v}: documented exception `{}` no longer occurs; remove it",
+            e.name
+        );
+    }
+    assert!(
+        slurm == ours,
+        "{fixture} on Slurm {v}: Slurm's own NVML records differ from our controller's\n\
+         Slurm (AutoDetect=nvml):\n{}ours (gres.conf):\n{}\nour gres.conf:\n{gres_conf}",
+        show(&slurm),
+        show(&ours)
+    );
+}
+
+macro_rules! oracle_tests {
+    ($($fixture:ident),* $(,)?) => {
+        /// The fixtures judged on every version.
+        const JUDGED: &[&str] = &[$(stringify!($fixture)),*];
+        mod slurm_22_05 {
+            $(#[test] fn $fixture() { super::judge(super::V22_05, stringify!($fixture), concat!(stringify!($fixture), "_22_05")); })*
+        }
+        mod slurm_24_11 {
+            $(#[test] fn $fixture() { super::judge(super::V24_11, stringify!($fixture), concat!(stringify!($fixture), "_24_11")); })*
+        }
+        mod slurm_26_05 {
+            $(#[test] fn $fixture() { super::judge(super::V26_05, stringify!($fixture), concat!(stringify!($fixture), "_26_05")); })*
+        }
+    };
+}
+
+oracle_tests!(
+    two_t4,
+    mixed,
+    a100_sxm4_4x_nvlink,
+    h100_sxm_8x_nvswitch,
+    a100_mig,
+    h100_mig,
+    interleaved_models_shuffled_minors,
+    partial_nvlink_mesh,
+    nvl_bridge_pairs,
+    odd_spacing_names,
+    mig_interleaved_profiles,
+    mig_compute_instances,
+    single_l4,
+);
+
+/// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.
+#[test]
+fn every_gpu_fixture_is_judged() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gpu");
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    found.sort();
+    let mut judged: Vec<String> = JUDGED.iter().map(|s| s.to_string()).collect();
+    judged.sort();
+    assert_eq!(found, judged);
+}
