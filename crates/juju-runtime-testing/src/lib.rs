@@ -27,7 +27,9 @@ assert_eq!(backend.unit_status().unwrap().kind, StatusKind::Active);
 pub use crate::{
     memory::MemoryBackend,
     memory_relation::{MemoryRelation, bag},
+    memory_secrets::MemorySecret,
 };
 
 mod memory;
 mod memory_relation;
+mod memory_secrets;

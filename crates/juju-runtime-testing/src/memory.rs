@@ -28,13 +28,13 @@ const STATE_MAX_VALUE: usize = 64 * 1024;
 
 /// The model as the unit under test sees it, plus everything the hook did.
 #[derive(Debug, Default)]
-struct Model {
-    unit: String,
-    app: String,
-    leader: bool,
+pub(crate) struct Model {
+    pub(crate) unit: String,
+    pub(crate) app: String,
+    pub(crate) leader: bool,
     config: Map<String, Value>,
     action_params: Option<Map<String, Value>>,
-    relations: BTreeMap<RelationId, MemoryRelation>,
+    pub(crate) relations: BTreeMap<RelationId, MemoryRelation>,
     state: BTreeMap<String, String>,
     networks: BTreeMap<String, NetworkInfo>,
     ports: BTreeSet<Port>,
@@ -47,6 +47,7 @@ struct Model {
     action_failure: Option<String>,
     action_logs: Vec<String>,
     calls: Vec<String>,
+    pub(crate) secrets: crate::memory_secrets::MemorySecrets,
 }
 
 /// The in-memory backend. Configure it with the consuming builder methods, hand `&backend` to
@@ -76,11 +77,11 @@ impl MemoryBackend {
         }
     }
 
-    fn model(&self) -> MutexGuard<'_, Model> {
+    pub(crate) fn model(&self) -> MutexGuard<'_, Model> {
         self.model.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn with(self, f: impl FnOnce(&mut Model)) -> Self {
+    pub(crate) fn with(self, f: impl FnOnce(&mut Model)) -> Self {
         f(&mut self.model());
         self
     }
@@ -219,7 +220,7 @@ impl MemoryBackend {
     }
 
     /// Records a call and returns the locked model.
-    fn call(&self, tool: &str) -> MutexGuard<'_, Model> {
+    pub(crate) fn call(&self, tool: &str) -> MutexGuard<'_, Model> {
         let mut model = self.model();
         model.calls.push(tool.to_owned());
         model

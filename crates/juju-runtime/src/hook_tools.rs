@@ -31,7 +31,7 @@ const LEADER_TTL: Duration = Duration::from_secs(30);
 /// tests, [`HookTools::with_tools_dir`].
 #[derive(Debug, Default)]
 pub struct HookTools {
-    runner: ToolRunner,
+    pub(crate) runner: ToolRunner,
     config: OnceLock<Map<String, Value>>,
     leader: Mutex<Option<(bool, Instant)>>,
 }
@@ -57,7 +57,7 @@ impl HookTools {
         self
     }
 
-    fn run(&self, tool: &str, args: &[&str]) -> Result<Vec<u8>, HookToolError> {
+    pub(crate) fn run(&self, tool: &str, args: &[&str]) -> Result<Vec<u8>, HookToolError> {
         self.runner.run(tool, args, None)
     }
 
@@ -82,7 +82,7 @@ impl HookTools {
 }
 
 /// Parses a tool's JSON output; `null` becomes the type's default via `Option`.
-fn parse_json<T: DeserializeOwned>(tool: &str, out: &[u8]) -> Result<T, HookToolError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(tool: &str, out: &[u8]) -> Result<T, HookToolError> {
     serde_json::from_slice(out).map_err(|source| HookToolError::BadOutput {
         tool: tool.to_owned(),
         output: String::from_utf8_lossy(out).chars().take(200).collect(),

@@ -72,6 +72,10 @@ pub use crate::{
     },
     relation_id::RelationIdError,
     runner::{EXIT_HOOK_ERROR, EXIT_OK, error_chain, fail_before_hook, run_hook},
+    secrets::{
+        RotatePolicy, SecretBackend, SecretContent, SecretId, SecretIdError, SecretInfo,
+        SecretOptions, SecretOwner, SecretRead, SecretRef, check_secret_content, valid_secret_key,
+    },
     tool_error::HookToolError,
     tool_runner::{MAX_ARG_BYTES, MAX_ARGV_TOTAL_BYTES},
 };
@@ -87,5 +91,7 @@ mod logging;
 mod network;
 mod relation_id;
 mod runner;
+mod secrets;
+mod secrets_hook_tools;
 mod tool_error;
 mod tool_runner;
