@@ -57,6 +57,17 @@ pub enum ActionFailure {
     /// The stored `node-config` overrides cannot be read back.
     #[error("the stored overrides cannot be read (run `node-config reset=true`)")]
     StoredState(#[source] StoredStateError),
+    /// An action only the leader can run was run on another unit.
+    #[error("run {action} on the {charm} leader (`juju run {charm}/leader {action}`)")]
+    NotLeader {
+        /// The charm.
+        charm: &'static str,
+        /// The action.
+        action: &'static str,
+    },
+    /// `rotate-key` before the leader created the key secret.
+    #[error("the cluster key secret does not exist yet (the leader creates it in its first hook)")]
+    NoKeySecret,
     /// A command or file on the unit failed.
     #[error("the unit could not carry out the request")]
     Host(#[from] HostError),

@@ -22,7 +22,7 @@ pub use error::{CharmError, MetadataError};
 pub use host::{Cmd, CmdOutput, Host, HostError, Owner, Runner, SystemRunner};
 
 use juju_runtime::HookContext;
-use juju_runtime::ModelBackend;
+use juju_runtime::SecretBackend;
 
 /// Which charm this binary is serving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +65,7 @@ fn read_charm_name(path: &std::path::Path) -> Result<String, MetadataError> {
 }
 
 /// Runs one hook of whichever charm `ctx.charm_dir` holds, on the real host.
-pub fn run<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<(), CharmError> {
+pub fn run<B: SecretBackend>(ctx: &HookContext, backend: &B) -> Result<(), CharmError> {
     let kind = CharmKind::from_charm_dir(&ctx.charm_dir)?;
     let runner = SystemRunner;
     let host = Host::new(Host::root_from_env(), &runner);
@@ -73,7 +73,7 @@ pub fn run<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<(), CharmE
 }
 
 /// Runs one hook of `kind` against `host`.
-pub fn run_with<B: ModelBackend>(
+pub fn run_with<B: SecretBackend>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,

@@ -1,10 +1,16 @@
 //! The app-bag `cluster_info` record (slurmctld leader → slurmd):
-//! `{"munge_key": "<base64>", "slurmctld_host": "<host>", "nhc_params": "#"}`.
+//! `{"munge_key_secret": "secret:<id>", "slurmctld_host": "<host>", "nhc_params": "#"}`.
 //! `"#"` stands for empty `nhc_params` (relation data cannot hold empty strings).
+//!
+//! The munge key itself travels in a Juju secret the controller owns and grants to the slurmd
+//! relation; the record only names it. Charms before secrets sent the key inline
+//! (`"munge_key": "<base64>"`); that shape is still read ([`MungeKeyRef::Inline`]) so a
+//! deployment can be upgraded, and is never written by the controller any more.
 
 use super::InterfaceError;
 use crate::slurm::types::NodeName;
 use base64::Engine;
+use juju_runtime::SecretId;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
@@ -17,12 +23,57 @@ pub const MIN_MUNGE_KEY_LEN: usize = 32;
 /// Largest munge key accepted here (munged's own limit is 1 KiB).
 pub const MAX_MUNGE_KEY_LEN: usize = 1024;
 
+/// A munge key, length-checked (munged wants 32 to 1024 bytes). Its `Debug` hides the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MungeKey(Vec<u8>);
+
+impl MungeKey {
+    /// Checks the length; `source` names where the bytes came from in the error.
+    pub fn new(bytes: Vec<u8>, source: &'static str) -> Result<Self, InterfaceError> {
+        let n = bytes.len();
+        if !(MIN_MUNGE_KEY_LEN..=MAX_MUNGE_KEY_LEN).contains(&n) {
+            return Err(InterfaceError::invalid(
+                source,
+                "munge_key",
+                format!("is {n} bytes; munge needs {MIN_MUNGE_KEY_LEN} to {MAX_MUNGE_KEY_LEN}"),
+            ));
+        }
+        Ok(MungeKey(bytes))
+    }
+
+    /// The key bytes (what goes into `/etc/munge/munge.key`).
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for MungeKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MungeKey(<{} bytes>)", self.0.len())
+    }
+}
+
+/// Where slurmd finds the munge key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MungeKeyRef {
+    /// In this Juju secret (content key [`MUNGE_KEY_SECRET_FIELD`]), granted to the relation.
+    Secret(SecretId),
+    /// Inline in relation data: the shape of charms before secrets, read for upgrades only.
+    Inline(MungeKey),
+}
+
+/// The content key of the munge key in the controller's secret.
+pub const MUNGE_KEY_SECRET_FIELD: &str = "munge-key";
+
+/// The owner label of the controller's key secret.
+pub const MUNGE_KEY_SECRET_LABEL: &str = "cluster-key";
+
 /// What slurmd units need from the controller.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "ClusterInfoWire", into = "ClusterInfoWire")]
 pub struct ClusterInfo {
-    /// The raw munge key bytes.
-    pub munge_key: Vec<u8>,
+    /// Where the munge key is.
+    pub munge_key: MungeKeyRef,
     /// Host name slurmd fetches its configuration from (`<host>:6817`); the [`NodeName`] rule.
     pub slurmctld_host: String,
     /// Node health check parameters; empty means none.
@@ -32,21 +83,21 @@ pub struct ClusterInfo {
 impl std::fmt::Debug for ClusterInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClusterInfo")
-            .field(
-                "munge_key",
-                &format_args!("<{} bytes>", self.munge_key.len()),
-            )
+            .field("munge_key", &self.munge_key)
             .field("slurmctld_host", &self.slurmctld_host)
             .field("nhc_params", &self.nhc_params)
             .finish()
     }
 }
 
-/// The JSON layout: the key as base64, `"#"` for empty `nhc_params`; unknown keys ignored (the
-/// reference adds some over time).
+/// The JSON layout: the secret id (or, old shape, the key as base64), `"#"` for empty
+/// `nhc_params`; unknown keys ignored (the reference adds some over time).
 #[derive(Serialize, Deserialize)]
 struct ClusterInfoWire {
-    munge_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    munge_key_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    munge_key: Option<String>,
     slurmctld_host: String,
     #[serde(default)]
     nhc_params: Option<String>,
@@ -59,9 +110,18 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceErro
 impl TryFrom<ClusterInfoWire> for ClusterInfo {
     type Error = InterfaceError;
     fn try_from(w: ClusterInfoWire) -> Result<Self, InterfaceError> {
-        let munge_key = STANDARD
-            .decode(w.munge_key.split_ascii_whitespace().collect::<String>())
-            .map_err(|e| invalid("munge_key", format!("not base64: {e}")))?;
+        let munge_key = match (w.munge_key_secret, w.munge_key) {
+            (Some(id), _) => MungeKeyRef::Secret(
+                SecretId::parse(&id).map_err(|e| invalid("munge_key_secret", e.to_string()))?,
+            ),
+            (None, Some(b64)) => {
+                let bytes = STANDARD
+                    .decode(b64.split_ascii_whitespace().collect::<String>())
+                    .map_err(|e| invalid("munge_key", format!("not base64: {e}")))?;
+                MungeKeyRef::Inline(MungeKey::new(bytes, CLUSTER_INFO_KEY)?)
+            }
+            (None, None) => return Err(invalid("munge_key_secret", "missing")),
+        };
         let info = Self {
             munge_key,
             slurmctld_host: w.slurmctld_host,
@@ -74,8 +134,13 @@ impl TryFrom<ClusterInfoWire> for ClusterInfo {
 
 impl From<ClusterInfo> for ClusterInfoWire {
     fn from(c: ClusterInfo) -> Self {
+        let (munge_key_secret, munge_key) = match &c.munge_key {
+            MungeKeyRef::Secret(id) => (Some(id.uri()), None),
+            MungeKeyRef::Inline(key) => (None, Some(STANDARD.encode(key.bytes()))),
+        };
         ClusterInfoWire {
-            munge_key: STANDARD.encode(&c.munge_key),
+            munge_key_secret,
+            munge_key,
             slurmctld_host: c.slurmctld_host,
             nhc_params: Some(if c.nhc_params.is_empty() {
                 "#".to_string()
@@ -87,15 +152,8 @@ impl From<ClusterInfo> for ClusterInfoWire {
 }
 
 impl ClusterInfo {
-    /// Checks the key length and the host name.
+    /// Checks the host name (the key was checked when it became a [`MungeKey`]).
     pub fn validate(&self) -> Result<(), InterfaceError> {
-        let n = self.munge_key.len();
-        if !(MIN_MUNGE_KEY_LEN..=MAX_MUNGE_KEY_LEN).contains(&n) {
-            return Err(invalid(
-                "munge_key",
-                format!("is {n} bytes; munge needs {MIN_MUNGE_KEY_LEN} to {MAX_MUNGE_KEY_LEN}"),
-            ));
-        }
         NodeName::try_from(self.slurmctld_host.as_str())
             .map(drop)
             .map_err(|e| invalid("slurmctld_host", e.to_string()))
@@ -121,9 +179,13 @@ impl ClusterInfo {
 mod tests {
     use super::*;
 
+    fn id() -> SecretId {
+        SecretId::parse("secret:cu5t2qvmp25c77fh5ce0").unwrap()
+    }
+
     fn info() -> ClusterInfo {
         ClusterInfo {
-            munge_key: vec![7; 1024],
+            munge_key: MungeKeyRef::Secret(id()),
             slurmctld_host: "ctl-0".into(),
             nhc_params: String::new(),
         }
@@ -133,20 +195,24 @@ mod tests {
     fn round_trip_and_hash_for_empty_nhc() {
         let raw = info().to_relation_value();
         assert!(raw.contains(r##""nhc_params":"#""##));
+        assert!(raw.contains(r#""munge_key_secret":"secret:cu5t2qvmp25c77fh5ce0""#));
+        assert!(!raw.contains(r#""munge_key":"#), "{raw}");
         assert_eq!(ClusterInfo::from_relation_value(&raw).unwrap(), info());
         assert_eq!(info().conf_server(), "ctl-0:6817");
-        assert!(!format!("{:?}", info()).contains("7, 7"));
+        let old = ClusterInfo {
+            munge_key: MungeKeyRef::Inline(MungeKey::new(vec![7; 1024], "test").unwrap()),
+            ..info()
+        };
+        assert!(!format!("{old:?}").contains("7, 7"));
+        let raw = old.to_relation_value();
+        assert_eq!(ClusterInfo::from_relation_value(&raw).unwrap(), old);
     }
 
     #[test]
     fn refuses_bad_records() {
-        let short = ClusterInfo {
-            munge_key: vec![1; 4],
-            ..info()
-        }
-        .to_relation_value();
+        let short = r#"{"munge_key":"AQEBAQ==","slurmctld_host":"h"}"#;
         assert!(
-            ClusterInfo::from_relation_value(&short)
+            ClusterInfo::from_relation_value(short)
                 .unwrap_err()
                 .to_string()
                 .contains("munge_key")
@@ -166,5 +232,8 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("base64"), "{e}");
         assert!(ClusterInfo::from_relation_value(r#"{"slurmctld_host":"h"}"#).is_err());
+        let e = ClusterInfo::from_relation_value(r#"{"munge_key_secret":"x","slurmctld_host":"h"}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("munge_key_secret"), "{e}");
     }
 }

@@ -1,4 +1,4 @@
-//! slurmctld actions: `show-current-config`, `drain`, `resume`. Each reads what it needs
+//! slurmctld actions: `show-current-config`, `drain`, `resume`, `rotate-key`. Each reads what it needs
 //! (params, files), turns the request into a checked command or results (a pure step), runs
 //! the command, and reports with `action-set`, or `action-fail` when the request is refused.
 
@@ -6,7 +6,9 @@ use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use juju_runtime::ModelBackend;
+use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
+use juju_runtime::{SecretBackend, SecretContent, SecretOptions, SecretRead, SecretRef};
+use super::plan::MUNGE_KEY_LEN;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 pub const MAX_INLINE: usize = 100 * 1024;
 
 /// Runs the action `name`; problems with the request are reported with `action-fail`.
-pub fn run_action<B: ModelBackend>(
+pub fn run_action<B: SecretBackend>(
     name: &str,
     backend: &B,
     host: &Host<'_>,
@@ -29,6 +31,7 @@ pub fn run_action<B: ModelBackend>(
                 Ok(BTreeMap::from([("message".to_string(), message)]))
             })
         }
+        "rotate-key" => rotate_key(backend, host)?,
         other => Err(ActionFailure::Unknown {
             charm: "slurmctld",
             name: other.to_owned(),
@@ -43,6 +46,41 @@ pub fn run_action<B: ModelBackend>(
         }
     }
     Ok(())
+}
+
+/// `rotate-key`: a new random key as a new revision of the key secret. Juju commits it when the
+/// action exits 0 and sends `secret-changed` to every unit that tracks the secret: each slurmd
+/// switches to the new key (and restarts munge and slurmd), the leader too (it tracks the secret
+/// as its owner), and once no unit tracks the old revision the leader removes it
+/// (`secret-remove`). The key itself is never in the results.
+fn rotate_key<B: SecretBackend>(
+    backend: &B,
+    host: &Host<'_>,
+) -> Result<Result<BTreeMap<String, String>, ActionFailure>, CharmError> {
+    if !backend.is_leader()? {
+        return Ok(Err(ActionFailure::NotLeader {
+            charm: "slurmctld",
+            action: "rotate-key",
+        }));
+    }
+    let label = SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned());
+    let Some(info) = backend.secret_info_get(&label)? else {
+        return Ok(Err(ActionFailure::NoKeySecret));
+    };
+    // Track the current revision first, so the leader is told of the new one as well.
+    backend.secret_get(
+        &SecretRef::Id(info.id.clone()),
+        &[MUNGE_KEY_SECRET_FIELD],
+        SecretRead::Refresh,
+    )?;
+    let key = host.random_bytes(MUNGE_KEY_LEN)?;
+    let content = SecretContent::from([(MUNGE_KEY_SECRET_FIELD.to_owned(), key)]);
+    backend.secret_set(&info.id, &content, &SecretOptions::default())?;
+    tracing::info!("published a new revision of the cluster key ({})", info.id);
+    Ok(Ok(BTreeMap::from([
+        ("secret".to_string(), info.id.uri()),
+        ("revision".to_string(), (info.revision + 1).to_string()),
+    ])))
 }
 
 fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, ActionFailure> {

@@ -10,10 +10,25 @@ use super::plan::ControllerPlan;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner};
 use crate::charms::plan::{FileWrite, RelationWrite};
-use juju_runtime::ModelBackend;
+use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
+use juju_runtime::{SecretBackend, SecretContent, SecretId, SecretOptions};
+
+/// Creates the application-owned key secret (leader only) holding `key`; Juju commits it with
+/// the rest of the hook. The content goes to Juju through a private file, never argv.
+pub fn create_key_secret<B: SecretBackend>(backend: &B, key: &[u8]) -> Result<SecretId, CharmError> {
+    let content = SecretContent::from([(MUNGE_KEY_SECRET_FIELD.to_owned(), key.to_vec())]);
+    let options = SecretOptions {
+        label: Some(MUNGE_KEY_SECRET_LABEL.to_owned()),
+        description: Some("the Slurm cluster's munge key".to_owned()),
+        ..SecretOptions::default()
+    };
+    let id = backend.secret_add(&content, &options)?;
+    tracing::info!("created the cluster key secret {id}");
+    Ok(id)
+}
 
 /// Applies everything in `plan` except the status and the cache.
-pub fn apply<B: ModelBackend>(
+pub fn apply<B: SecretBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &ControllerPlan,
@@ -29,6 +44,9 @@ pub fn apply<B: ModelBackend>(
         write(host, file)?;
     }
     reload(host, &plan.decision)?;
+    for relation in &plan.grants {
+        backend.secret_grant(&plan.key_secret, relation, None)?;
+    }
     for RelationWrite {
         relation,
         app,

@@ -22,7 +22,9 @@ use crate::charms::host::Host;
 use crate::charms::slurmd::{install, set_version};
 
 use juju_runtime::{Event, HookContext};
-use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
+use crate::interface::MUNGE_KEY_SECRET_FIELD;
+use juju_runtime::{SecretBackend, SecretId, SecretRead, SecretRef};
+use juju_runtime::{Status, StatusKind, StatusScope};
 
 /// slurm.conf.
 pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -35,7 +37,7 @@ pub const CGROUP_CONF: &str = "/etc/slurm/cgroup.conf";
 pub const PACKAGES: &[&str] = &["slurmctld", "munge", "slurm-client"];
 
 /// Runs one slurmctld hook or action.
-pub fn handle<B: ModelBackend>(
+pub fn handle<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
@@ -47,7 +49,9 @@ pub fn handle<B: ModelBackend>(
         Event::Stop | Event::Remove => return Ok(()),
         _ => {}
     }
-    if !backend.is_leader()? {
+    let leader = backend.is_leader()?;
+    secret_housekeeping(ctx, backend, leader)?;
+    if !leader {
         let st = Status::new(
             StatusKind::Active,
             "standby (the leader manages slurm.conf)",
@@ -55,8 +59,46 @@ pub fn handle<B: ModelBackend>(
         return Ok(backend.status_set(StatusScope::Unit, &st)?);
     }
     let obs = observe::observe(ctx, backend, host)?;
-    let plan = plan::plan(&obs);
+    let key = plan::munge_key(&obs);
+    let key_secret = match &obs.key_secret {
+        Some(id) => id.clone(),
+        None => apply::create_key_secret(backend, &key)?,
+    };
+    let plan = plan::plan(&obs, &key, &key_secret);
     apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, &plan.status)?;
     apply::persist(host, &plan)
+}
+
+/// Secret hooks every slurmctld unit answers before its usual work: the leader removes a key
+/// revision no unit tracks any more (`secret-remove`, after a rotation); a unit that once read
+/// the key (a former leader) moves to the new revision on `secret-changed`, so it does not hold
+/// the old one forever.
+fn secret_housekeeping<B: SecretBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    leader: bool,
+) -> Result<(), CharmError> {
+    let id = |raw: &str| {
+        SecretId::parse(raw).map_err(|e| juju_runtime::HookToolError::BadOutput {
+            tool: "JUJU_SECRET_ID".to_owned(),
+            output: raw.chars().take(80).collect(),
+            source: e.into(),
+        })
+    };
+    match &ctx.event {
+        // Without a revision Juju would remove the whole secret: never do that here.
+        Event::SecretRemove(s) if leader => {
+            if let Some(revision) = s.revision {
+                backend.secret_remove(&id(&s.id)?, Some(revision))?;
+                tracing::info!("removed revision {revision} of {} (no unit uses it)", s.id);
+            }
+        }
+        Event::SecretChanged(s) if !leader => {
+            let read = SecretRef::Id(id(&s.id)?);
+            backend.secret_get(&read, &[MUNGE_KEY_SECRET_FIELD], SecretRead::Refresh)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }

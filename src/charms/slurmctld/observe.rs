@@ -16,7 +16,9 @@ use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use crate::slurm::SlurmVersion;
-use juju_runtime::{BagOwner, ModelBackend, RelationId};
+use crate::interface::{ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef};
+use juju_runtime::{BagOwner, ModelBackend, RelationId, SecretBackend};
+use juju_runtime::{SecretId, SecretRead, SecretRef};
 use juju_runtime::{Event, HookContext, RelationEvent};
 use std::collections::BTreeMap;
 
@@ -33,6 +35,11 @@ pub struct Observed {
     pub cache_file: Option<Vec<u8>>,
     /// The munge key file's bytes.
     pub munge_key_on_disk: Option<Vec<u8>>,
+    /// The controller's key secret, when it exists (from the published `cluster_info`, else
+    /// by its label).
+    pub key_secret: Option<SecretId>,
+    /// The secret's content (the key), when this hook read it (see [`must_read_key`]).
+    pub secret_key: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
     /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
@@ -87,7 +94,7 @@ pub fn slurm_version(
 }
 
 /// Reads config, the cache and the event's bag.
-pub fn observe<B: ModelBackend>(
+pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
@@ -134,17 +141,66 @@ pub fn observe<B: ModelBackend>(
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
         files_on_disk.insert(path, host.read(path)?);
     }
+    let munge_key_on_disk = host.read(MUNGE_KEY)?;
+    let key_secret = match published_secret(&cache) {
+        Some(id) => Some(id),
+        None => backend
+            .secret_info_get(&SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned()))?
+            .map(|info| info.id),
+    };
+    let secret_key = match &key_secret {
+        Some(id) if must_read_key(&ctx.event, munge_key_on_disk.is_some()) => {
+            let content = backend.secret_get(
+                &SecretRef::Id(id.clone()),
+                &[MUNGE_KEY_SECRET_FIELD],
+                SecretRead::Refresh,
+            )?;
+            content.get(MUNGE_KEY_SECRET_FIELD).cloned()
+        }
+        _ => None,
+    };
     Ok(Observed {
         settings,
         cache,
         rebuilt: rebuild,
         cache_file,
-        munge_key_on_disk: host.read(MUNGE_KEY)?,
+        munge_key_on_disk,
+        key_secret,
+        secret_key,
         fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
         files_on_disk,
         slurm_version,
         slurm_version_fresh,
     })
+}
+
+/// The key secret named by a `cluster_info` this leader published (any relation).
+fn published_secret(cache: &Cache) -> Option<SecretId> {
+    cache
+        .relations
+        .values()
+        .filter_map(|r| r.cluster_info_published.as_deref())
+        .filter_map(|raw| ClusterInfo::from_relation_value(raw).ok())
+        .find_map(|c| match c.munge_key {
+            MungeKeyRef::Secret(id) => Some(id),
+            MungeKeyRef::Inline(_) => None,
+        })
+}
+
+/// Whether the leader reads the key from its secret in this hook: when the key may have
+/// changed or the leader may be new (and always when the key file is missing); else the key
+/// file it wrote is current. Reads use `--refresh`, so the leader never holds an old revision.
+pub fn must_read_key(event: &Event, on_disk: bool) -> bool {
+    let may_change = matches!(
+        event,
+        Event::Install
+            | Event::Start
+            | Event::LeaderElected
+            | Event::UpgradeCharm
+            | Event::ConfigChanged
+            | Event::SecretChanged(_)
+    );
+    may_change || !on_disk
 }
 
 fn key(rel: &RelationId) -> String {

@@ -13,8 +13,8 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
-use juju_runtime::{Bag, RelationId, Status, StatusKind};
+use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef};
+use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
 
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
 pub const MUNGE_KEY_LEN: usize = 1024;
@@ -31,6 +31,11 @@ pub struct ControllerPlan {
     pub files: Vec<FileWrite>,
     /// What slurmctld needs once the files are written.
     pub decision: Decision,
+    /// Relations to grant the key secret to: those whose published `cluster_info` did not name
+    /// it yet (granted in the same hook that publishes the id, so Juju commits both together).
+    pub grants: Vec<RelationId>,
+    /// The key secret the plan publishes.
+    pub key_secret: SecretId,
     /// `cluster_info` for every relation where it differs from what was published.
     pub relation_data: Vec<RelationWrite>,
     /// Lines to log as warnings (units left out and why).
@@ -44,44 +49,68 @@ pub struct ControllerPlan {
     pub version: Option<FileWrite>,
 }
 
-/// The munge key the cluster uses: the one this application already shares in `cluster_info`
-/// (so a new leader, whose package-generated key differs, keeps the cluster's); else the one on
-/// disk (Debian's munge package generates one); else the fresh random key observed.
-fn munge_key(obs: &Observed) -> Vec<u8> {
-    let published = obs
-        .cache
-        .relations
-        .values()
-        .filter_map(|r| r.cluster_info_published.as_deref())
-        .find_map(|raw| ClusterInfo::from_relation_value(raw).ok())
-        .map(|c| c.munge_key);
+/// The munge key the cluster uses: the key secret's content when this hook read it; else, when
+/// the secret exists, the key file the leader wrote from it; without a secret (first hook, or
+/// an upgrade from charms that sent the key inline) the key already shared inline in
+/// `cluster_info` (so nodes keep working), else the one on disk (Debian's munge package
+/// generates one), else the fresh random key observed. Without a secret, the caller creates
+/// it with this key before planning the rest.
+pub fn munge_key(obs: &Observed) -> Vec<u8> {
+    if let Some(key) = &obs.secret_key {
+        return key.clone();
+    }
     let on_disk = obs
         .munge_key_on_disk
         .clone()
         .filter(|k| k.len() >= MIN_MUNGE_KEY_LEN);
-    published
+    let inline = || {
+        obs.cache
+            .relations
+            .values()
+            .filter_map(|r| r.cluster_info_published.as_deref())
+            .filter_map(|raw| ClusterInfo::from_relation_value(raw).ok())
+            .find_map(|c| match c.munge_key {
+                MungeKeyRef::Inline(k) => Some(k.bytes().to_vec()),
+                MungeKeyRef::Secret(_) => None,
+            })
+    };
+    let shared = match &obs.key_secret {
+        Some(_) => on_disk.clone(),
+        None => inline(),
+    };
+    shared
         .or(on_disk)
         .unwrap_or_else(|| obs.fresh_munge_key.clone())
 }
 
-/// Plans one leader hook.
-pub fn plan(obs: &Observed) -> ControllerPlan {
-    let key = munge_key(obs);
+/// Plans one leader hook, given the key ([`munge_key`]) and the secret that holds it.
+pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan {
+    let key = key.to_vec();
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     let info = ClusterInfo {
-        munge_key: key.clone(),
+        munge_key: MungeKeyRef::Secret(key_secret.clone()),
         slurmctld_host: obs.settings.hostname.clone(),
         nhc_params: String::new(),
     }
     .to_relation_value();
     let mut cache = obs.cache.clone();
     let mut relation_data = Vec::new();
+    let mut grants = Vec::new();
     for rel in cache.relations.values_mut() {
         if rel.cluster_info_published.as_deref() == Some(info.as_str()) {
             continue;
         }
+        let relation = RelationId::new(rel.endpoint.clone(), rel.id);
+        let granted = rel
+            .cluster_info_published
+            .as_deref()
+            .and_then(|raw| ClusterInfo::from_relation_value(raw).ok())
+            .is_some_and(|c| c.munge_key == MungeKeyRef::Secret(key_secret.clone()));
+        if !granted {
+            grants.push(relation.clone());
+        }
         relation_data.push(RelationWrite {
-            relation: RelationId::new(rel.endpoint.clone(), rel.id),
+            relation,
             app: true,
             data: Bag::from([(CLUSTER_INFO_KEY.to_string(), info.clone())]),
         });
@@ -128,6 +157,8 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
         restart_munge,
         files,
         decision,
+        grants,
+        key_secret: key_secret.clone(),
         relation_data,
         warnings,
         status,

@@ -160,6 +160,9 @@ pub fn desired(obs: &Observed) -> Desired {
         }
     }
 
+    if let Some(Err(e)) = &obs.munge_key {
+        blocked.get_or_insert(e.clone());
+    }
     let cluster = match &obs.cluster_info {
         None => None,
         Some(Ok(c)) => Some(c.clone()),

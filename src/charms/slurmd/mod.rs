@@ -20,7 +20,7 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 
 use juju_runtime::{Event, HookContext};
-use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
+use juju_runtime::{ModelBackend, SecretBackend, Status, StatusKind, StatusScope};
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
@@ -40,7 +40,7 @@ pub const NODE_CONFIG_STATE: &str = "node-config";
 pub const PACKAGES: &[&str] = &["slurmd", "munge", "slurm-client"];
 
 /// Runs one slurmd hook or action.
-pub fn handle<B: ModelBackend>(
+pub fn handle<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,

@@ -12,7 +12,9 @@ use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::{
     CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
 };
-use juju_runtime::{BagOwner, Event, HookContext, ModelBackend, RelationId};
+use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
+use juju_runtime::{SecretId, SecretRead, SecretRef};
+use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -46,6 +48,10 @@ pub struct Observed {
     pub action: Option<(String, Map<String, Value>)>,
     /// Current munge key file.
     pub munge_key_on_disk: Option<Vec<u8>>,
+    /// The cluster's munge key, read from the controller's secret (or, old shape, from
+    /// `cluster_info`); `None` while `cluster_info` is absent or bad. An error names the
+    /// secret and what Juju said, never the key.
+    pub munge_key: Option<Result<MungeKey, String>>,
     /// Current `/etc/default/slurmd`.
     pub defaults_on_disk: Option<Vec<u8>>,
     /// Current systemd drop-in for slurmd.
@@ -82,7 +88,7 @@ pub enum FactsError {
 }
 
 /// Reads the model and the host.
-pub fn observe<B: ModelBackend>(
+pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
@@ -125,6 +131,16 @@ pub fn observe<B: ModelBackend>(
             .filter(|v| !v.is_empty())
             .map(|raw| ClusterInfo::from_relation_value(raw));
     }
+    let munge_key_on_disk = host.read(MUNGE_KEY)?;
+    let munge_key = match &cluster_info {
+        Some(Ok(info)) => Some(read_munge_key(
+            ctx,
+            backend,
+            &info.munge_key,
+            munge_key_on_disk.as_deref(),
+        )),
+        _ => None,
+    };
     let facts = match host.run_ok(&Cmd::new("slurmd", ["-C"])) {
         Ok(out) => parse_slurmd_c(&out.stdout).map_err(FactsError::Output),
         Err(e) => Err(FactsError::Run(Arc::new(e))),
@@ -155,7 +171,8 @@ pub fn observe<B: ModelBackend>(
         facts,
         inventory,
         action,
-        munge_key_on_disk: host.read(MUNGE_KEY)?,
+        munge_key_on_disk,
+        munge_key,
         defaults_on_disk: host.read(SLURMD_DEFAULTS)?,
         drop_in_on_disk: host.read(SLURMD_DROP_IN)?,
         device_files_present: device_files(host)?,
@@ -163,6 +180,53 @@ pub fn observe<B: ModelBackend>(
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
     })
+}
+
+/// Whether this hook must ask Juju for the key: hooks that cannot bring a new key (update-status,
+/// actions, a unit bag changing) trust the key file when there is one.
+fn must_read_secret(event: &Event, on_disk: bool) -> bool {
+    let quiet = match event {
+        Event::UpdateStatus | Event::Action(_) => true,
+        Event::RelationJoined(r) | Event::RelationChanged(r) | Event::RelationDeparted(r) => {
+            r.remote_unit.is_some()
+        }
+        _ => false,
+    };
+    !(quiet && on_disk)
+}
+
+/// The munge key `cluster_info` points at. A key from the secret is read with `--refresh` in
+/// `secret-changed` for that secret (the unit moves to the new revision), else at the revision
+/// this unit tracks (the first read tracks the latest).
+fn read_munge_key<B: SecretBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    key: &MungeKeyRef,
+    on_disk: Option<&[u8]>,
+) -> Result<MungeKey, String> {
+    let id = match key {
+        MungeKeyRef::Inline(key) => return Ok(key.clone()),
+        MungeKeyRef::Secret(id) => id,
+    };
+    if !must_read_secret(&ctx.event, on_disk.is_some()) {
+        if let Some(Ok(key)) = on_disk.map(|b| MungeKey::new(b.to_vec(), "munge.key")) {
+            return Ok(key);
+        }
+    }
+    let read = match &ctx.event {
+        Event::SecretChanged(s) if SecretId::parse(&s.id).as_ref() == Ok(id) => {
+            SecretRead::Refresh
+        }
+        _ => SecretRead::Tracked,
+    };
+    let content = backend
+        .secret_get(&SecretRef::Id(id.clone()), &[MUNGE_KEY_SECRET_FIELD], read)
+        .map_err(|e| format!("cannot read the munge key from {id}: {e}"))?;
+    let bytes = content
+        .get(MUNGE_KEY_SECRET_FIELD)
+        .cloned()
+        .unwrap_or_default();
+    MungeKey::new(bytes, "the munge key secret").map_err(|e| format!("{id}: {e}"))
 }
 
 /// The `/dev/nvidia*` files that exist on the host.

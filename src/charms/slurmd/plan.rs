@@ -86,15 +86,16 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
         plan.remove.push(SLURMD_DEFAULTS);
         return plan;
     }
-    let (Some(cluster), Some(defaults)) = (&des.cluster, &des.defaults) else {
+    let (Some(cluster), Some(defaults), Some(Ok(key))) = (&des.cluster, &des.defaults, &obs.munge_key)
+    else {
         return plan;
     };
-    let key_changed = obs.munge_key_on_disk.as_deref() != Some(cluster.munge_key.as_slice());
+    let key_changed = obs.munge_key_on_disk.as_deref() != Some(key.bytes());
     let server_changed = obs.defaults_on_disk.as_deref() != Some(defaults.as_bytes());
     plan.files = vec![
         FileWrite::new(
             MUNGE_KEY,
-            cluster.munge_key.clone(),
+            key.bytes().to_vec(),
             0o400,
             Some(Owner::MUNGE),
         ),
