@@ -10,7 +10,9 @@ use juju_runtime::{ActionEvent, Event, RelationEvent, RelationId, StatusKind};
 use juju_runtime_testing::{MemoryRelation, bag};
 use serde_json::Map;
 use slurm_charms::charms::{CharmKind, CmdOutput};
-use slurm_charms::interface::{ClusterInfo, NodeRecord};
+use juju_runtime::{SecretContent, SecretId};
+use juju_runtime_testing::MemorySecret;
+use slurm_charms::interface::{ClusterInfo, MungeKeyRef, NodeRecord};
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 const CACHE: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
@@ -69,13 +71,19 @@ fn controller_converges_then_a_repeat_changes_nothing() {
     );
     let key = &out.files["/etc/munge/munge.key"];
     assert_eq!(key.len(), 1024);
-    // Juju state: cluster_info carries that key and this host.
-    let info = &out.relation(&rel).local_app_data["cluster_info"];
-    let info = ClusterInfo::from_relation_value(info).unwrap();
-    assert_eq!(
-        (&info.munge_key, info.slurmctld_host.as_str()),
-        (key, "ctl-0")
-    );
+    // Juju state: the key is in an application secret granted to the relation, cluster_info
+    // names that secret and this host, never the key.
+    let raw = &out.relation(&rel).local_app_data["cluster_info"];
+    let info = ClusterInfo::from_relation_value(raw).unwrap();
+    let MungeKeyRef::Secret(id) = &info.munge_key else {
+        panic!("cluster_info carries the key inline: {info:?}");
+    };
+    assert_eq!(info.slurmctld_host, "ctl-0");
+    let secret = &out.secrets[id];
+    assert_eq!(secret.revisions[&1]["munge-key"], *key);
+    assert_eq!(secret.label.as_deref(), Some("cluster-key"));
+    assert_eq!(secret.grants, vec![(rel.clone(), None)]);
+    assert!(!raw.contains("munge_key\""), "{raw}");
     assert_eq!(
         out.commands_run,
         [
@@ -135,17 +143,20 @@ fn controller_drops_a_departed_unit() {
 
 fn configured_node() -> (State, RelationId) {
     let rel = RelationId::new("slurmctld", 1);
+    let id = SecretId::parse("secret:d0000000000000000001").unwrap();
     let info = ClusterInfo {
-        munge_key: vec![5; 64],
+        munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: "ctl.invalid".into(),
         nhc_params: String::new(),
     };
+    let key = SecretContent::from([("munge-key".to_owned(), vec![5; 64])]);
     let relation = MemoryRelation::new("slurmctld", 1, "slurmctld")
         .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())]));
     let state = State {
         unit: "compute/0".into(),
         leader: false,
         relations: vec![relation],
+        secrets: [(id, MemorySecret::consumed(key))].into(),
         command_outputs: vec![(
             "slurmd -C".into(),
             CmdOutput {

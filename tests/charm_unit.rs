@@ -7,7 +7,16 @@ use common::{FIRST_CONFIGURE, RecordingRunner, changed};
 use juju_runtime::{Event, HookContext, RelationEvent, RelationId, StatusKind};
 use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
 use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
-use slurm_charms::interface::{ClusterInfo, NodeRecord};
+use juju_runtime::{SecretContent, SecretId, SecretOwner};
+use juju_runtime_testing::MemorySecret;
+use slurm_charms::interface::{ClusterInfo, MungeKey, MungeKeyRef, NodeRecord};
+
+/// The controller's key secret as a slurmd unit sees it: granted, revision 1 holds `key`.
+fn granted_key(key: Vec<u8>) -> (SecretId, MemorySecret) {
+    let id = SecretId::parse("d0000000000000000009").unwrap();
+    let content = SecretContent::from([("munge-key".to_owned(), key)]);
+    (id, MemorySecret::consumed(content))
+}
 use std::path::PathBuf;
 
 fn ctx(unit: &str, event: Event) -> HookContext {
@@ -201,15 +210,19 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     let runner = slurmd_runner();
     let host = Host::new(dir.path(), &runner);
     let rel = RelationId::new("slurmctld", 1);
+    let (id, secret) = granted_key(vec![9; 64]);
     let info = ClusterInfo {
-        munge_key: vec![9; 64],
+        munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: "ctl".into(),
         nhc_params: String::new(),
     };
-    let be = MemoryBackend::new("slurmd/0").leader(true).relation(
-        MemoryRelation::new("slurmctld", 1, "slurmctld")
-            .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())])),
-    );
+    let be = MemoryBackend::new("slurmd/0")
+        .leader(true)
+        .secret(&id, secret)
+        .relation(
+            MemoryRelation::new("slurmctld", 1, "slurmctld")
+                .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())])),
+        );
     run_with(
         CharmKind::Slurmd,
         &ctx("slurmd/0", changed(&rel, "slurmctld", None)),
@@ -319,6 +332,8 @@ fn the_charm_is_picked_from_metadata() {
     assert!(CharmKind::from_charm_dir(&dir.path().join("nope")).is_err());
 }
 
+/// Upgrade from charms that sent the key inline: the leader moves the shared key into a secret,
+/// grants it, and publishes only its id; munge on the controller keeps the same key.
 #[test]
 fn a_new_leader_keeps_the_shared_munge_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -328,7 +343,7 @@ fn a_new_leader_keeps_the_shared_munge_key() {
     std::fs::create_dir_all(dir.path().join("etc/munge")).unwrap();
     std::fs::write(dir.path().join("etc/munge/munge.key"), vec![1u8; 1024]).unwrap();
     let shared = ClusterInfo {
-        munge_key: vec![7; 1024],
+        munge_key: MungeKeyRef::Inline(MungeKey::new(vec![7; 1024], "test").unwrap()),
         slurmctld_host: "slurmctld-0".into(),
         nhc_params: String::new(),
     };
@@ -353,8 +368,16 @@ fn a_new_leader_keeps_the_shared_munge_key() {
         runner.lines()[..2],
         ["slurmctld -V", "systemctl restart munge"]
     );
-    let info = ClusterInfo::from_relation_value(&be.local_app_data(&rel)["cluster_info"]).unwrap();
-    assert_eq!(info.munge_key, vec![7; 1024]);
+    let raw = &be.local_app_data(&rel)["cluster_info"];
+    let info = ClusterInfo::from_relation_value(raw).unwrap();
+    let MungeKeyRef::Secret(id) = &info.munge_key else {
+        panic!("still inline: {raw}");
+    };
+    assert!(!raw.contains("\"munge_key\""), "the old key left relation data: {raw}");
+    let secret = be.secret_view(id).unwrap();
+    assert_eq!(secret.owner, Some(SecretOwner::Application));
+    assert_eq!(secret.revisions[&1]["munge-key"], vec![7; 1024]);
+    assert_eq!(secret.grants, vec![(rel.clone(), None)]);
     assert_eq!(info.slurmctld_host, host.hostname().unwrap());
 }
 
@@ -405,12 +428,13 @@ fn relation_created_reads_a_partition_published_before() {
 }
 
 fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
+    let (id, secret) = granted_key(vec![9; 64]);
     let info = ClusterInfo {
-        munge_key: vec![9; 64],
+        munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: host_name.into(),
         nhc_params: String::new(),
     };
-    let be = MemoryBackend::new("slurmd/0").relation(
+    let be = MemoryBackend::new("slurmd/0").secret(&id, secret).relation(
         MemoryRelation::new("slurmctld", 1, "slurmctld")
             .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())])),
     );

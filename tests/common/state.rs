@@ -5,8 +5,8 @@
 //! (commands run, action results).
 
 use super::RecordingRunner;
-use juju_runtime::{Event, HookContext, RelationId, Status};
-use juju_runtime_testing::{MemoryBackend, MemoryRelation};
+use juju_runtime::{Event, HookContext, RelationId, SecretId, Status};
+use juju_runtime_testing::{MemoryBackend, MemoryRelation, MemorySecret};
 use serde_json::{Map, Value};
 use slurm_charms::charms::{CharmError, CharmKind, CmdOutput, Host, run_with};
 use std::collections::BTreeMap;
@@ -31,6 +31,8 @@ pub struct State {
     pub files: BTreeMap<String, Vec<u8>>,
     /// What commands print, by command-line prefix (anything else succeeds silently).
     pub command_outputs: Vec<(String, CmdOutput)>,
+    /// Juju secrets this unit owns or was granted (in: as seeded; out: after the hook).
+    pub secrets: BTreeMap<SecretId, MemorySecret>,
     /// Out: the unit status the hook set last.
     pub status: Option<Status>,
     /// Out: the command lines the hook ran.
@@ -70,6 +72,9 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
     for r in &state.relations {
         backend = backend.relation(r.clone());
     }
+    for (id, secret) in &state.secrets {
+        backend = backend.secret(id, secret.clone());
+    }
     for (k, v) in &state.unit_state {
         backend = backend.state_value(k, v);
     }
@@ -102,6 +107,7 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
         action_params: state.action_params.clone(),
         files: read_tree(root.path()),
         command_outputs: state.command_outputs.clone(),
+        secrets: backend.secrets(),
         status: backend.unit_status(),
         commands_run: runner.lines(),
         action_results: backend.action_results(),
