@@ -7,11 +7,11 @@ mod common;
 use common::state::{State, run};
 use common::{FIRST_CONFIGURE, changed};
 use juju_runtime::{ActionEvent, Event, RelationEvent, RelationId, StatusKind};
+use juju_runtime::{SecretContent, SecretId};
+use juju_runtime_testing::MemorySecret;
 use juju_runtime_testing::{MemoryRelation, bag};
 use serde_json::Map;
 use slurm_charms::charms::{CharmKind, CmdOutput};
-use juju_runtime::{SecretContent, SecretId};
-use juju_runtime_testing::MemorySecret;
 use slurm_charms::interface::{ClusterInfo, MungeKeyRef, NodeRecord};
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";

@@ -5,10 +5,10 @@ mod common;
 
 use common::{FIRST_CONFIGURE, RecordingRunner, changed};
 use juju_runtime::{Event, HookContext, RelationEvent, RelationId, StatusKind};
-use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
-use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
 use juju_runtime::{SecretContent, SecretId, SecretOwner};
 use juju_runtime_testing::MemorySecret;
+use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
+use slurm_charms::charms::{CharmKind, CmdOutput, Host, run_with};
 use slurm_charms::interface::{ClusterInfo, MungeKey, MungeKeyRef, NodeRecord};
 
 /// The controller's key secret as a slurmd unit sees it: granted, revision 1 holds `key`.
@@ -373,7 +373,10 @@ fn a_new_leader_keeps_the_shared_munge_key() {
     let MungeKeyRef::Secret(id) = &info.munge_key else {
         panic!("still inline: {raw}");
     };
-    assert!(!raw.contains("\"munge_key\""), "the old key left relation data: {raw}");
+    assert!(
+        !raw.contains("\"munge_key\""),
+        "the old key left relation data: {raw}"
+    );
     let secret = be.secret_view(id).unwrap();
     assert_eq!(secret.owner, Some(SecretOwner::Application));
     assert_eq!(secret.revisions[&1]["munge-key"], vec![7; 1024]);

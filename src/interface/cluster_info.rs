@@ -10,8 +10,8 @@
 use super::InterfaceError;
 use crate::slurm::types::NodeName;
 use base64::Engine;
-use juju_runtime::SecretId;
 use base64::engine::general_purpose::STANDARD;
+use juju_runtime::SecretId;
 use serde::{Deserialize, Serialize};
 
 /// The relation key of the record.
@@ -232,8 +232,9 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("base64"), "{e}");
         assert!(ClusterInfo::from_relation_value(r#"{"slurmctld_host":"h"}"#).is_err());
-        let e = ClusterInfo::from_relation_value(r#"{"munge_key_secret":"x","slurmctld_host":"h"}"#)
-            .unwrap_err();
+        let e =
+            ClusterInfo::from_relation_value(r#"{"munge_key_secret":"x","slurmctld_host":"h"}"#)
+                .unwrap_err();
         assert!(e.to_string().contains("munge_key_secret"), "{e}");
     }
 }

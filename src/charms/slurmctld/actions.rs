@@ -2,13 +2,13 @@
 //! (params, files), turns the request into a checked command or results (a pure step), runs
 //! the command, and reports with `action-set`, or `action-fail` when the request is refused.
 
+use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
 use juju_runtime::{SecretBackend, SecretContent, SecretOptions, SecretRead, SecretRef};
-use super::plan::MUNGE_KEY_LEN;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

@@ -15,7 +15,10 @@ use juju_runtime::{SecretBackend, SecretContent, SecretId, SecretOptions};
 
 /// Creates the application-owned key secret (leader only) holding `key`; Juju commits it with
 /// the rest of the hook. The content goes to Juju through a private file, never argv.
-pub fn create_key_secret<B: SecretBackend>(backend: &B, key: &[u8]) -> Result<SecretId, CharmError> {
+pub fn create_key_secret<B: SecretBackend>(
+    backend: &B,
+    key: &[u8],
+) -> Result<SecretId, CharmError> {
     let content = SecretContent::from([(MUNGE_KEY_SECRET_FIELD.to_owned(), key.to_vec())]);
     let options = SecretOptions {
         label: Some(MUNGE_KEY_SECRET_LABEL.to_owned()),

@@ -21,8 +21,8 @@ use crate::charms::error::CharmError;
 use crate::charms::host::Host;
 use crate::charms::slurmd::{install, set_version};
 
-use juju_runtime::{Event, HookContext};
 use crate::interface::MUNGE_KEY_SECRET_FIELD;
+use juju_runtime::{Event, HookContext};
 use juju_runtime::{SecretBackend, SecretId, SecretRead, SecretRef};
 use juju_runtime::{Status, StatusKind, StatusScope};
 

@@ -15,11 +15,11 @@ use crate::charms::host::Host;
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
-use crate::slurm::SlurmVersion;
 use crate::interface::{ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef};
+use crate::slurm::SlurmVersion;
 use juju_runtime::{BagOwner, ModelBackend, RelationId, SecretBackend};
-use juju_runtime::{SecretId, SecretRead, SecretRef};
 use juju_runtime::{Event, HookContext, RelationEvent};
+use juju_runtime::{SecretId, SecretRead, SecretRef};
 use std::collections::BTreeMap;
 
 /// Everything the controller's plan needs (leader only).

@@ -12,9 +12,9 @@ use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::{
     CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
 };
+use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
 use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
-use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -214,9 +214,7 @@ fn read_munge_key<B: SecretBackend>(
         }
     }
     let read = match &ctx.event {
-        Event::SecretChanged(s) if SecretId::parse(&s.id).as_ref() == Ok(id) => {
-            SecretRead::Refresh
-        }
+        Event::SecretChanged(s) if SecretId::parse(&s.id).as_ref() == Ok(id) => SecretRead::Refresh,
         _ => SecretRead::Tracked,
     };
     let content = backend

@@ -86,19 +86,15 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
         plan.remove.push(SLURMD_DEFAULTS);
         return plan;
     }
-    let (Some(cluster), Some(defaults), Some(Ok(key))) = (&des.cluster, &des.defaults, &obs.munge_key)
+    let (Some(cluster), Some(defaults), Some(Ok(key))) =
+        (&des.cluster, &des.defaults, &obs.munge_key)
     else {
         return plan;
     };
     let key_changed = obs.munge_key_on_disk.as_deref() != Some(key.bytes());
     let server_changed = obs.defaults_on_disk.as_deref() != Some(defaults.as_bytes());
     plan.files = vec![
-        FileWrite::new(
-            MUNGE_KEY,
-            key.bytes().to_vec(),
-            0o400,
-            Some(Owner::MUNGE),
-        ),
+        FileWrite::new(MUNGE_KEY, key.bytes().to_vec(), 0o400, Some(Owner::MUNGE)),
         FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(Owner::ROOT)),
         FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(Owner::ROOT)),
     ];
