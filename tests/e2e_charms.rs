@@ -583,6 +583,13 @@ fn charms_drive_real_slurm(suite: Suite) {
     assert_eq!(st, "active", "slurmd/1 after the key was fixed: {msg}");
     s.watch.lap("munge key fixed: node back");
 
+    // Key rotation (issue 14): a job submitted before `rotate-key` finishes, every node and the
+    // controller move to the new key (the secret's new revision), the old revision is removed,
+    // all nodes are IDLE again and srun works.
+    rotate_key_keeps_the_cluster_working(&mut s, &[(&n1, T4_3), (&n2, H100_4)]);
+    s.watch
+        .lap("rotate-key: new key everywhere, job finished, nodes IDLE");
+
     s.print("sinfo (end)", "sinfo", &["-N", "-o", "%N %T %G %E"]);
     let slow: String = s
         .sim
@@ -664,4 +671,70 @@ fn charms_drive_real_slurm(suite: Suite) {
     drop(cluster);
     watch.lap("teardown");
     e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
+}
+
+/// `rotate-key` on a working cluster: see the call site in [`charms_drive_real_slurm`].
+fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]) {
+    let ctl = s.ctl().to_string();
+    let key_path = "etc/munge/munge.key";
+    let key = |host: &str| std::fs::read(s.cluster.root(host).join(key_path)).unwrap();
+    let old = key(&ctl);
+    let (first, _) = nodes[0];
+    let job = s
+        .cluster
+        .run(
+            &ctl,
+            "sbatch",
+            &["--parsable", "-w", first, "--wrap", "sleep 6"],
+        )
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    s.cluster.wait_for("the job to start", REGISTER, || {
+        let r = s.cluster.run(&ctl, "scontrol", &["show", "job", &job]);
+        if r.stdout.contains("JobState=RUNNING") {
+            Ok(())
+        } else {
+            Err(r.stdout)
+        }
+    });
+    let r = s
+        .sim
+        .run_action("slurmctld/0", "rotate-key", json!({}))
+        .expect("rotate-key");
+    assert_eq!(r.status, "completed", "{r:?}");
+    s.assert_no_hook_errors();
+    let new = key(&ctl);
+    assert_ne!(new, old, "the controller kept the old key");
+    for (host, _) in nodes {
+        assert!(key(host) == new, "{host} did not switch to the new key");
+    }
+    let revisions: Vec<Vec<u32>> = s.sim.with_model(|m| {
+        m.secrets
+            .secrets
+            .values()
+            .map(|x| x.revisions.keys().copied().collect())
+            .collect()
+    });
+    assert_eq!(revisions, vec![vec![2]], "the old revision is removed");
+    s.cluster.wait_for(
+        "the job submitted before the rotation to finish",
+        REGISTER,
+        || {
+            let r = s.cluster.run(&ctl, "scontrol", &["show", "job", &job]);
+            if r.stdout.contains("JobState=COMPLETED") {
+                Ok(())
+            } else {
+                Err(r.to_string())
+            }
+        },
+    );
+    for (host, gres) in nodes {
+        s.cluster.wait_node_idle(&ctl, host, gres, REGISTER);
+    }
+    for (host, _) in nodes {
+        let r = s.cluster.run(&ctl, "srun", &["-w", host, "hostname"]).ok();
+        assert_eq!(r.stdout.trim(), *host);
+    }
 }
