@@ -42,7 +42,7 @@ pub struct StorageEvent {
 }
 
 /// Data a secret hook carries (`JUJU_SECRET_ID`, `JUJU_SECRET_LABEL`, `JUJU_SECRET_REVISION`).
-/// Parsed so a secret hook never fails the unit even though the charms use no secrets today.
+/// The slurmctld and slurmd charms keep the cluster key in a secret and follow these hooks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretEvent {
     /// `JUJU_SECRET_ID`, e.g. `secret:cu5t2qvmp25c77fh5ce0`.

@@ -13,7 +13,8 @@ the slurmd and slurmctld charms of this repository depend on it like any other l
 - [`ModelBackend`] is the seam charm code talks to Juju through: relation data, config,
   leadership, status, unit state, actions, `juju-log`. [`HookTools`] implements it by running
   Juju's hook tools (one process per call, data on stdin, `config-get` and `is-leader` cached
-  per hook). [`NetworkBackend`] adds `network-get`, ports and `juju-reboot`.
+  per hook). [`NetworkBackend`] adds `network-get`, ports and `juju-reboot`;
+  [`SecretBackend`] adds Juju secrets (content through `0600` files, never argv; bytes both ways).
 - Every hook-tool failure is a typed [`HookToolError`] (relation gone, not the leader, not in
   an action, bad output, …), so charm code can match on what happened.
 - [`install_logging`] routes `tracing` records to `juju-log`, batched: one `juju-log` process
