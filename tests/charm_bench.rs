@@ -174,6 +174,7 @@ fn controller_work_per_hook() {
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
         hostname: "ctl".into(),
+        auth: Default::default(),
     };
     for n in [1000usize, 10_000] {
         let mut rel = CachedRelation {

@@ -148,6 +148,7 @@ fn configured_node() -> (State, RelationId) {
         munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: "ctl.invalid".into(),
         nhc_params: String::new(),
+        auth: Default::default(),
     };
     let key = SecretContent::from([("munge-key".to_owned(), vec![5; 64])]);
     let relation = MemoryRelation::new("slurmctld", 1, "slurmctld")

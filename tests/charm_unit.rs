@@ -215,6 +215,7 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
         munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: "ctl".into(),
         nhc_params: String::new(),
+        auth: Default::default(),
     };
     let be = MemoryBackend::new("slurmd/0")
         .leader(true)
@@ -346,6 +347,7 @@ fn a_new_leader_keeps_the_shared_munge_key() {
         munge_key: MungeKeyRef::Inline(MungeKey::new(vec![7; 1024], "test").unwrap()),
         slurmctld_host: "slurmctld-0".into(),
         nhc_params: String::new(),
+        auth: Default::default(),
     };
     let (be, rel) = controller(2);
     let view = be.relation_view(&rel).unwrap();
@@ -436,6 +438,7 @@ fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
         munge_key: MungeKeyRef::Secret(id.clone()),
         slurmctld_host: host_name.into(),
         nhc_params: String::new(),
+        auth: Default::default(),
     };
     let be = MemoryBackend::new("slurmd/0").secret(&id, secret).relation(
         MemoryRelation::new("slurmctld", 1, "slurmctld")

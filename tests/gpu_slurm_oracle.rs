@@ -58,6 +58,7 @@ fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
         hostname: "controller".into(),
+        auth: Default::default(),
     };
     let p = plan(&settings, &cache);
     assert!(p.render_error.is_none(), "{:?}", p.render_error);

@@ -137,6 +137,7 @@ pub fn settings() -> Settings {
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
         hostname: "ctl-0".into(),
+        auth: Default::default(),
     }
 }
 

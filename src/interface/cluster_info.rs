@@ -62,6 +62,38 @@ pub enum MungeKeyRef {
     Inline(MungeKey),
 }
 
+/// Which authentication the cluster uses (slurmctld's `auth-type` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthKind {
+    /// `AuthType=auth/munge`, `CredType=cred/munge`: the key is munged's
+    /// `/etc/munge/munge.key` (the default).
+    #[default]
+    Munge,
+    /// `AuthType=auth/slurm`, `CredType=cred/slurm` (Slurm 23.11+): the same key is also
+    /// `/etc/slurm/slurm.key` (0600 slurm:slurm) on every host; a configless slurmd uses
+    /// auth/slurm for its first contact when that file exists.
+    Slurm,
+}
+
+impl AuthKind {
+    /// Parses the option value (`munge` or `slurm`).
+    pub fn parse(value: &str) -> Result<Self, String> {
+        match value.trim() {
+            "" | "munge" => Ok(AuthKind::Munge),
+            "slurm" => Ok(AuthKind::Slurm),
+            other => Err(format!("{other:?} is not munge or slurm")),
+        }
+    }
+
+    /// The option value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthKind::Munge => "munge",
+            AuthKind::Slurm => "slurm",
+        }
+    }
+}
+
 /// The content key of the munge key in the controller's secret.
 pub const MUNGE_KEY_SECRET_FIELD: &str = "munge-key";
 
@@ -78,6 +110,8 @@ pub struct ClusterInfo {
     pub slurmctld_host: String,
     /// Node health check parameters; empty means none.
     pub nhc_params: String,
+    /// The cluster's authentication; `munge` when absent (records before `auth-type`).
+    pub auth: AuthKind,
 }
 
 impl std::fmt::Debug for ClusterInfo {
@@ -86,6 +120,7 @@ impl std::fmt::Debug for ClusterInfo {
             .field("munge_key", &self.munge_key)
             .field("slurmctld_host", &self.slurmctld_host)
             .field("nhc_params", &self.nhc_params)
+            .field("auth", &self.auth)
             .finish()
     }
 }
@@ -101,6 +136,8 @@ struct ClusterInfoWire {
     slurmctld_host: String,
     #[serde(default)]
     nhc_params: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    auth_type: Option<String>,
 }
 
 fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceError {
@@ -126,6 +163,8 @@ impl TryFrom<ClusterInfoWire> for ClusterInfo {
             munge_key,
             slurmctld_host: w.slurmctld_host,
             nhc_params: w.nhc_params.filter(|s| s != "#").unwrap_or_default(),
+            auth: AuthKind::parse(w.auth_type.as_deref().unwrap_or_default())
+                .map_err(|e| invalid("auth_type", e))?,
         };
         info.validate()?;
         Ok(info)
@@ -147,6 +186,7 @@ impl From<ClusterInfo> for ClusterInfoWire {
             } else {
                 c.nhc_params
             }),
+            auth_type: (c.auth == AuthKind::Slurm).then(|| "slurm".to_owned()),
         }
     }
 }
@@ -188,6 +228,7 @@ mod tests {
             munge_key: MungeKeyRef::Secret(id()),
             slurmctld_host: "ctl-0".into(),
             nhc_params: String::new(),
+            auth: AuthKind::Munge,
         }
     }
 

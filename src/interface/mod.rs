@@ -15,8 +15,8 @@ pub mod node;
 pub mod partition;
 
 pub use cluster_info::{
-    CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKey,
-    MungeKeyRef,
+    AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL,
+    MungeKey, MungeKeyRef,
 };
 pub use node::{NODE_KEY, NodeRecord};
 pub use partition::{PARTITION_KEY, PartitionRecord};

@@ -34,6 +34,10 @@ impl SlurmVersion {
     /// a restart (before, 22.05 and 23.02 needed `systemctl restart slurmctld`).
     pub const RECONFIGURE_REEXECS: SlurmVersion = SlurmVersion::new(23, 11, 0);
 
+    /// The first release with `auth/slurm` and `cred/slurm` (Slurm's authentication.html:
+    /// "Beginning with version 23.11, Slurm has its own plugin").
+    pub const AUTH_SLURM: SlurmVersion = SlurmVersion::new(23, 11, 0);
+
     /// A version from its parts.
     pub const fn new(major: u16, minor: u16, micro: u16) -> SlurmVersion {
         SlurmVersion {

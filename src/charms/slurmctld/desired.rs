@@ -3,7 +3,8 @@
 //! inputs, byte-identical output.
 
 use super::cache::{Applied, Cache, fnv1a};
-use crate::interface::{NodeRecord, PartitionRecord};
+use crate::interface::{AuthKind, NodeRecord, PartitionRecord};
+use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
@@ -35,6 +36,8 @@ pub struct Settings {
     pub slurm_conf_parameters: String,
     /// This controller's host name (`SlurmctldHost`).
     pub hostname: String,
+    /// `auth-type`: `AuthType`/`CredType` munge (default) or slurm.
+    pub auth: AuthKind,
 }
 
 /// One node that made it into the files.
@@ -233,6 +236,14 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
 
     let mut slurm = SlurmConf::new(&settings.cluster_name, &settings.hostname);
     let mut gres = GresConf::default();
+    if settings.auth == AuthKind::Slurm {
+        slurm
+            .owned
+            .insert(GlobalKey::AuthType, "auth/slurm".to_owned());
+        slurm
+            .owned
+            .insert(GlobalKey::CredType, "cred/slurm".to_owned());
+    }
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));

@@ -13,9 +13,12 @@ use crate::charms::error::CharmError;
 use crate::charms::host::Cmd;
 use crate::charms::host::Host;
 use crate::charms::slurmd::MUNGE_KEY;
+use crate::charms::slurmd::SLURM_KEY;
 use crate::charms::util::config_str;
+use crate::interface::{
+    AuthKind, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef,
+};
 use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
-use crate::interface::{ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef};
 use crate::slurm::SlurmVersion;
 use juju_runtime::{BagOwner, ModelBackend, RelationId, SecretBackend};
 use juju_runtime::{Event, HookContext, RelationEvent};
@@ -40,6 +43,11 @@ pub struct Observed {
     pub key_secret: Option<SecretId>,
     /// The secret's content (the key), when this hook read it (see [`must_read_key`]).
     pub secret_key: Option<Vec<u8>>,
+    /// Why `auth-type` cannot be used (a bad value, or `slurm` before Slurm 23.11); the plan
+    /// then blocks and writes no files.
+    pub auth_refused: Option<String>,
+    /// `/etc/slurm/slurm.key` as it is on disk (written from the key secret for auth/slurm).
+    pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
     /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
@@ -105,7 +113,9 @@ pub fn observe<B: SecretBackend>(
     if cluster_name.is_empty() {
         cluster_name = "osd-cluster".into();
     }
+    let (auth, auth_refused) = auth_kind(&config_str(&config, "auth-type"), slurm_version);
     let settings = Settings {
+        auth,
         cluster_name,
         default_partition: config_str(&config, "default-partition"),
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
@@ -165,6 +175,8 @@ pub fn observe<B: SecretBackend>(
         rebuilt: rebuild,
         cache_file,
         munge_key_on_disk,
+        auth_refused,
+        slurm_key_on_disk: host.read(SLURM_KEY)?,
         key_secret,
         secret_key,
         fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
@@ -172,6 +184,29 @@ pub fn observe<B: SecretBackend>(
         slurm_version,
         slurm_version_fresh,
     })
+}
+
+/// `auth-type` parsed and checked against the installed Slurm: `slurm` needs 23.11+ (an unknown
+/// version is let through: slurmctld itself then says what it lacks). A refusal keeps munge and
+/// says why.
+pub fn auth_kind(value: &str, version: Option<SlurmVersion>) -> (AuthKind, Option<String>) {
+    match AuthKind::parse(value) {
+        Err(e) => (
+            AuthKind::Munge,
+            Some(format!("config option `auth-type`: {e}")),
+        ),
+        Ok(AuthKind::Slurm) => match version.filter(|v| *v < SlurmVersion::AUTH_SLURM) {
+            Some(v) => (
+                AuthKind::Munge,
+                Some(format!(
+                    "auth-type=slurm needs Slurm {} or newer (installed: {v}); set auth-type=munge",
+                    SlurmVersion::AUTH_SLURM
+                )),
+            ),
+            None => (AuthKind::Slurm, None),
+        },
+        Ok(kind) => (kind, None),
+    }
 }
 
 /// The key secret named by a `cluster_info` this leader published (any relation).

@@ -10,10 +10,10 @@ use super::observe::{Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::charms::slurmd::MUNGE_KEY;
+use crate::charms::slurmd::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef};
+use crate::interface::{AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef};
 use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
 
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
@@ -89,6 +89,7 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     let info = ClusterInfo {
         munge_key: MungeKeyRef::Secret(key_secret.clone()),
+        auth: obs.settings.auth,
         slurmctld_host: obs.settings.hostname.clone(),
         nhc_params: String::new(),
     }
@@ -118,6 +119,12 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
     }
 
     let mut rendered = desired::plan(&obs.settings, &obs.cache);
+    if let Some(why) = &obs.auth_refused {
+        // Refused like a bad slurm-conf-parameters: blocked, the files on disk stay as they are.
+        rendered.render_error = Some(why.clone());
+        rendered.slurm_conf = None;
+        rendered.gres_conf = None;
+    }
     let status = status(&cache, &rendered);
     let warnings = rendered
         .rejected
@@ -132,13 +139,26 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         .collect();
     let (files, decision) = match (rendered.slurm_conf.take(), rendered.gres_conf.take()) {
         (Some(slurm), Some(gres)) => {
-            let files = vec![
+            let mut files = Vec::new();
+            if obs.settings.auth == AuthKind::Slurm {
+                files.push(FileWrite::new(
+                    SLURM_KEY,
+                    key.clone(),
+                    0o600,
+                    Some(Owner::SLURM),
+                ));
+            }
+            files.extend([
                 FileWrite::new(CGROUP_CONF, CGROUP_CONF_TEXT, 0o644, Some(Owner::SLURM)),
                 FileWrite::new(GRES_CONF, gres, 0o644, Some(Owner::SLURM)),
                 FileWrite::new(SLURM_CONF, slurm, 0o644, Some(Owner::SLURM)),
-            ];
+            ]);
             let changed = files.iter().any(|f| {
-                let on_disk = obs.files_on_disk.get(f.path).and_then(Option::as_deref);
+                let on_disk = if f.path == SLURM_KEY {
+                    obs.slurm_key_on_disk.as_deref()
+                } else {
+                    obs.files_on_disk.get(f.path).and_then(Option::as_deref)
+                };
                 on_disk != Some(f.bytes.as_slice())
             });
             let decision = decide(

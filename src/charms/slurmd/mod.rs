@@ -24,6 +24,8 @@ use juju_runtime::{ModelBackend, SecretBackend, Status, StatusKind, StatusScope}
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
+/// auth/slurm's key file (the same key as munge's, from the key secret; 0600 slurm:slurm).
+pub const SLURM_KEY: &str = "/etc/slurm/slurm.key";
 /// slurmd's environment file (Debian's unit reads `SLURMD_OPTIONS` from it).
 pub const SLURMD_DEFAULTS: &str = "/etc/default/slurmd";
 /// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,

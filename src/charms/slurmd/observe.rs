@@ -4,7 +4,9 @@
 
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
 use super::probe::{ControllerProbe, probe_controller};
-use super::{MUNGE_KEY, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use super::{
+    MUNGE_KEY, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN,
+};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError};
 use crate::charms::util::config_str;
@@ -52,6 +54,8 @@ pub struct Observed {
     /// `cluster_info`); `None` while `cluster_info` is absent or bad. An error names the
     /// secret and what Juju said, never the key.
     pub munge_key: Option<Result<MungeKey, String>>,
+    /// Current `/etc/slurm/slurm.key` (auth/slurm).
+    pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Current `/etc/default/slurmd`.
     pub defaults_on_disk: Option<Vec<u8>>,
     /// Current systemd drop-in for slurmd.
@@ -173,6 +177,7 @@ pub fn observe<B: SecretBackend>(
         action,
         munge_key_on_disk,
         munge_key,
+        slurm_key_on_disk: host.read(SLURM_KEY)?,
         defaults_on_disk: host.read(SLURMD_DEFAULTS)?,
         drop_in_on_disk: host.read(SLURMD_DROP_IN)?,
         device_files_present: device_files(host)?,

@@ -6,10 +6,10 @@
 use super::actions::{ActionPlan, plan_action};
 use super::desired::{Desired, desired};
 use super::observe::Observed;
-use super::{DROP_IN, MUNGE_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use super::{DROP_IN, MUNGE_KEY, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::interface::{NODE_KEY, PARTITION_KEY};
+use crate::interface::{AuthKind, NODE_KEY, PARTITION_KEY};
 use juju_runtime::{Bag, Status, StatusKind};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -98,6 +98,25 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
         FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(Owner::ROOT)),
         FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(Owner::ROOT)),
     ];
+    // auth/slurm: the same key as slurm.key; a configless slurmd uses auth/slurm for its
+    // first contact exactly when that file exists, so it must not linger under munge.
+    let slurm_key_changed = match cluster.auth {
+        AuthKind::Slurm => {
+            plan.files.push(FileWrite::new(
+                SLURM_KEY,
+                key.bytes().to_vec(),
+                0o600,
+                Some(Owner::SLURM),
+            ));
+            obs.slurm_key_on_disk.as_deref() != Some(key.bytes())
+        }
+        AuthKind::Munge => {
+            if obs.slurm_key_on_disk.is_some() {
+                plan.remove.push(SLURM_KEY);
+            }
+            obs.slurm_key_on_disk.is_some()
+        }
+    };
     if key_changed {
         plan.services.push(ServiceAction::RestartMunge);
     }
@@ -124,6 +143,8 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     }
     let why = if key_changed {
         Some("the munge key changed")
+    } else if slurm_key_changed {
+        Some("the auth/slurm key changed")
     } else if server_changed {
         Some("the config server changed")
     } else if des.gres_changed {

@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
         hostname: "slurmctld-0".into(),
+        auth: Default::default(),
     };
     let mut plan_ms = Vec::new();
     let mut parse_ms = Vec::new();
