@@ -399,6 +399,18 @@ fn auth_slurm_scenario(suite: Suite) {
         let (st, msg) = s.status(u);
         assert_eq!(st, "active", "{u}: {msg}");
     }
+    // rotate-key is refused under auth/slurm (a running job's slurmstepd keeps the old
+    // slurm.key: tried, its completion was refused and the job stayed RUNNING), nothing changes.
+    let key_before = std::fs::read(s.cluster.root(&ctl).join("etc/slurm/slurm.key")).unwrap();
+    let r = s
+        .sim
+        .run_action("slurmctld/0", "rotate-key", json!({}))
+        .expect("rotate-key");
+    assert_eq!(r.status, "failed", "{r:?}");
+    assert!(r.message.contains("auth-type=slurm"), "{}", r.message);
+    s.assert_no_hook_errors();
+    let key_after = std::fs::read(s.cluster.root(&ctl).join("etc/slurm/slurm.key")).unwrap();
+    assert!(key_before == key_after, "the key changed");
     // Provoked by the start-up order, not by auth/slurm: the slurmd the package started
     // before the charm wrote slurm.key asks for its config with a munge credential once, and
     // is restarted by the charm right after; the systemctl stand-in creates /run/slurm as root

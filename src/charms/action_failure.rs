@@ -65,6 +65,15 @@ pub enum ActionFailure {
         /// The action.
         action: &'static str,
     },
+    /// `rotate-key` under `auth-type=slurm`: a running job's slurmstepd keeps the slurm.key it
+    /// started with, so its completion would be refused by a slurmctld on the new key (seen on
+    /// 24.11 and 26.05); a safe rotation needs Slurm's multi-key `slurm.jwks`, not done yet.
+    #[error(
+        "rotate-key is not available with auth-type=slurm: running jobs keep the old slurm.key \
+         and could not complete (a rotation needs Slurm's multi-key slurm.jwks, not supported \
+         yet); rotate with auth-type=munge"
+    )]
+    RotateUnderAuthSlurm,
     /// `rotate-key` before the leader created the key secret.
     #[error("the cluster key secret does not exist yet (the leader creates it in its first hook)")]
     NoKeySecret,

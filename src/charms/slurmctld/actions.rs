@@ -7,7 +7,7 @@ use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
+use crate::interface::{AuthKind, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
 use juju_runtime::{SecretBackend, SecretContent, SecretOptions, SecretRead, SecretRef};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -62,6 +62,10 @@ fn rotate_key<B: SecretBackend>(
             charm: "slurmctld",
             action: "rotate-key",
         }));
+    }
+    let auth = crate::charms::util::config_str(&backend.config_get()?, "auth-type");
+    if AuthKind::parse(&auth) == Ok(AuthKind::Slurm) {
+        return Ok(Err(ActionFailure::RotateUnderAuthSlurm));
     }
     let label = SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned());
     let Some(info) = backend.secret_info_get(&label)? else {
