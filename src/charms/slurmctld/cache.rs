@@ -128,6 +128,9 @@ pub enum CacheError {
     /// The body does not match the header's hash.
     #[error("content hash mismatch")]
     Hash,
+    /// The cache path cannot be read (a directory, no permission, an I/O error).
+    #[error("unreadable ({0})")]
+    Unreadable(String),
     /// The body is not the cache's JSON.
     #[error("unreadable body ({0})")]
     Body(#[source] serde_json::Error),

@@ -9,6 +9,7 @@
 //! costs a constant number of hook-tool calls (see [`cache`]). Non-leaders only report that
 //! they stand by.
 
+pub mod accepted;
 pub mod actions;
 pub mod apply;
 pub mod cache;
@@ -56,7 +57,8 @@ pub fn handle<B: ModelBackend>(
     }
     let obs = observe::observe(ctx, backend, host)?;
     let plan = plan::plan(&obs);
-    apply::apply(backend, host, &plan)?;
-    backend.status_set(StatusScope::Unit, &plan.status)?;
+    // `Some`: slurmctld refused the new files and the accepted ones were put back.
+    let refused = apply::apply(backend, host, &plan)?;
+    backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
     apply::persist(host, &plan)
 }

@@ -3,8 +3,9 @@
 //! status to set and the cache to persist once everything else has succeeded. No I/O here:
 //! [`super::apply`] carries the plan out.
 
+use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
 use super::cache::Cache;
-use super::decide::{Decision, decide};
+use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::observe::{Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -42,6 +43,18 @@ pub struct ControllerPlan {
     /// The slurmctld version read by this hook, to persist with the cache (see
     /// [`super::observe::VERSION_PATH`]).
     pub version: Option<FileWrite>,
+    /// The applied record to write before the files and the restart or reconfigure (the
+    /// change marked pending); `None` when slurmctld needs nothing.
+    pub applied_before: Option<Vec<u8>>,
+    /// The applied record once slurmctld took the files.
+    pub applied_after: Option<Vec<u8>>,
+    /// The record to write, with the reason filled in, if slurmctld refuses the files.
+    pub refused_record: Option<AppliedRecord>,
+    /// Copies of the files to keep as the last accepted set once slurmctld took them.
+    pub accepted: Vec<FileWrite>,
+    /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
+    /// complete accepted set is known).
+    pub rollback: Vec<FileWrite>,
 }
 
 /// The munge key the cluster uses: the one this application already shares in `cluster_info`
@@ -89,7 +102,23 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     }
 
     let mut rendered = desired::plan(&obs.settings, &obs.cache);
-    let status = status(&cache, &rendered);
+    let mut status = status(&cache, &rendered);
+    let record = obs.applied_record.clone().unwrap_or_default();
+    let refused_before = record
+        .refused
+        .as_ref()
+        .filter(|r| r.files_hash == rendered.applied.files_hash);
+    if let Some(r) = refused_before {
+        // The same files slurmctld refused: not offered again until an input changes.
+        status = refused_status(r);
+        rendered.slurm_conf = None;
+        rendered.gres_conf = None;
+    }
+    let mut applied_before = None;
+    let mut applied_after = None;
+    let mut refused_record = None;
+    let mut accepted = Vec::new();
+    let mut rollback = Vec::new();
     let warnings = rendered
         .rejected
         .iter()
@@ -118,6 +147,56 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
                 changed,
                 obs.slurm_version,
             );
+            let old = cache.applied.clone();
+            let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
+            if decision.reload != Reload::Nothing {
+                applied_before = Some(
+                    AppliedRecord {
+                        applied: old.clone(),
+                        pending: Some(rendered.applied.files_hash.clone()),
+                        refused: None,
+                    }
+                    .to_bytes(),
+                );
+            }
+            let after = AppliedRecord {
+                applied: Some(rendered.applied.clone()),
+                pending: None,
+                refused: None,
+            };
+            if obs.applied_record.as_ref() != Some(&after) {
+                applied_after = Some(after.to_bytes());
+            }
+            if reloads || (decision.reload == Reload::Nothing && !changed && old.is_some()) {
+                accepted = ACCEPTED_FILES
+                    .iter()
+                    .zip(&files)
+                    .map(|((_, copy), f)| FileWrite::new(copy, f.bytes.clone(), 0o600, None))
+                    .collect();
+            }
+            if reloads {
+                let new: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
+                refused_record = Some(AppliedRecord {
+                    applied: old,
+                    pending: None,
+                    refused: Some(Refusal {
+                        files_hash: rendered.applied.files_hash.clone(),
+                        reason: String::new(),
+                        input: first_new_line(&obs.accepted_files, &new),
+                    }),
+                });
+                if obs.accepted_files.iter().all(Option::is_some) {
+                    rollback = ACCEPTED_FILES
+                        .iter()
+                        .zip(&obs.accepted_files)
+                        .zip(&files)
+                        .filter_map(|(((live, _), copy), f)| {
+                            let bytes = copy.clone()?;
+                            Some(FileWrite::new(live, bytes, f.mode, f.owner))
+                        })
+                        .collect();
+                }
+            }
             cache.applied = Some(rendered.applied);
             (files, decision)
         }
@@ -132,6 +211,11 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
         warnings,
         status,
         cache: persist(&cache, obs.cache_file.as_deref()),
+        applied_before,
+        applied_after,
+        refused_record,
+        accepted,
+        rollback,
         version: obs
             .slurm_version
             .filter(|_| obs.slurm_version_fresh)
@@ -144,6 +228,25 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
                 )
             }),
     }
+}
+
+/// The status while slurmctld refuses the files the inputs render to.
+pub fn refused_status(r: &Refusal) -> Status {
+    let input = if r.input.is_empty() {
+        String::new()
+    } else {
+        format!(" at `{}`", r.input)
+    };
+    Status::new(
+        StatusKind::Blocked,
+        short(
+            &format!(
+                "slurmctld refused the new files{input}: {}; kept the last accepted files",
+                r.reason
+            ),
+            300,
+        ),
+    )
 }
 
 /// The cache's bytes, unless they are exactly the file this hook read.
