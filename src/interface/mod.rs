@@ -13,10 +13,12 @@
 pub mod cluster_info;
 pub mod node;
 pub mod partition;
+pub mod verdicts;
 
 pub use cluster_info::{CLUSTER_INFO_KEY, ClusterInfo};
 pub use node::{NODE_KEY, NodeRecord};
 pub use partition::{PARTITION_KEY, PartitionRecord};
+pub use verdicts::{VERDICTS_KEY, Verdicts};
 
 /// Endpoint of the slurmd charm (towards the controller).
 pub const SLURMD_ENDPOINT: &str = "slurmctld";

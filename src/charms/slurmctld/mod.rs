@@ -16,6 +16,7 @@ pub mod cache;
 pub mod decide;
 pub mod desired;
 pub mod observe;
+pub mod owners;
 pub mod plan;
 
 use crate::charms::error::CharmError;

@@ -6,7 +6,7 @@
 //! cluster has none yet.
 
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
-use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation};
+use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
 use super::desired::Settings;
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -15,7 +15,9 @@ use crate::charms::host::Cmd;
 use crate::charms::host::Host;
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::config_str;
-use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
+use crate::interface::{
+    CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT, VERDICTS_KEY,
+};
 use crate::slurm::SlurmVersion;
 use juju_runtime::{BagOwner, ModelBackend, RelationId};
 use juju_runtime::{Event, HookContext, RelationEvent};
@@ -200,7 +202,10 @@ pub fn update_for_event<B: ModelBackend>(
                     app: r.remote_app.clone(),
                     ..Default::default()
                 });
-            entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+            entry.partition = bag
+                .get(PARTITION_KEY)
+                .filter(|v| !v.is_empty())
+                .map(|v| admit_partition(v));
         }
         Event::RelationJoined(r) | Event::RelationChanged(r) if ours(r) => {
             let k = key(&r.relation);
@@ -225,7 +230,10 @@ pub fn update_for_event<B: ModelBackend>(
                     let bag =
                         backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
                     if let Some(entry) = cache.relations.get_mut(&k) {
-                        entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+                        entry.partition = bag
+                            .get(PARTITION_KEY)
+                            .filter(|v| !v.is_empty())
+                            .map(|v| admit_partition(v));
                     }
                 }
             }
@@ -262,8 +270,12 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
             endpoint: rel.endpoint.clone(),
             id: rel.id,
             app,
-            partition: remote.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned(),
+            partition: remote
+                .get(PARTITION_KEY)
+                .filter(|v| !v.is_empty())
+                .map(|v| admit_partition(v)),
             cluster_info_published: own.get(CLUSTER_INFO_KEY).filter(|v| !v.is_empty()).cloned(),
+            verdicts_published: own.get(VERDICTS_KEY).filter(|v| !v.is_empty()).cloned(),
             ..Default::default()
         };
         for unit in backend.relation_list(&rel)? {

@@ -4,7 +4,7 @@
 //! [`super::apply`] carries the plan out.
 
 use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
-use super::cache::Cache;
+use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::observe::{Observed, VERSION_PATH};
@@ -14,8 +14,9 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::charms::slurmd::MUNGE_KEY;
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo};
+use crate::interface::{CLUSTER_INFO_KEY, ClusterInfo, VERDICTS_KEY};
 use juju_runtime::{Bag, RelationId, Status, StatusKind};
+use std::collections::BTreeMap;
 
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
 pub const MUNGE_KEY_LEN: usize = 1024;
@@ -102,6 +103,35 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     }
 
     let mut rendered = desired::plan(&obs.settings, &obs.cache);
+    cache.owners = rendered.owners.clone();
+    // Verdicts: each relation's rejected units, published where they changed.
+    for (key, rel) in cache.relations.iter_mut() {
+        let value = rendered
+            .verdicts
+            .get(key)
+            .map(|v| v.to_relation_value())
+            .unwrap_or_default();
+        if rel.verdicts_published.as_deref().unwrap_or_default() == value {
+            continue;
+        }
+        relation_data.push(RelationWrite {
+            relation: RelationId::new(rel.endpoint.clone(), rel.id),
+            app: true,
+            data: Bag::from([(VERDICTS_KEY.to_string(), value.clone())]),
+        });
+        rel.verdicts_published = (!value.is_empty()).then_some(value);
+    }
+    // Each rejection is logged once (and again only when its reason changes).
+    let mut logged = BTreeMap::new();
+    let mut fresh = Vec::new();
+    for (who, why) in &rendered.rejected {
+        let hash = fnv1a(&[why.as_bytes()]);
+        if cache.logged.get(who) != Some(&hash) {
+            fresh.push(format!("left out {who}: {why}"));
+        }
+        logged.insert(who.clone(), hash);
+    }
+    cache.logged = logged;
     let mut status = status(&cache, &rendered);
     let record = obs.applied_record.clone().unwrap_or_default();
     let refused_before = record
@@ -119,10 +149,8 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     let mut refused_record = None;
     let mut accepted = Vec::new();
     let mut rollback = Vec::new();
-    let warnings = rendered
-        .rejected
-        .iter()
-        .map(|(who, why)| format!("left out {who}: {why}"))
+    let warnings = fresh
+        .into_iter()
         .chain(
             rendered
                 .render_error

@@ -11,6 +11,7 @@ use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::{
     CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
+    VERDICTS_KEY, Verdicts,
 };
 use juju_runtime::{BagOwner, Event, HookContext, ModelBackend, RelationId};
 use serde_json::{Map, Value};
@@ -58,6 +59,8 @@ pub struct Observed {
     pub controller: Option<ControllerProbe>,
     /// True when the relation is being removed in this hook.
     pub relation_broken: bool,
+    /// Why the controller left this unit's node out of slurm.conf (its `verdicts`), if it did.
+    pub verdict: Option<String>,
 }
 
 /// Stored unit state that cannot be read back.
@@ -101,6 +104,7 @@ pub fn observe<B: ModelBackend>(
     let mut own_node_raw = None;
     let mut own_partition_raw = None;
     let mut cluster_info = None;
+    let mut verdict = None;
     if let Some(rel) = &relation {
         let own = backend.relation_get(rel, &BagOwner::Unit(ctx.unit_name.clone()))?;
         own_node_raw = own.get(NODE_KEY).cloned();
@@ -120,6 +124,9 @@ pub fn observe<B: ModelBackend>(
             _ => backend.relation_remote_app(rel)?,
         };
         let remote = backend.relation_get(rel, &BagOwner::App(remote_app))?;
+        verdict = remote
+            .get(VERDICTS_KEY)
+            .and_then(|raw| Verdicts::from_relation_value(raw).0.remove(&ctx.unit_name));
         cluster_info = remote
             .get(CLUSTER_INFO_KEY)
             .filter(|v| !v.is_empty())
@@ -162,6 +169,7 @@ pub fn observe<B: ModelBackend>(
         slurmd_active,
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
+        verdict,
     })
 }
 
