@@ -248,7 +248,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         match partition_owners.get(partition.name().as_str()) {
             Some(owner) if *owner != rel.app => {
                 let why = format!(
-                    "partition {} is owned by application {owner} (it published it first)",
+                    "partition {} is already published by application {owner} (it published it first)",
                     partition.name()
                 );
                 reject_app(&mut rejected, &mut verdicts, key, rel, why);
@@ -282,7 +282,8 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 continue;
             };
             if let Some(owner) = node_owners.get(name.as_str()).filter(|o| *o != unit) {
-                let why = format!("NodeName {name} is owned by {owner} (it claimed it first)");
+                let why =
+                    format!("NodeName {name} is already used by {owner} (it claimed it first)");
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             }
