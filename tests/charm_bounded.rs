@@ -88,20 +88,33 @@ fn a_hanging_slurmd_c_costs_its_limit_and_is_named() {
 #[test]
 fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let mut c = three_nodes();
-    let r = support::rel(&c);
+    // A hostile application: the slurmd charm's metadata, a `dispatch` that does nothing.
+    let dir = c.dir.path().join("charms/evil");
+    support::charm_dir(&dir, &support::repo());
+    std::fs::write(dir.join("dispatch"), "#!/bin/sh\nexit 0\n").unwrap();
+    let spec = c.spec("evil", &dir, 1);
+    c.sim.deploy(spec).unwrap();
+    let r = c.sim.integrate("evil", "slurmctld").unwrap();
     let huge = format!(
         r#"{{"node_parameters":{{"NodeName":"{}","CPUs":"8","RealMemory":"1000"}},"new_node":true}}"#,
         "n".repeat(1 << 20)
     );
     c.sim.with_model_mut(|m| {
-        let bags = &mut m.relations.get_mut(&r).unwrap().unit_bags;
-        bags.get_mut("slurmd/1")
-            .unwrap()
+        let rel = m.relations.get_mut(&r).unwrap();
+        rel.app_bags
+            .entry("evil".into())
+            .or_default()
+            .insert("partition".into(), r#"{"evil":{"State":"UP"}}"#.into());
+        rel.unit_bags
+            .entry("evil/0".into())
+            .or_default()
             .insert("node".into(), huge.clone());
     });
+    c.sim
+        .queue_hook("slurmctld/0", Hook::RelationChanged(r, None));
     c.sim.queue_hook(
         "slurmctld/0",
-        Hook::RelationChanged(r, Some("slurmd/1".into())),
+        Hook::RelationChanged(r, Some("evil/0".into())),
     );
     c.sim.settle().unwrap();
     for _ in 0..3 {
@@ -117,14 +130,14 @@ fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let (st, msg) = c.status("slurmctld/0");
     assert_eq!(st, "active", "{msg}");
     assert!(
-        msg.contains("1 rejected (slurmd/1)") && msg.contains("65536"),
+        msg.contains("1 rejected (evil/0)") && msg.contains("65536"),
         "{msg}"
     );
     let logs: Vec<String> = c
         .sim
         .logs()
         .into_iter()
-        .filter(|l| l.unit == "slurmctld/0" && l.message.contains("left out slurmd/1"))
+        .filter(|l| l.unit == "slurmctld/0" && l.message.contains("left out evil/0"))
         .map(|l| l.message)
         .collect();
     assert_eq!(logs.len(), 1, "{logs:?}");
