@@ -306,6 +306,7 @@ mod tests {
                     },
                 )]),
                 cluster_info_published: None,
+                verdicts_published: None,
             },
         );
         c
