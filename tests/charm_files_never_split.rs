@@ -296,3 +296,40 @@ fn a_refused_reconfigure_restores_the_accepted_files() {
     assert_eq!(copy(&c), c.slurm_conf());
     assert_eq!(c.status("slurmctld/0").0, "active");
 }
+
+#[test]
+fn a_restart_that_fails_goes_back_to_the_accepted_files() {
+    let mut c = three_nodes();
+    let accepted = c.slurm_conf();
+    // slurmctld does not come back on the new files (22.05: a new node needs a restart).
+    let marker = c.root("slurmctld/0").join("fail-systemctl-restart");
+    std::fs::write(&marker, "Job for slurmctld.service failed").unwrap();
+    c.clear_commands("slurmctld/0");
+    c.sim.add_unit("slurmd", 1).unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.slurm_conf(), accepted, "back on the accepted files");
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "blocked", "{msg}");
+    assert!(
+        msg.contains("refused") && msg.contains("NodeName=slurmd-[2-3]") && msg.contains("Job for"),
+        "{msg}"
+    );
+    // It tried the new files once, then the accepted ones; never a reconfigure onto them.
+    let cmds = c.commands("slurmctld/0");
+    let tries: Vec<&String> = cmds
+        .iter()
+        .filter(|l| l.contains("restart slurmctld") || l.contains("reconfigure"))
+        .collect();
+    assert_eq!(
+        tries,
+        ["systemctl restart slurmctld", "systemctl restart slurmctld"],
+        "{cmds:?}"
+    );
+    std::fs::remove_file(&marker).unwrap();
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    assert_eq!(
+        c.slurm_conf(),
+        accepted,
+        "the same files are not offered again"
+    );
+}
