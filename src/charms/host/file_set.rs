@@ -42,9 +42,11 @@ impl Host<'_> {
     /// already right only get their mode and owner fixed. Returns true if any bytes changed.
     pub fn write_set(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
         let mut staged = Vec::new();
+        let mut unchanged = Vec::new();
         for f in files {
             let current = self.read(f.path)?;
             if current.as_deref() == Some(f.bytes) {
+                unchanged.push(f);
                 continue;
             }
             // On error, dropping `staged` removes every temp file written so far.
@@ -85,6 +87,10 @@ impl Host<'_> {
             if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
             }
+        }
+        // The files whose bytes were right only get their mode and owner fixed.
+        for f in unchanged {
+            self.write(f.path, f.bytes, f.mode, f.owner)?;
         }
         Ok(true)
     }
