@@ -147,3 +147,32 @@ fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let cache = c.bytes("slurmctld/0", CACHE_PATH).unwrap();
     assert!(cache.len() < 64 * 1024, "{}", cache.len());
 }
+
+#[test]
+fn a_slow_failing_ping_is_bounded_in_all() {
+    let mut c = three_nodes();
+    // Every `scontrol` takes 4 s and `scontrol ping` fails: before, the wait for a restarted
+    // slurmctld was 20 pings of any length (here 20 × 4.5 s, twice with the rollback).
+    std::fs::write(c.root("slurmctld/0").join("sleep-scontrol"), "4").unwrap();
+    std::fs::write(
+        c.root("slurmctld/0").join("fail-scontrol-ping"),
+        "no answer",
+    )
+    .unwrap();
+    c.clear_commands("slurmctld/0");
+    let started = Instant::now();
+    c.sim.add_unit("slurmd", 1).unwrap();
+    let took = started.elapsed();
+    c.assert_no_errors();
+    // Two waits (the new files, then the accepted ones) of at most 20 s plus one ping each.
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    let pings = c
+        .commands("slurmctld/0")
+        .iter()
+        .filter(|l| *l == "scontrol ping")
+        .count();
+    assert!((2..=14).contains(&pings), "{pings} pings");
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "blocked", "{msg}");
+    assert!(msg.contains("not answering"), "{msg}");
+}

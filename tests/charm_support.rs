@@ -33,9 +33,9 @@ case "$name $1" in
   "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
   "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
 esac
+if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name")"; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name-$1" ]; then echo "$name $1 failed (test): $(cat "$SLURM_CHARMS_ROOT/fail-$name-$1")" >&2; exit 1; fi
-if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name")"; fi
 exit 0
 "#;
 
