@@ -144,3 +144,57 @@ fn owners_are_looked_up_by_name_through_nss() {
             .unwrap()
     );
 }
+
+#[test]
+fn a_set_is_written_whole_or_not_at_all() {
+    use slurm_charms::charms::host::SetFile;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let etc = dir.path().join("etc/slurm");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(etc.join("a.conf"), "old a\n").unwrap();
+    std::fs::write(etc.join("b.conf"), "same\n").unwrap();
+    std::fs::set_permissions(etc.join("b.conf"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    // The last target is a directory: its rename fails, and the first file is put back.
+    std::fs::create_dir_all(etc.join("c.conf/x")).unwrap();
+    let file = |path, bytes| SetFile {
+        path,
+        bytes,
+        mode: 0o644,
+        owner: None,
+    };
+    let set = [
+        file("/etc/slurm/a.conf", b"new a\n".as_slice()),
+        file("/etc/slurm/b.conf", b"same\n".as_slice()),
+        file("/etc/slurm/c.conf", b"new c\n".as_slice()),
+    ];
+    assert!(host.write_set(&set).is_err());
+    assert_eq!(
+        std::fs::read_to_string(etc.join("a.conf")).unwrap(),
+        "old a\n"
+    );
+    let names: Vec<String> = std::fs::read_dir(&etc)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+    std::fs::remove_dir_all(etc.join("c.conf")).unwrap();
+    assert!(host.write_set(&set).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(etc.join("a.conf")).unwrap(),
+        "new a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(etc.join("c.conf")).unwrap(),
+        "new c\n"
+    );
+    let mode = std::fs::metadata(etc.join("b.conf"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o644, "an unchanged file's mode is fixed too");
+    assert!(!host.write_set(&set).unwrap(), "nothing to change");
+}

@@ -222,6 +222,13 @@ fn bad_data_from_one_unit_leaves_only_that_node_out() {
             "already used by slurmd/0",
         ),
     ];
+    // slurmd/1 turns hostile: its hooks no longer run the charm (which would republish its
+    // own good record when the controller's verdicts reach it).
+    let hostile = juju_sim::UnitExtras {
+        command_prefix: vec!["true".into()],
+        ..Default::default()
+    };
+    c.sim.set_unit_extras("slurmd/1", hostile).unwrap();
     for (bad, why) in bad_values {
         c.sim.with_model_mut(|m| {
             let bag = m

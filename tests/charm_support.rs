@@ -14,7 +14,10 @@ pub fn repo() -> PathBuf {
 }
 
 /// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`;
-/// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth.
+/// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth. Marker
+/// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
+/// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
+/// makes the program sleep that many seconds first.
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
 name=$(basename "$0")
@@ -30,7 +33,9 @@ case "$name $1" in
   "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
   "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
 esac
+if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name")"; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
+if [ -f "$SLURM_CHARMS_ROOT/fail-$name-$1" ]; then echo "$name $1 failed (test): $(cat "$SLURM_CHARMS_ROOT/fail-$name-$1")" >&2; exit 1; fi
 exit 0
 "#;
 

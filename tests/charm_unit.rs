@@ -146,23 +146,46 @@ fn a_slurmctld_that_dies_is_reported_with_its_log() {
     .unwrap();
     let host = Host::new(dir.path(), &runner);
     let (be, rel) = controller(2);
-    let e = run_with(
+    // slurmctld refused the files: the hook reports it (with its log) instead of failing, so
+    // retries do not restart it again onto the same files.
+    run_with(
         CharmKind::Slurmctld,
         &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
         &be,
         &host,
     )
-    .unwrap_err();
-    let msg = juju_runtime::error_chain(&e);
-    assert!(msg.contains("slurmctld is not answering"), "{msg}");
-    assert!(msg.contains("fatal: Invalid GRES data for gpu"), "{msg}");
-    assert!(!runner.lines().contains(&"scontrol reconfigure".to_string()));
-    // The failed hook did not save the cache, so the retry restarts again.
+    .unwrap();
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked, "{}", st.message);
     assert!(
-        !dir.path()
-            .join("var/lib/slurm-charms/slurmctld/relation-cache.json")
-            .exists()
+        st.message.contains("slurmctld is not answering"),
+        "{}",
+        st.message
     );
+    assert!(
+        st.message.contains("fatal: Invalid GRES data for gpu"),
+        "{}",
+        st.message
+    );
+    assert!(!runner.lines().contains(&"scontrol reconfigure".to_string()));
+    // The refusal is recorded: the next hook does not offer the same files again.
+    runner.clear();
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", Event::UpdateStatus),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert!(
+        !runner
+            .lines()
+            .iter()
+            .any(|l| l.contains("restart slurmctld")),
+        "{:?}",
+        runner.lines()
+    );
+    assert_eq!(be.unit_status().unwrap().kind, StatusKind::Blocked);
 }
 
 #[test]

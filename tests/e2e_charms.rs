@@ -561,6 +561,15 @@ fn charms_drive_real_slurm(suite: Suite) {
     s.watch.lap("add-unit slurmd/2: IDLE");
 
     let rel = s.sim.relation_id("slurmd", "slurmctld").expect("relation");
+    // slurmd/2 turns hostile: its hooks no longer run the charm (which would republish its own
+    // good record when the controller's verdicts reach it).
+    let hostile = juju_sim::UnitExtras {
+        command_prefix: vec!["true".into()],
+        ..Default::default()
+    };
+    s.sim
+        .set_unit_extras("slurmd/2", hostile)
+        .expect("set extras");
     let evil = json!({
         "node_parameters": {
             "NodeName": format!("{n3}\nPartitionName=evil Nodes=ALL"),

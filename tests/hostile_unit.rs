@@ -88,6 +88,7 @@ fn a_second_application_claiming_a_partition_is_rejected_alone() {
             partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
             units: [("other/0".to_string(), node)].into(),
             cluster_info_published: None,
+            verdicts_published: None,
         },
     );
     let plan = plan(&hostile::settings(), &cache);

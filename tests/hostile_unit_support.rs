@@ -160,6 +160,7 @@ pub fn cluster_with(valid: usize, hostile: &str) -> (Cache, Plan) {
             partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
             units,
             cluster_info_published: None,
+            verdicts_published: None,
         },
     );
     let p = plan(&settings(), &cache);

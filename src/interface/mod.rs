@@ -13,6 +13,7 @@
 pub mod cluster_info;
 pub mod node;
 pub mod partition;
+pub mod verdicts;
 
 pub use cluster_info::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL,
@@ -20,6 +21,7 @@ pub use cluster_info::{
 };
 pub use node::{NODE_KEY, NodeRecord};
 pub use partition::{PARTITION_KEY, PartitionRecord};
+pub use verdicts::{VERDICTS_KEY, Verdicts};
 
 /// Endpoint of the slurmd charm (towards the controller).
 pub const SLURMD_ENDPOINT: &str = "slurmctld";

@@ -42,6 +42,17 @@ pub enum HostError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A command ran past its time limit and was killed.
+    #[error(
+        "`{command}` did not finish within {}s and was killed (is the service hanging? check its logs)",
+        limit.as_secs_f32()
+    )]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The limit it ran under.
+        limit: std::time::Duration,
+    },
     /// A command exited non-zero.
     #[error("`{command}` failed ({status}): {stderr}")]
     Failed {

@@ -7,10 +7,12 @@
 //! by name through NSS (`uzers`: getpwnam/getgrnam), so LDAP or sssd users work too.
 
 mod error;
+mod file_set;
 mod runner;
 
 pub use error::{HostError, OwnerError};
-pub use runner::{Cmd, CmdOutput, Runner, SystemRunner};
+pub use file_set::SetFile;
+pub use runner::{Cmd, CmdOutput, Runner, SystemRunner, default_timeout};
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -166,6 +168,33 @@ impl<'r> Host<'r> {
         if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
         }
+        Ok(true)
+    }
+
+    /// Gives `path` (a full path) to `owner` (see [`Host::write`]).
+    fn chown_path(&self, path: &Path, owner: Option<Owner>) -> Result<(), HostError> {
+        self.chown(path, owner)
+    }
+
+    /// Removes whatever is at `host_path` unless it is a regular file (or absent): a
+    /// directory, socket or fifo where the charm keeps a file of its own (e.g. its cache) is
+    /// cleared so the file can be written again. Returns true if something was removed.
+    pub fn clear_non_file(&self, host_path: &str) -> Result<bool, HostError> {
+        let path = self.path(host_path);
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(source) => return Err(HostError::Read { path, source }),
+        };
+        if meta.is_file() {
+            return Ok(false);
+        }
+        let removed = if meta.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|source| HostError::Write { path, source })?;
         Ok(true)
     }
 

@@ -4,14 +4,15 @@
 //! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
+use super::accepted::APPLIED_PATH;
 use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload};
-use super::plan::ControllerPlan;
+use super::plan::{ControllerPlan, refused_status};
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host, HostError, Owner};
+use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
-use juju_runtime::{SecretBackend, SecretContent, SecretId, SecretOptions};
+use juju_runtime::{SecretBackend, SecretContent, SecretId, SecretOptions, Status};
 
 /// Creates the application-owned key secret (leader only) holding `key`; Juju commits it with
 /// the rest of the hook. The content goes to Juju through a private file, never argv.
@@ -30,12 +31,14 @@ pub fn create_key_secret<B: SecretBackend>(
     Ok(id)
 }
 
-/// Applies everything in `plan` except the status and the cache.
+/// Applies everything in `plan` except the status and the cache. Returns the status to set
+/// instead of the plan's when slurmctld refused the new files (the accepted ones are then
+/// back in place and the refusal recorded).
 pub fn apply<B: SecretBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &ControllerPlan,
-) -> Result<(), CharmError> {
+) -> Result<Option<Status>, CharmError> {
     for w in &plan.warnings {
         tracing::warn!("{w}");
     }
@@ -43,10 +46,23 @@ pub fn apply<B: SecretBackend>(
         tracing::info!("munge key installed: restarting munge");
         host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
     }
-    for file in &plan.files {
-        write(host, file)?;
+    // Recorded before anything reaches slurmctld: a state directory that cannot be written
+    // fails the hook here, before a restart that every retry would then repeat.
+    if let Some(record) = &plan.applied_before {
+        host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
     }
-    reload(host, &plan.decision)?;
+    host.write_set(&set(&plan.files))?;
+    let refused = match reload(host, &plan.decision) {
+        Ok(()) => {
+            if let Some(record) = &plan.applied_after {
+                host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
+            }
+            host.write_set(&set(&plan.accepted))?;
+            None
+        }
+        Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
+        Err(ReloadError::Charm(e)) => return Err(e),
+    };
     for relation in &plan.grants {
         backend.secret_grant(&plan.key_secret, relation, None)?;
     }
@@ -58,13 +74,84 @@ pub fn apply<B: SecretBackend>(
     {
         backend.relation_set(relation, *app, data)?;
     }
-    Ok(())
+    Ok(refused)
+}
+
+fn set(files: &[FileWrite]) -> Vec<SetFile<'_>> {
+    files
+        .iter()
+        .map(|f| SetFile {
+            path: f.path,
+            bytes: &f.bytes,
+            mode: f.mode,
+            owner: f.owner,
+        })
+        .collect()
+}
+
+/// slurmctld refused the new files: puts the last accepted set back (and, after a restart,
+/// starts slurmctld on it again), records the refusal so the same files are not offered on
+/// every hook, and returns the status that names the failing input.
+fn roll_back(host: &Host<'_>, plan: &ControllerPlan, reason: String) -> Result<Status, CharmError> {
+    let reason = crate::charms::util::short(reason.trim(), 200);
+    tracing::error!("slurmctld refused the new files: {reason}");
+    if plan.rollback.is_empty() {
+        tracing::warn!("no accepted files are known: the refused files stay in place");
+    } else {
+        host.write_set(&set(&plan.rollback))?;
+        tracing::info!("restored the last files slurmctld accepted");
+        if plan.decision.reload == Reload::Restart {
+            if let Err(e) = restart_slurmctld(host) {
+                tracing::error!("slurmctld does not start on the accepted files either: {e}");
+            }
+        }
+    }
+    let mut record = plan.refused_record.clone().unwrap_or_default();
+    if let Some(r) = record.refused.as_mut() {
+        r.reason = reason;
+    }
+    host.write(APPLIED_PATH, &record.to_bytes(), 0o600, Some(Owner::ROOT))?;
+    let refusal = record.refused.unwrap_or_default();
+    Ok(refused_status(&refusal))
+}
+
+/// Why slurmctld could not be brought in line.
+enum ReloadError {
+    /// slurmctld refused the files (reconfigure failed, or a restarted slurmctld does not
+    /// answer): what it said.
+    Refused(String),
+    /// Anything else (a command that cannot run or ran past its limit): the hook fails.
+    Charm(CharmError),
+}
+
+impl From<CharmError> for ReloadError {
+    fn from(e: CharmError) -> Self {
+        match e {
+            CharmError::Host(HostError::Failed {
+                command,
+                status,
+                stderr,
+            }) => ReloadError::Refused(format!("`{command}` {status}: {stderr}")),
+            other => ReloadError::Charm(other),
+        }
+    }
+}
+
+impl From<HostError> for ReloadError {
+    fn from(e: HostError) -> Self {
+        CharmError::Host(e).into()
+    }
 }
 
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the cache as it was and the retry publishes again.
 pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError> {
     if let Some(bytes) = &plan.cache {
+        // A directory (or anything but a file) in the cache's place was read as corrupt and
+        // rebuilt; it is replaced now.
+        if host.clear_non_file(CACHE_PATH)? {
+            tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
+        }
         host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
     }
     if let Some(version) = &plan.version {
@@ -82,6 +169,11 @@ pub const SLURMCTLD_LOG: &str = "/var/log/slurm/slurmctld.log";
 
 /// How long a restarted slurmctld may take to answer `scontrol ping`.
 const PING_TRIES: u32 = 20;
+
+/// The longest the wait for a restarted slurmctld may last in all (each ping is also bounded
+/// by its own command limit): a ping that hangs for seconds must not multiply by
+/// [`PING_TRIES`].
+pub const PING_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
 
 fn log_tail(host: &Host<'_>) -> String {
     let text = host
@@ -103,7 +195,11 @@ fn log_tail(host: &Host<'_>) -> String {
 /// each `scontrol reconfigure` hang ~10 s); a slurmctld that dies is reported with its log.
 fn restart_slurmctld(host: &Host<'_>) -> Result<(), CharmError> {
     host.run_ok(&Cmd::new("systemctl", ["restart", "slurmctld"]))?;
+    let started = std::time::Instant::now();
     for i in 0..PING_TRIES {
+        if started.elapsed() >= PING_DEADLINE {
+            break;
+        }
         if host.run(&Cmd::new("scontrol", ["ping"]))?.success() {
             return Ok(());
         }
@@ -175,7 +271,7 @@ fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
 }
 
 /// Restarts, reconfigures or stops slurmctld as decided, then resumes nodes and clears drains.
-fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), CharmError> {
+fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
     match decision.reload {
         Reload::Nothing => {}
         Reload::Reconfigure => {
@@ -190,7 +286,8 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), CharmError> {
         }
         Reload::Stop => {
             tracing::info!("no nodes: stopping slurmctld (it cannot run without nodes)");
-            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))?;
+            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))
+                .map_err(|e| ReloadError::Charm(e.into()))?;
         }
     }
     if !decision.resume.is_empty() {

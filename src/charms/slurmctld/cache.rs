@@ -42,6 +42,29 @@ pub const SHAPE_NAME: &str = "shape";
 /// stored or logged in full on every hook).
 pub const MAX_REASON_LEN: usize = 400;
 
+/// The largest relation value (`node`, `partition`) the controller accepts, in bytes; a larger
+/// one is refused for its unit or application alone (a real record is a few hundred bytes;
+/// Juju itself allows far more).
+pub const MAX_VALUE_LEN: usize = 64 * 1024;
+
+/// The rejection reason of a value over [`MAX_VALUE_LEN`].
+pub fn oversized(key: &str, len: usize) -> String {
+    format!("`{key}` is {len} bytes, over the {MAX_VALUE_LEN}-byte limit")
+}
+
+/// Marks a stored `partition` value that was too large to keep (only its size is kept).
+pub const OVERSIZED_MARK: &str = "\u{0}oversized:";
+
+/// A remote `partition` value as the cache keeps it: itself, or [`OVERSIZED_MARK`] and its
+/// size when it is over [`MAX_VALUE_LEN`] (rejected when rendered, never stored in full).
+pub fn admit_partition(raw: &str) -> String {
+    if raw.len() > MAX_VALUE_LEN {
+        format!("{OVERSIZED_MARK}{}", raw.len())
+    } else {
+        raw.to_string()
+    }
+}
+
 /// Cached data of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedRelation {
@@ -57,6 +80,9 @@ pub struct CachedRelation {
     pub units: BTreeMap<String, CachedNode>,
     /// The `cluster_info` value last published on this relation.
     pub cluster_info_published: Option<String>,
+    /// The `verdicts` value last published on this relation (`None`: none or empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdicts_published: Option<String>,
 }
 
 /// One remote unit's `node` record as ingested: checked once, when it arrived.
@@ -97,6 +123,13 @@ pub struct Cache {
     /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
     /// [`SHAPE_NAME`] and `new_node` false.
     pub shapes: BTreeMap<String, String>,
+    /// Names owned first-come ([`super::owners`]).
+    #[serde(default)]
+    pub owners: super::owners::Owners,
+    /// Rejections already logged, by unit or application: the hash of the reason (a rejected
+    /// value is logged once, not on every hook).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub logged: BTreeMap<String, String>,
 }
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is
@@ -128,6 +161,9 @@ pub enum CacheError {
     /// The body does not match the header's hash.
     #[error("content hash mismatch")]
     Hash,
+    /// The cache path cannot be read (a directory, no permission, an I/O error).
+    #[error("unreadable ({0})")]
+    Unreadable(String),
     /// The body is not the cache's JSON.
     #[error("unreadable body ({0})")]
     Body(#[source] serde_json::Error),
@@ -171,6 +207,9 @@ impl Cache {
     }
 
     fn try_ingest(&mut self, raw: &str) -> Result<CachedNode, String> {
+        if raw.len() > MAX_VALUE_LEN {
+            return Err(oversized("node", raw.len()));
+        }
         let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
         let shape = record
             .renamed(NodeName::placeholder(), false)
@@ -267,6 +306,7 @@ mod tests {
                     },
                 )]),
                 cluster_info_published: None,
+                verdicts_published: None,
             },
         );
         c

@@ -2,8 +2,9 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
-use super::cache::{Applied, Cache, fnv1a};
-use crate::interface::{AuthKind, NodeRecord, PartitionRecord};
+use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
+use super::owners::{Owners, settle};
+use crate::interface::{AuthKind, NodeRecord, PartitionRecord, Verdicts};
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
@@ -71,6 +72,52 @@ pub struct Plan {
     pub waiting_apps: Vec<String>,
     /// What slurmctld will have once applied.
     pub applied: Applied,
+    /// Who owns which name after this hook (first come), and the sticky default partition.
+    pub owners: Owners,
+    /// Per relation (cache key): the units left out and why, to publish as `verdicts`.
+    pub verdicts: BTreeMap<String, Verdicts>,
+    /// `default-partition` when it names no partition (a warning in the status).
+    pub default_missing: Option<String>,
+}
+
+/// Records that `who` (a unit of relation `key`) is left out, for the status and its verdict.
+fn reject(
+    rejected: &mut Vec<(String, String)>,
+    verdicts: &mut BTreeMap<String, Verdicts>,
+    key: &str,
+    who: &str,
+    why: String,
+) {
+    verdicts
+        .entry(key.to_string())
+        .or_default()
+        .0
+        .insert(who.to_string(), why.clone());
+    rejected.push((who.to_string(), why));
+}
+
+/// Records that application `rel.app` is left out: the status names the application, and each
+/// of its units gets the verdict.
+fn reject_app(
+    rejected: &mut Vec<(String, String)>,
+    verdicts: &mut BTreeMap<String, Verdicts>,
+    key: &str,
+    rel: &CachedRelation,
+    why: String,
+) {
+    let v = verdicts.entry(key.to_string()).or_default();
+    for unit in rel.units.keys() {
+        v.0.insert(unit.clone(), format!("application {}: {why}", rel.app));
+    }
+    rejected.push((rel.app.clone(), why));
+}
+
+/// A cached `partition` value parsed (or why not).
+fn parse_partition(raw: &str) -> Result<PartitionRecord, String> {
+    if let Some(len) = raw.strip_prefix(OVERSIZED_MARK) {
+        return Err(oversized("partition", len.parse().unwrap_or_default()));
+    }
+    PartitionRecord::from_relation_value(raw).map_err(|e| e.to_string())
 }
 
 /// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
@@ -115,6 +162,9 @@ impl Plan {
                 names.join(", ")
             ));
         }
+        if let Some(name) = &self.default_missing {
+            msg.push_str(&format!("; default-partition {name} names no partition"));
+        }
         if !self.waiting_apps.is_empty() {
             msg.push_str(&format!(
                 "; waiting for partition from {}",
@@ -144,51 +194,77 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
-    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
     let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
 
-    // Units sorted by name across relations, so "first come" is deterministic.
-    for rel in relations.values() {
-        let partition = match rel.partition.as_deref() {
+    let mut verdicts: BTreeMap<String, Verdicts> = BTreeMap::new();
+    // Relations in arrival order: by relation id as a number, never as a string.
+    let mut rels: Vec<(&String, &CachedRelation)> = relations.iter().collect();
+    rels.sort_by_key(|(_, r)| r.id);
+    let parsed: Vec<Option<Result<PartitionRecord, String>>> = rels
+        .iter()
+        .map(|(_, r)| r.partition.as_deref().map(parse_partition))
+        .collect();
+    // First come: names already owned stay with their owners ([`super::owners`]).
+    let partition_claims: Vec<(String, String)> = rels
+        .iter()
+        .zip(&parsed)
+        .filter_map(|((_, r), p)| match p {
+            Some(Ok(p)) => Some((p.name().to_string(), r.app.clone())),
+            _ => None,
+        })
+        .collect();
+    let partition_owners = settle(&cache.owners.partitions, &partition_claims);
+    let mut node_claims: Vec<(String, String)> = Vec::new();
+    for ((_, r), p) in rels.iter().zip(&parsed) {
+        let Some(Ok(p)) = p else { continue };
+        if partition_owners.get(p.name().as_str()) != Some(&r.app) {
+            continue;
+        }
+        let mut units: Vec<_> = r.units.iter().collect();
+        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
+        for (unit, cached) in units {
+            if let (Some(name), None) = (&cached.name, &cached.rejected) {
+                node_claims.push((name.to_string(), unit.clone()));
+            }
+        }
+    }
+    let node_owners = settle(&cache.owners.nodes, &node_claims);
+
+    for ((key, rel), parsed) in rels.iter().zip(parsed) {
+        let partition = match parsed {
             None => {
                 if !rel.units.is_empty() {
                     waiting_apps.push(rel.app.clone());
                 }
                 continue;
             }
-            Some(raw) => match PartitionRecord::from_relation_value(raw) {
-                Ok(p) => p,
-                Err(e) => {
-                    rejected.push((rel.app.clone(), e.to_string()));
-                    continue;
-                }
-            },
-        };
-        // One partition name, one application: a second claim is that application's problem
-        // alone (slurmctld refuses a partition defined twice).
-        match claimed.entry(partition.name().to_string()) {
-            std::collections::btree_map::Entry::Occupied(first) => {
-                rejected.push((
-                    rel.app.clone(),
-                    format!(
-                        "partition {} is already published by application {}",
-                        partition.name(),
-                        first.get()
-                    ),
-                ));
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                reject_app(&mut rejected, &mut verdicts, key, rel, e);
                 continue;
             }
-            std::collections::btree_map::Entry::Vacant(slot) => {
-                slot.insert(rel.app.clone());
+        };
+        // One partition name, one application (slurmctld refuses a partition defined twice):
+        // the application that published it first keeps it; a later claim is that
+        // application's problem alone.
+        match partition_owners.get(partition.name().as_str()) {
+            Some(owner) if *owner != rel.app => {
+                let why = format!(
+                    "partition {} is already published by application {owner} (it published it first)",
+                    partition.name()
+                );
+                reject_app(&mut rejected, &mut verdicts, key, rel, why);
+                continue;
             }
+            _ => {}
         }
         let mut part = partition.partition().clone();
         let mut units: Vec<_> = rel.units.iter().collect();
         units.sort_by_cached_key(|(unit, _)| natural_key(unit));
         for (unit, cached) in units {
             if let Some(why) = &cached.rejected {
-                rejected.push((unit.clone(), why.clone()));
+                reject(&mut rejected, &mut verdicts, key, unit, why.clone());
                 continue;
             }
             let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
@@ -199,20 +275,25 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             let index = match index {
                 Ok(i) => *i,
                 Err(e) => {
-                    rejected.push((unit.clone(), e.clone()));
+                    reject(&mut rejected, &mut verdicts, key, unit, e.clone());
                     continue;
                 }
             };
             let Some(name) = &cached.name else {
-                rejected.push((unit.clone(), "cached record has no NodeName".to_string()));
+                let why = "cached record has no NodeName".to_string();
+                reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             };
+            if let Some(owner) = node_owners.get(name.as_str()).filter(|o| *o != unit) {
+                let why =
+                    format!("NodeName {name} is already used by {owner} (it claimed it first)");
+                reject(&mut rejected, &mut verdicts, key, unit, why);
+                continue;
+            }
             match nodes.entry(name.to_string()) {
                 std::collections::btree_map::Entry::Occupied(other) => {
-                    rejected.push((
-                        unit.clone(),
-                        format!("NodeName {name} is already used by {}", other.get().unit),
-                    ));
+                    let why = format!("NodeName {name} is already used by {}", other.get().unit);
+                    reject(&mut rejected, &mut verdicts, key, unit, why);
                     continue;
                 }
                 std::collections::btree_map::Entry::Vacant(slot) => {
@@ -260,11 +341,25 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     }
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     // Without `default-partition`, the first partition by name is the default, so jobs
-    // submitted without `-p` run (slurmctld logs "default partition not set" otherwise).
+    // submitted without `-p` run (slurmctld logs "default partition not set" otherwise); once
+    // chosen it stays the default while it exists, whatever sorts first later.
+    let mut default_partition = None;
+    let mut default_missing = None;
     if settings.default_partition.is_empty() {
-        if let Some(first) = partitions.first_mut() {
-            first.default = true;
+        let kept = cache.owners.default_partition.as_ref().and_then(|d| {
+            partitions
+                .iter()
+                .position(|p| p.name.as_str() == d.as_str())
+        });
+        if let Some(p) = kept.or((!partitions.is_empty()).then_some(0)) {
+            partitions[p].default = true;
+            default_partition = Some(partitions[p].name.to_string());
         }
+    } else if !partitions
+        .iter()
+        .any(|p| p.name.as_str() == settings.default_partition)
+    {
+        default_missing = Some(settings.default_partition.clone());
     }
     slurm.partitions = partitions;
     let down: BTreeSet<String> = nodes
@@ -311,5 +406,12 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         rejected,
         waiting_apps,
         applied,
+        owners: Owners {
+            nodes: node_owners,
+            partitions: partition_owners,
+            default_partition,
+        },
+        verdicts,
+        default_missing,
     }
 }

@@ -9,12 +9,14 @@
 //! costs a constant number of hook-tool calls (see [`cache`]). Non-leaders only report that
 //! they stand by.
 
+pub mod accepted;
 pub mod actions;
 pub mod apply;
 pub mod cache;
 pub mod decide;
 pub mod desired;
 pub mod observe;
+pub mod owners;
 pub mod plan;
 
 use crate::charms::error::CharmError;
@@ -65,8 +67,9 @@ pub fn handle<B: SecretBackend>(
         None => apply::create_key_secret(backend, &key)?,
     };
     let plan = plan::plan(&obs, &key, &key_secret);
-    apply::apply(backend, host, &plan)?;
-    backend.status_set(StatusScope::Unit, &plan.status)?;
+    // `Some`: slurmctld refused the new files and the accepted ones were put back.
+    let refused = apply::apply(backend, host, &plan)?;
+    backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
     apply::persist(host, &plan)
 }
 

@@ -5,7 +5,8 @@
 //! three Slurm files as they are on disk, and fresh random bytes for a munge key in case the
 //! cluster has none yet.
 
-use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation};
+use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
+use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
 use super::desired::Settings;
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -18,7 +19,9 @@ use crate::charms::util::config_str;
 use crate::interface::{
     AuthKind, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef,
 };
-use crate::interface::{CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
+use crate::interface::{
+    CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT, VERDICTS_KEY,
+};
 use crate::slurm::SlurmVersion;
 use juju_runtime::{BagOwner, ModelBackend, RelationId, SecretBackend};
 use juju_runtime::{Event, HookContext, RelationEvent};
@@ -57,6 +60,11 @@ pub struct Observed {
     pub slurm_version: Option<SlurmVersion>,
     /// The version was read from `slurmctld -V` in this hook (the plan persists it).
     pub slurm_version_fresh: bool,
+    /// What slurmctld last accepted or refused ([`super::accepted`]); `None` when absent or
+    /// unreadable.
+    pub applied_record: Option<AppliedRecord>,
+    /// The last accepted copies of cgroup.conf, gres.conf and slurm.conf, in that order.
+    pub accepted_files: Vec<Option<Vec<u8>>>,
 }
 
 /// Where the leader keeps the slurmctld version it last read, so a hook does not spawn
@@ -121,10 +129,16 @@ pub fn observe<B: SecretBackend>(
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
         hostname: host.hostname()?,
     };
-    let raw = host.read(CACHE_PATH)?;
-    let loaded = match &raw {
-        None => Err(CacheError::Missing),
-        Some(raw) => Cache::from_bytes(raw),
+    // A cache path that cannot be read (a directory, no permission) is rebuilt like a corrupt
+    // one; persisting replaces it.
+    let (raw, unreadable) = match host.read(CACHE_PATH) {
+        Ok(raw) => (raw, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let loaded = match (&raw, unreadable) {
+        (_, Some(why)) => Err(CacheError::Unreadable(why)),
+        (None, None) => Err(CacheError::Missing),
+        (Some(raw), None) => Cache::from_bytes(raw),
     };
     let cache_file = raw.filter(|_| loaded.is_ok());
     let forced = match &ctx.event {
@@ -147,6 +161,20 @@ pub fn observe<B: SecretBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
+    let applied_record = host
+        .read(APPLIED_PATH)
+        .ok()
+        .flatten()
+        .and_then(|raw| AppliedRecord::from_bytes(&raw));
+    if let Some(applied) = applied_record.as_ref().and_then(|r| r.applied.clone()) {
+        // Written as soon as slurmctld took the files: it wins over the cache's copy, which is
+        // saved only at the end of a successful hook.
+        cache.applied = Some(applied);
+    }
+    let mut accepted_files = Vec::new();
+    for (_, copy) in ACCEPTED_FILES {
+        accepted_files.push(host.read(copy).ok().flatten());
+    }
     let mut files_on_disk = BTreeMap::new();
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
         files_on_disk.insert(path, host.read(path)?);
@@ -183,6 +211,8 @@ pub fn observe<B: SecretBackend>(
         files_on_disk,
         slurm_version,
         slurm_version_fresh,
+        applied_record,
+        accepted_files,
     })
 }
 
@@ -263,7 +293,10 @@ pub fn update_for_event<B: ModelBackend>(
                     app: r.remote_app.clone(),
                     ..Default::default()
                 });
-            entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+            entry.partition = bag
+                .get(PARTITION_KEY)
+                .filter(|v| !v.is_empty())
+                .map(|v| admit_partition(v));
         }
         Event::RelationJoined(r) | Event::RelationChanged(r) if ours(r) => {
             let k = key(&r.relation);
@@ -288,7 +321,10 @@ pub fn update_for_event<B: ModelBackend>(
                     let bag =
                         backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
                     if let Some(entry) = cache.relations.get_mut(&k) {
-                        entry.partition = bag.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned();
+                        entry.partition = bag
+                            .get(PARTITION_KEY)
+                            .filter(|v| !v.is_empty())
+                            .map(|v| admit_partition(v));
                     }
                 }
             }
@@ -325,8 +361,12 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
             endpoint: rel.endpoint.clone(),
             id: rel.id,
             app,
-            partition: remote.get(PARTITION_KEY).filter(|v| !v.is_empty()).cloned(),
+            partition: remote
+                .get(PARTITION_KEY)
+                .filter(|v| !v.is_empty())
+                .map(|v| admit_partition(v)),
             cluster_info_published: own.get(CLUSTER_INFO_KEY).filter(|v| !v.is_empty()).cloned(),
+            verdicts_published: own.get(VERDICTS_KEY).filter(|v| !v.is_empty()).cloned(),
             ..Default::default()
         };
         for unit in backend.relation_list(&rel)? {

@@ -3,8 +3,9 @@
 //! status to set and the cache to persist once everything else has succeeded. No I/O here:
 //! [`super::apply`] carries the plan out.
 
-use super::cache::Cache;
-use super::decide::{Decision, decide};
+use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
+use super::cache::{Cache, fnv1a};
+use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::observe::{Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -13,8 +14,9 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::charms::slurmd::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef};
+use crate::interface::{AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY};
 use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
+use std::collections::BTreeMap;
 
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
 pub const MUNGE_KEY_LEN: usize = 1024;
@@ -47,6 +49,18 @@ pub struct ControllerPlan {
     /// The slurmctld version read by this hook, to persist with the cache (see
     /// [`super::observe::VERSION_PATH`]).
     pub version: Option<FileWrite>,
+    /// The applied record to write before the files and the restart or reconfigure (the
+    /// change marked pending); `None` when slurmctld needs nothing.
+    pub applied_before: Option<Vec<u8>>,
+    /// The applied record once slurmctld took the files.
+    pub applied_after: Option<Vec<u8>>,
+    /// The record to write, with the reason filled in, if slurmctld refuses the files.
+    pub refused_record: Option<AppliedRecord>,
+    /// Copies of the files to keep as the last accepted set once slurmctld took them.
+    pub accepted: Vec<FileWrite>,
+    /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
+    /// complete accepted set is known).
+    pub rollback: Vec<FileWrite>,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -125,11 +139,54 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }
-    let status = status(&cache, &rendered);
-    let warnings = rendered
-        .rejected
-        .iter()
-        .map(|(who, why)| format!("left out {who}: {why}"))
+    cache.owners = rendered.owners.clone();
+    // Verdicts: each relation's rejected units, published where they changed.
+    for (key, rel) in cache.relations.iter_mut() {
+        let value = rendered
+            .verdicts
+            .get(key)
+            .map(|v| v.to_relation_value())
+            .unwrap_or_default();
+        if rel.verdicts_published.as_deref().unwrap_or_default() == value {
+            continue;
+        }
+        relation_data.push(RelationWrite {
+            relation: RelationId::new(rel.endpoint.clone(), rel.id),
+            app: true,
+            data: Bag::from([(VERDICTS_KEY.to_string(), value.clone())]),
+        });
+        rel.verdicts_published = (!value.is_empty()).then_some(value);
+    }
+    // Each rejection is logged once (and again only when its reason changes).
+    let mut logged = BTreeMap::new();
+    let mut fresh = Vec::new();
+    for (who, why) in &rendered.rejected {
+        let hash = fnv1a(&[why.as_bytes()]);
+        if cache.logged.get(who) != Some(&hash) {
+            fresh.push(format!("left out {who}: {why}"));
+        }
+        logged.insert(who.clone(), hash);
+    }
+    cache.logged = logged;
+    let mut status = status(&cache, &rendered);
+    let record = obs.applied_record.clone().unwrap_or_default();
+    let refused_before = record
+        .refused
+        .as_ref()
+        .filter(|r| r.files_hash == rendered.applied.files_hash);
+    if let Some(r) = refused_before {
+        // The same files slurmctld refused: not offered again until an input changes.
+        status = refused_status(r);
+        rendered.slurm_conf = None;
+        rendered.gres_conf = None;
+    }
+    let mut applied_before = None;
+    let mut applied_after = None;
+    let mut refused_record = None;
+    let mut accepted = Vec::new();
+    let mut rollback = Vec::new();
+    let warnings = fresh
+        .into_iter()
         .chain(
             rendered
                 .render_error
@@ -167,6 +224,56 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                 changed,
                 obs.slurm_version,
             );
+            let old = cache.applied.clone();
+            let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
+            if decision.reload != Reload::Nothing {
+                applied_before = Some(
+                    AppliedRecord {
+                        applied: old.clone(),
+                        pending: Some(rendered.applied.files_hash.clone()),
+                        refused: None,
+                    }
+                    .to_bytes(),
+                );
+            }
+            let after = AppliedRecord {
+                applied: Some(rendered.applied.clone()),
+                pending: None,
+                refused: None,
+            };
+            if obs.applied_record.as_ref() != Some(&after) {
+                applied_after = Some(after.to_bytes());
+            }
+            if reloads || (decision.reload == Reload::Nothing && !changed && old.is_some()) {
+                accepted = ACCEPTED_FILES
+                    .iter()
+                    .zip(&files)
+                    .map(|((_, copy), f)| FileWrite::new(copy, f.bytes.clone(), 0o600, None))
+                    .collect();
+            }
+            if reloads {
+                let new: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
+                refused_record = Some(AppliedRecord {
+                    applied: old,
+                    pending: None,
+                    refused: Some(Refusal {
+                        files_hash: rendered.applied.files_hash.clone(),
+                        reason: String::new(),
+                        input: first_new_line(&obs.accepted_files, &new),
+                    }),
+                });
+                if obs.accepted_files.iter().all(Option::is_some) {
+                    rollback = ACCEPTED_FILES
+                        .iter()
+                        .zip(&obs.accepted_files)
+                        .zip(&files)
+                        .filter_map(|(((live, _), copy), f)| {
+                            let bytes = copy.clone()?;
+                            Some(FileWrite::new(live, bytes, f.mode, f.owner))
+                        })
+                        .collect();
+                }
+            }
             cache.applied = Some(rendered.applied);
             (files, decision)
         }
@@ -183,6 +290,11 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         warnings,
         status,
         cache: persist(&cache, obs.cache_file.as_deref()),
+        applied_before,
+        applied_after,
+        refused_record,
+        accepted,
+        rollback,
         version: obs
             .slurm_version
             .filter(|_| obs.slurm_version_fresh)
@@ -195,6 +307,25 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                 )
             }),
     }
+}
+
+/// The status while slurmctld refuses the files the inputs render to.
+pub fn refused_status(r: &Refusal) -> Status {
+    let input = if r.input.is_empty() {
+        String::new()
+    } else {
+        format!(" at `{}`", r.input)
+    };
+    Status::new(
+        StatusKind::Blocked,
+        short(
+            &format!(
+                "slurmctld refused the new files{input}: {}; kept the last accepted files",
+                r.reason
+            ),
+            300,
+        ),
+    )
 }
 
 /// The cache's bytes, unless they are exactly the file this hook read.

@@ -182,6 +182,10 @@ pub fn desired(obs: &Observed) -> Desired {
         .flatten()
         .collect();
 
+    if let (Some(why), Some(_), Some(_)) = (&obs.verdict, &obs.relation, &cluster) {
+        // The controller left this node out: say so rather than report the node active.
+        blocked.get_or_insert(format!("node not enlisted: {why}"));
+    }
     let st = if let Some(b) = blocked {
         Status::new(StatusKind::Blocked, short(&b, 200))
     } else if obs.relation.is_none() {

@@ -13,6 +13,7 @@ use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::{
     CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
+    VERDICTS_KEY, Verdicts,
 };
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
 use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
@@ -68,6 +69,8 @@ pub struct Observed {
     pub controller: Option<ControllerProbe>,
     /// True when the relation is being removed in this hook.
     pub relation_broken: bool,
+    /// Why the controller left this unit's node out of slurm.conf (its `verdicts`), if it did.
+    pub verdict: Option<String>,
 }
 
 /// Stored unit state that cannot be read back.
@@ -111,6 +114,7 @@ pub fn observe<B: SecretBackend>(
     let mut own_node_raw = None;
     let mut own_partition_raw = None;
     let mut cluster_info = None;
+    let mut verdict = None;
     if let Some(rel) = &relation {
         let own = backend.relation_get(rel, &BagOwner::Unit(ctx.unit_name.clone()))?;
         own_node_raw = own.get(NODE_KEY).cloned();
@@ -130,6 +134,9 @@ pub fn observe<B: SecretBackend>(
             _ => backend.relation_remote_app(rel)?,
         };
         let remote = backend.relation_get(rel, &BagOwner::App(remote_app))?;
+        verdict = remote
+            .get(VERDICTS_KEY)
+            .and_then(|raw| Verdicts::from_relation_value(raw).0.remove(&ctx.unit_name));
         cluster_info = remote
             .get(CLUSTER_INFO_KEY)
             .filter(|v| !v.is_empty())
@@ -184,6 +191,7 @@ pub fn observe<B: SecretBackend>(
         slurmd_active,
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
+        verdict,
     })
 }
 

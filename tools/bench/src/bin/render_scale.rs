@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             partition: Some(partition.trim().to_string()),
             units,
             cluster_info_published: None,
+            verdicts_published: None,
         },
     );
     // One copy of the input, as the hook holds it (the cache).

@@ -1,0 +1,178 @@
+//! Bounded everything (issue 11 item 5): every external command runs under a time limit and a
+//! command past it is killed with what it started and reported by name and limit; a hanging
+//! `slurmd -C` costs a slurmd hook its limit, not its hang; a 1 MiB relation value is refused
+//! for its unit alone and logged once, abbreviated, not on every hook.
+
+#[path = "charm_support.rs"]
+mod support;
+
+use juju_sim::Hook;
+use slurm_charms::charms::host::default_timeout;
+use slurm_charms::charms::slurmctld::cache::CACHE_PATH;
+use slurm_charms::charms::{Cmd, HostError, Runner, SystemRunner};
+use std::time::{Duration, Instant};
+use support::three_nodes;
+
+#[test]
+fn a_command_past_its_limit_is_killed_and_named() {
+    let started = Instant::now();
+    let cmd = Cmd::new("sh", ["-c", "sleep 7.31; echo late"]).with_timeout(Duration::from_secs(1));
+    let e = SystemRunner.run(&cmd).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(e, HostError::Timeout { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sleep 7.31") && msg.contains("within 1s"),
+        "{msg}"
+    );
+    // Its child went with it (the process group was killed).
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep 7.31"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A command within its limit answers as before.
+    let out = SystemRunner
+        .run(&Cmd::new("sh", ["-c", "echo out; echo err >&2; exit 3"]))
+        .unwrap();
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (Some(3), "out\n", "err\n")
+    );
+}
+
+#[test]
+fn every_command_has_a_default_limit() {
+    assert_eq!(
+        default_timeout("systemctl", Some("restart")),
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        default_timeout("slurmd", Some("-C")),
+        Duration::from_secs(10)
+    );
+    assert_eq!(
+        default_timeout("scontrol", Some("ping")),
+        Duration::from_secs(10)
+    );
+    assert!(default_timeout("anything-else", None) <= Duration::from_secs(60));
+    assert_eq!(Cmd::new("slurmd", ["-C"]).limit(), Duration::from_secs(10));
+}
+
+#[test]
+fn a_hanging_slurmd_c_costs_its_limit_and_is_named() {
+    let mut c = three_nodes();
+    std::fs::write(c.root("slurmd/2").join("sleep-slurmd"), "25").unwrap();
+    let started = Instant::now();
+    c.sim.queue_hook("slurmd/2", Hook::UpdateStatus);
+    c.sim.settle().unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(16), "the hook took {took:?}");
+    c.assert_no_errors();
+    let (st, msg) = c.status("slurmd/2");
+    assert_eq!(st, "blocked", "{msg}");
+    assert!(
+        msg.contains("slurmd -C") && msg.contains("within 10s"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
+    let mut c = three_nodes();
+    // A hostile application: the slurmd charm's metadata, a `dispatch` that does nothing.
+    let dir = c.dir.path().join("charms/evil");
+    support::charm_dir(&dir, &support::repo());
+    std::fs::write(dir.join("dispatch"), "#!/bin/sh\nexit 0\n").unwrap();
+    let spec = c.spec("evil", &dir, 1);
+    c.sim.deploy(spec).unwrap();
+    let r = c.sim.integrate("evil", "slurmctld").unwrap();
+    let huge = format!(
+        r#"{{"node_parameters":{{"NodeName":"{}","CPUs":"8","RealMemory":"1000"}},"new_node":true}}"#,
+        "n".repeat(1 << 20)
+    );
+    c.sim.with_model_mut(|m| {
+        let rel = m.relations.get_mut(&r).unwrap();
+        rel.app_bags
+            .entry("evil".into())
+            .or_default()
+            .insert("partition".into(), r#"{"evil":{"State":"UP"}}"#.into());
+        rel.unit_bags
+            .entry("evil/0".into())
+            .or_default()
+            .insert("node".into(), huge.clone());
+    });
+    c.sim
+        .queue_hook("slurmctld/0", Hook::RelationChanged(r, None));
+    c.sim.queue_hook(
+        "slurmctld/0",
+        Hook::RelationChanged(r, Some("evil/0".into())),
+    );
+    c.sim.settle().unwrap();
+    for _ in 0..3 {
+        c.sim.update_status(Some("slurmctld")).unwrap();
+    }
+    c.assert_no_errors();
+    let conf = c.slurm_conf();
+    assert!(
+        !conf.contains("nnnnnnnn") && conf.contains("slurmd-0"),
+        "{}",
+        conf.len()
+    );
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "active", "{msg}");
+    assert!(
+        msg.contains("1 rejected (evil/0)") && msg.contains("65536"),
+        "{msg}"
+    );
+    let logs: Vec<String> = c
+        .sim
+        .logs()
+        .into_iter()
+        .filter(|l| l.unit == "slurmctld/0" && l.message.contains("left out evil/0"))
+        .map(|l| l.message)
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert!(logs[0].len() < 1000, "{}", logs[0].len());
+    let total: usize = c.sim.logs().iter().map(|l| l.message.len()).sum();
+    assert!(total < 200_000, "{total} bytes of juju-log");
+    let cache = c.bytes("slurmctld/0", CACHE_PATH).unwrap();
+    assert!(cache.len() < 64 * 1024, "{}", cache.len());
+}
+
+#[test]
+fn a_slow_failing_ping_is_bounded_in_all() {
+    let mut c = three_nodes();
+    // Every `scontrol` takes 4 s and `scontrol ping` fails: before, the wait for a restarted
+    // slurmctld was 20 pings of any length (here 20 × 4.5 s, twice with the rollback).
+    std::fs::write(c.root("slurmctld/0").join("sleep-scontrol"), "4").unwrap();
+    std::fs::write(
+        c.root("slurmctld/0").join("fail-scontrol-ping"),
+        "no answer",
+    )
+    .unwrap();
+    c.clear_commands("slurmctld/0");
+    let started = Instant::now();
+    c.sim.add_unit("slurmd", 1).unwrap();
+    let took = started.elapsed();
+    c.assert_no_errors();
+    // Two waits (the new files, then the accepted ones) of at most 20 s plus one ping each.
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    let pings = c
+        .commands("slurmctld/0")
+        .iter()
+        .filter(|l| *l == "scontrol ping")
+        .count();
+    assert!((2..=14).contains(&pings), "{pings} pings");
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "blocked", "{msg}");
+    assert!(msg.contains("not answering"), "{msg}");
+}
