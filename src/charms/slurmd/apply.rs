@@ -70,6 +70,35 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
             // observation reports what became of it.
             host.run_ok(&Cmd::new("systemctl", ["restart", "--no-block", "slurmd"]))?;
         }
+        ServiceAction::DrainNode {
+            node,
+            reason,
+            server,
+        } => {
+            tracing::warn!("draining {node}: {reason}");
+            let node_arg = format!("nodename={node}");
+            let reason_arg = format!("reason={reason}");
+            host.run_ok(
+                &Cmd::new(
+                    "scontrol",
+                    [
+                        "update",
+                        node_arg.as_str(),
+                        "state=drain",
+                        reason_arg.as_str(),
+                    ],
+                )
+                .env("SLURM_CONF_SERVER", server),
+            )?;
+        }
+        ServiceAction::ResumeNode { node, server } => {
+            tracing::info!("GPUs healthy again: resuming {node} (drained by the charm)");
+            let node_arg = format!("nodename={node}");
+            host.run_ok(
+                &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])
+                    .env("SLURM_CONF_SERVER", server),
+            )?;
+        }
         ServiceAction::StopSlurmd => {
             tracing::info!("slurmctld relation removed: stopping slurmd");
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;

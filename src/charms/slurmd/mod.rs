@@ -12,6 +12,7 @@ pub mod actions;
 pub mod apply;
 pub mod desired;
 pub mod facts;
+pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;

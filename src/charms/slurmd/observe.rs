@@ -3,6 +3,7 @@
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
+use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{MUNGE_KEY, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::error::CharmError;
@@ -58,6 +59,10 @@ pub struct Observed {
     pub controller: Option<ControllerProbe>,
     /// True when the relation is being removed in this hook.
     pub relation_broken: bool,
+    /// The GPUs remembered by the last hook (unit state `known-gpus`, raw JSON).
+    pub known_gpus_raw: Option<String>,
+    /// This node's drain state and reason in Slurm (asked only while the controller answers).
+    pub node_drain: Option<Result<NodeDrain, String>>,
 }
 
 /// Stored unit state that cannot be read back.
@@ -142,7 +147,17 @@ pub fn observe<B: ModelBackend>(
         ),
         _ => (false, None),
     };
+    let node_drain = match (&controller, &facts, &cluster_info) {
+        (Some(ControllerProbe::Answering), Ok(f), Some(Ok(info))) => Some(read_node_drain(
+            host,
+            f.node.name.as_ref(),
+            &info.conf_server(),
+        )),
+        _ => None,
+    };
     Ok(Observed {
+        node_drain,
+        known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),
         leader,
         partition_config: config_str(&config, "partition-config"),
@@ -163,6 +178,14 @@ pub fn observe<B: ModelBackend>(
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
     })
+}
+
+/// This node's state and reason in Slurm: `sinfo -h -N -n <node> -o '%T|%E'` at `server`.
+fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrain, String> {
+    let cmd =
+        Cmd::new("sinfo", ["-h", "-N", "-n", node, "-o", "%T|%E"]).env("SLURM_CONF_SERVER", server);
+    let out = host.run_ok(&cmd).map_err(|e| e.to_string())?;
+    parse_sinfo(node, server, &out.stdout)
 }
 
 /// The `/dev/nvidia*` files that exist on the host.

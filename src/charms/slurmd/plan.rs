@@ -27,6 +27,22 @@ pub enum ServiceAction {
     RestartSlurmd(&'static str),
     /// `systemctl stop slurmd` (the controller went away).
     StopSlurmd,
+    /// `scontrol update nodename=<node> state=drain reason=<reason>` (a GPU is failing).
+    DrainNode {
+        /// Slurm node name.
+        node: String,
+        /// The reason, starting with [`super::health::DRAIN_PREFIX`].
+        reason: String,
+        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
+        server: String,
+    },
+    /// `scontrol update nodename=<node> state=resume` (the charm's own drain, GPUs healthy).
+    ResumeNode {
+        /// Slurm node name.
+        node: String,
+        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
+        server: String,
+    },
 }
 
 /// Everything one slurmd hook does, decided before anything is done.
@@ -50,8 +66,15 @@ pub struct SlurmdPlan {
     pub status: Status,
 }
 
-/// Plans one slurmd hook or action.
+/// Plans one slurmd hook or action: the reconcile, then the GPU health check's part
+/// ([`super::health::plan_health`]: remembered GPUs, drain or resume, blocked status).
 pub fn plan(obs: &Observed) -> SlurmdPlan {
+    let mut plan = reconcile(obs);
+    super::health::plan_health(obs, &mut plan);
+    plan
+}
+
+fn reconcile(obs: &Observed) -> SlurmdPlan {
     let action = obs
         .action
         .as_ref()
