@@ -1,10 +1,11 @@
 //! End to end on real Slurm (issue 15 item 1): the real charms, run by the Juju simulator,
 //! drive Debian's munged, slurmctld and slurmd (docs/e2e.md); the fake NVML injects GPU faults.
 //! A failing GPU drains its node with the exact reason, jobs stop landing there, the node is
-//! resumed once the fault clears, and an operator's drain is left alone.
+//! resumed once the fault clears, and an operator's drain is left alone. Also (item 3): the node
+//! Features derived from the GPUs make `srun --constraint=<GPU type>` land on the right node.
 //!
 //! Hosts: juju-e2e-0 slurmctld/0; juju-e2e-1 slurmd/0 (2 x T4, the one that fails);
-//! juju-e2e-2 slurmd/1 (1 x T4, where jobs go meanwhile).
+//! juju-e2e-2 slurmd/1 (1 x L4, where jobs go meanwhile).
 
 mod e2e;
 
@@ -40,11 +41,15 @@ fn charm_dir(work: &Path, name: &str) -> PathBuf {
 }
 
 fn t4(minor: u32, bus: &str) -> Value {
+    gpu("Tesla T4", minor, bus)
+}
+
+fn gpu(name: &str, minor: u32, bus: &str) -> Value {
     let cpus: Vec<u32> =
         (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
     json!({
-        "name": "Tesla T4",
-        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
+        "name": name,
+        "uuid": format!("GPU-7e54{:04x}-0000-4000-8000-00000000000{minor}", name.len()),
         "pci_bus_id": bus,
         "minor": minor,
         "memory_total": 16106127360u64,
@@ -104,17 +109,13 @@ impl Scenario {
         (s.status, s.message)
     }
 
-    /// Where `srun -N1 --gres=gpu:tesla_t4:1 hostname` runs, `n` times.
+    /// Where `srun -N1 --gres=gpu:1 hostname` runs, `n` times.
     fn job_hosts(&self, n: usize) -> Vec<String> {
         (0..n)
             .map(|_| {
                 let r = self
                     .cluster
-                    .run(
-                        &host(0).0,
-                        "srun",
-                        &["-N1", "--gres=gpu:tesla_t4:1", "hostname"],
-                    )
+                    .run(&host(0).0, "srun", &["-N1", "--gres=gpu:1", "hostname"])
                     .ok();
                 r.stdout.trim().to_string()
             })
@@ -151,7 +152,7 @@ fn start(suite: Suite) -> Scenario {
         &host(1).0,
         vec![t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")],
     );
-    s.set_gpus(&host(2).0, vec![t4(0, "00000000:3B:00.0")]);
+    s.set_gpus(&host(2).0, vec![gpu("NVIDIA L4", 0, "00000000:3B:00.0")]);
     s
 }
 
@@ -240,8 +241,55 @@ fn gpu_health(suite: Suite) {
     s.cluster
         .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
     s.cluster
-        .wait_node_idle(&ctl, &n2, "gpu:tesla_t4:1", REGISTER);
+        .wait_node_idle(&ctl, &n2, "gpu:nvidia_l4:1", REGISTER);
     s.update_status();
+
+    // Item 3: Features from the GPUs; --constraint picks the node by GPU type.
+    let features = s
+        .cluster
+        .run(&ctl, "sinfo", &["-h", "-N", "-o", "%N %f"])
+        .ok()
+        .stdout;
+    e2e::eprint_block("sinfo -N -o '%N %f'", &features);
+    assert!(
+        features.contains(&format!("{n1} tesla_t4,cuda12")),
+        "{features}"
+    );
+    assert!(
+        features.contains(&format!("{n2} nvidia_l4,cuda12")),
+        "{features}"
+    );
+    for (constraint, expected) in [("tesla_t4", &n1), ("nvidia_l4", &n2)] {
+        for _ in 0..2 {
+            let r = s
+                .cluster
+                .run(
+                    &ctl,
+                    "srun",
+                    &[&format!("--constraint={constraint}"), "hostname"],
+                )
+                .ok();
+            assert_eq!(
+                r.stdout.trim(),
+                expected.as_str(),
+                "--constraint={constraint}"
+            );
+        }
+    }
+    let r = s
+        .cluster
+        .run(&ctl, "srun", &["--constraint=nvidia_l4&cuda12", "hostname"])
+        .ok();
+    assert_eq!(r.stdout.trim(), n2);
+    let r = s
+        .cluster
+        .run(
+            &ctl,
+            "srun",
+            &["--constraint=nvidia_h100_80gb_hbm3", "true"],
+        )
+        .fails();
+    e2e::eprint_block("srun --constraint=<a type no node has>", &r.stderr);
     assert_eq!(
         s.status("slurmd/0").0,
         "active",

@@ -41,6 +41,7 @@ mod action;
 mod cores;
 mod detect;
 mod error;
+mod features;
 mod finding;
 mod gres;
 mod health;
@@ -52,6 +53,7 @@ mod naming;
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};
 pub use error::GpuError;
+pub use features::{gpu_features, merge_features};
 pub use finding::Finding;
 pub use health::{
     DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, encode_known, parse_known,

@@ -141,7 +141,13 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    let record = build_node_record(facts, inv.gres(), &ov, obs.new_node)
+    let features = if obs.gpu_features {
+        crate::gpu::gpu_features(inv)
+    } else {
+        Vec::new()
+    };
+    let with_features = super::desired::with_gpu_features(ov.clone(), &features);
+    let record = build_node_record(facts, inv.gres(), &with_features, obs.new_node)
         .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
         .parameters()

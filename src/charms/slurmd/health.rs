@@ -66,6 +66,7 @@ pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, Str
 pub fn report(obs: &Observed) -> Option<HealthReport> {
     let inv = obs.inventory.as_ref().ok()?;
     let known = match parse_known(obs.known_gpus_raw.as_deref()) {
+        Ok(_) if accepts_missing(obs) => Vec::new(),
         Ok(k) => k,
         Err(e) => {
             tracing::warn!("stored {KNOWN_GPUS_STATE} is unreadable ({e}); starting afresh");
@@ -73,6 +74,16 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
         }
     };
     Some(assess(&inv.health, &known))
+}
+
+/// True in `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
+/// removed on purpose), so only the GPUs seen now are remembered.
+fn accepts_missing(obs: &Observed) -> bool {
+    matches!(
+        &obs.action,
+        Some((name, params)) if name == "detect-gpus"
+            && matches!(params.get("accept-missing"), Some(serde_json::Value::Bool(true)))
+    )
 }
 
 /// Adds the health check's part to `plan`: the remembered GPUs, the blocked status, and the

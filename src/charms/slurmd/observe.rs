@@ -59,6 +59,8 @@ pub struct Observed {
     pub controller: Option<ControllerProbe>,
     /// True when the relation is being removed in this hook.
     pub relation_broken: bool,
+    /// `gpu-features`: publish node Features derived from the GPUs (default true).
+    pub gpu_features: bool,
     /// The GPUs remembered by the last hook (unit state `known-gpus`, raw JSON).
     pub known_gpus_raw: Option<String>,
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
@@ -97,7 +99,7 @@ pub fn observe<B: ModelBackend>(
     let state = backend.state_get()?;
     let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let action = match &ctx.event {
-        Event::Action(a) if a.name == "node-config" => {
+        Event::Action(a) if a.name == "node-config" || a.name == "detect-gpus" => {
             Some((a.name.clone(), backend.action_get()?))
         }
         Event::Action(a) => Some((a.name.clone(), Map::new())),
@@ -157,6 +159,7 @@ pub fn observe<B: ModelBackend>(
     };
     Ok(Observed {
         node_drain,
+        gpu_features: !matches!(config.get("gpu-features"), Some(Value::Bool(false))),
         known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),
         leader,
