@@ -4,10 +4,10 @@
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use juju_runtime::{ModelBackend, error_chain, flatten_action_results};
+use juju_runtime::{ModelBackend, NetworkBackend, error_chain, flatten_action_results};
 
 /// Applies everything in `plan` except the status.
-pub fn apply<B: ModelBackend>(
+pub fn apply<B: ModelBackend + NetworkBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &SlurmdPlan,
@@ -22,7 +22,12 @@ pub fn apply<B: ModelBackend>(
         host.remove(path)?;
     }
     for action in &plan.services {
-        service(host, action)?;
+        match action {
+            ServiceAction::InstallDriver { source, boot_id } => {
+                super::driver::install_driver(backend, host, source, boot_id)?;
+            }
+            other => service(host, other)?,
+        }
     }
     for w in &plan.relation_data {
         tracing::info!("publishing {:?}", w.data.keys().collect::<Vec<_>>());
@@ -98,6 +103,9 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
                 &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])
                     .env("SLURM_CONF_SERVER", server),
             )?;
+        }
+        ServiceAction::InstallDriver { .. } => {
+            // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
         }
         ServiceAction::StopSlurmd => {
             tracing::info!("slurmctld relation removed: stopping slurmd");

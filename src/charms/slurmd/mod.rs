@@ -11,6 +11,7 @@
 pub mod actions;
 pub mod apply;
 pub mod desired;
+pub mod driver;
 pub mod facts;
 pub mod health;
 pub mod observe;
@@ -21,7 +22,7 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 
 use juju_runtime::{Event, HookContext};
-use juju_runtime::{ModelBackend, Status, StatusKind, StatusScope};
+use juju_runtime::{ModelBackend, NetworkBackend, Status, StatusKind, StatusScope};
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
@@ -41,7 +42,7 @@ pub const NODE_CONFIG_STATE: &str = "node-config";
 pub const PACKAGES: &[&str] = &["slurmd", "munge", "slurm-client"];
 
 /// Runs one slurmd hook or action.
-pub fn handle<B: ModelBackend>(
+pub fn handle<B: ModelBackend + NetworkBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,

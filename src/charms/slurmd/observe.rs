@@ -2,6 +2,7 @@
 //! state, the action's parameters, the node's facts (`slurmd -C`, GPUs), the files the charm
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
+use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource};
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
 use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
@@ -61,6 +62,12 @@ pub struct Observed {
     pub relation_broken: bool,
     /// `gpu-features`: publish node Features derived from the GPUs (default true).
     pub gpu_features: bool,
+    /// `nvidia-driver`, parsed.
+    pub driver_source: Result<DriverSource, String>,
+    /// The driver install already tried (unit state `driver-install`, raw).
+    pub driver_attempt: Option<String>,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`; empty when unreadable).
+    pub boot_id: String,
     /// The GPUs remembered by the last hook (unit state `known-gpus`, raw JSON).
     pub known_gpus_raw: Option<String>,
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
@@ -159,6 +166,12 @@ pub fn observe<B: ModelBackend>(
     };
     Ok(Observed {
         node_drain,
+        driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
+        driver_attempt: state.get(DRIVER_STATE).cloned(),
+        boot_id: host
+            .read(BOOT_ID)?
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .unwrap_or_default(),
         gpu_features: !matches!(config.get("gpu-features"), Some(Value::Bool(false))),
         known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),

@@ -37,6 +37,14 @@ pub enum ServiceAction {
         server: String,
     },
     /// `scontrol update nodename=<node> state=resume` (the charm's own drain, GPUs healthy).
+    /// Install the NVIDIA driver, load it, request a reboot if it does not load
+    /// ([`super::driver::install_driver`]).
+    InstallDriver {
+        /// What to install.
+        source: super::driver::DriverSource,
+        /// The boot id now (remembered with the attempt).
+        boot_id: String,
+    },
     ResumeNode {
         /// Slurm node name.
         node: String,
@@ -71,6 +79,7 @@ pub struct SlurmdPlan {
 pub fn plan(obs: &Observed) -> SlurmdPlan {
     let mut plan = reconcile(obs);
     super::health::plan_health(obs, &mut plan);
+    super::driver::plan_driver(obs, &mut plan);
     plan
 }
 
