@@ -17,10 +17,7 @@ const UNIT: &str = "slurmd/0";
 /// loaded), `modprobe nvidia` failing until a reboot, and the given `nvidia-driver` config.
 fn cluster(driver: Option<&str>, modprobe_fails: bool) -> Cluster {
     let mut c = Cluster::new();
-    let fakes = c.dir.path().join("fakes");
-    for name in ["ubuntu-drivers", "modprobe"] {
-        std::os::unix::fs::symlink(fakes.join("fake-command"), fakes.join(name)).unwrap();
-    }
+    stand_ins(&c);
     let root = c.root(UNIT);
     for addr in ["0000:3b:00.0", "0000:d8:00.0"] {
         let dir = root.join("sys/bus/pci/devices").join(addr);
@@ -42,6 +39,14 @@ fn cluster(driver: Option<&str>, modprobe_fails: bool) -> Cluster {
     c.sim.integrate("slurmd", "slurmctld").unwrap();
     c.assert_no_errors();
     c
+}
+
+/// Recording stand-ins for the driver tools.
+fn stand_ins(c: &Cluster) {
+    let fakes = c.dir.path().join("fakes");
+    for name in ["ubuntu-drivers", "modprobe"] {
+        std::os::unix::fs::symlink(fakes.join("fake-command"), fakes.join(name)).unwrap();
+    }
 }
 
 fn set_boot(c: &Cluster, id: &str) {
@@ -154,6 +159,55 @@ fn a_configured_package_that_loads_needs_no_reboot() {
     c.set_gpus(UNIT, TWO_T4);
     c.sim.update_status(Some("slurmd")).unwrap();
     assert_eq!(c.status(UNIT).0, "active", "{:?}", c.status(UNIT));
+}
+
+#[test]
+fn a_failing_install_blocks_once_and_is_not_retried() {
+    let mut c = Cluster::new();
+    stand_ins(&c);
+    let root = c.root(UNIT);
+    let dir = root.join("sys/bus/pci/devices/0000:3b:00.0");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("vendor"), "0x10de\n").unwrap();
+    std::fs::write(dir.join("class"), "0x030200\n").unwrap();
+    std::fs::write(root.join("nvml.json"), r#"{"init_error": 9}"#).unwrap();
+    set_boot(&c, "boot-1");
+    // apt-get (a recording stand-in) fails: the package does not exist.
+    c.deploy_slurmctld();
+    let spec = c
+        .spec("slurmd", &c.slurmd_charm.clone(), 1)
+        .config("nvidia-driver", "nvidia-driver-999-server");
+    std::fs::create_dir_all(&root).unwrap();
+    c.sim.deploy(spec).unwrap();
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    // The install hook installed slurmd with apt-get before the driver: fail apt-get only now.
+    std::fs::write(root.join("fail-apt-get"), "").unwrap();
+    c.sim
+        .set_config(
+            "slurmd",
+            [(
+                "nvidia-driver".to_string(),
+                json!("nvidia-driver-998-server"),
+            )]
+            .into(),
+        )
+        .unwrap();
+    c.sim.settle().unwrap();
+    for _ in 0..2 {
+        c.sim.update_status(Some("slurmd")).unwrap();
+    }
+    c.assert_no_errors();
+    let (st, msg) = c.status(UNIT);
+    eprintln!("failed install: {st}: {msg}");
+    assert_eq!(st, "blocked");
+    assert!(
+        msg.starts_with(
+            "NVIDIA driver install (`apt-get install nvidia-driver-998-server`) failed:"
+        ),
+        "{msg}"
+    );
+    assert_eq!(count(&c, "apt-get install -y nvidia-driver-998-server"), 1);
+    assert_eq!(reboots(&c), 0);
 }
 
 #[test]

@@ -374,7 +374,11 @@ fn removing_the_relation_stops_slurmd_and_empties_the_cluster() {
 fn gpus_without_a_driver_block_with_the_driver_message() {
     let mut c = Cluster::new();
     c.deploy_slurmctld();
-    c.deploy_slurmd("slurmd", 1);
+    // nvidia-driver=none: the charm does not install a driver (tests/charm_driver_install.rs).
+    let spec = c
+        .spec("slurmd", &c.slurmd_charm.clone(), 1)
+        .config("nvidia-driver", "none");
+    c.sim.deploy(spec).unwrap();
     let root = c.root("slurmd/0");
     for bus in ["0000:3b:00.0", "0000:d8:00.0"] {
         let dev = root.join("sys/bus/pci/devices").join(bus);

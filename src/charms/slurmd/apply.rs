@@ -6,12 +6,14 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 use juju_runtime::{ModelBackend, NetworkBackend, error_chain, flatten_action_results};
 
-/// Applies everything in `plan` except the status.
+/// Applies everything in `plan` except the status. Returns a status that replaces the planned
+/// one when a step's outcome decides it (the driver install: failed, or rebooting).
 pub fn apply<B: ModelBackend + NetworkBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &SlurmdPlan,
-) -> Result<(), CharmError> {
+) -> Result<Option<juju_runtime::Status>, CharmError> {
+    let mut status = None;
     for w in &plan.warnings {
         tracing::warn!("{w}");
     }
@@ -24,7 +26,7 @@ pub fn apply<B: ModelBackend + NetworkBackend>(
     for action in &plan.services {
         match action {
             ServiceAction::InstallDriver { source, boot_id } => {
-                super::driver::install_driver(backend, host, source, boot_id)?;
+                status = super::driver::install_driver(backend, host, source, boot_id)?;
             }
             other => service(host, other)?,
         }
@@ -46,7 +48,7 @@ pub fn apply<B: ModelBackend + NetworkBackend>(
             }
         }
     }
-    Ok(())
+    Ok(status)
 }
 
 fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {

@@ -27,6 +27,9 @@ pub struct DriverAttempt {
     pub source: String,
     /// The boot id when it was tried (the reboot has happened once it differs).
     pub boot_id: String,
+    /// How far it got: `installing`, `loaded`, `reboot-requested`, or `failed: <why>`.
+    #[serde(default)]
+    pub outcome: String,
 }
 
 impl DriverAttempt {
@@ -36,6 +39,7 @@ impl DriverAttempt {
         serde_json::from_str(raw).unwrap_or_else(|_| DriverAttempt {
             source: raw.to_string(),
             boot_id: String::new(),
+            outcome: String::new(),
         })
     }
 }
@@ -125,7 +129,13 @@ pub fn plan_driver(obs: &Observed, plan: &mut SlurmdPlan) {
     }
     let attempt = obs.driver_attempt.as_deref().map(DriverAttempt::parse);
     if let Some(a) = attempt.filter(|a| a.source == source.to_string()) {
-        if a.boot_id == obs.boot_id {
+        if let Some(why) = a.outcome.strip_prefix("failed: ") {
+            plan.status = failed_status(source, why);
+            return;
+        }
+        if a.boot_id == obs.boot_id
+            && matches!(a.outcome.as_str(), "reboot-requested" | "installing")
+        {
             // juju-reboot reboots once the hook ends; hooks queued before that land here.
             plan.status = Status::new(
                 StatusKind::Maintenance,
@@ -136,8 +146,8 @@ pub fn plan_driver(obs: &Observed, plan: &mut SlurmdPlan) {
         plan.status = Status::new(
             StatusKind::Blocked,
             format!(
-                "{present} NVIDIA GPU(s) present, driver still not loaded after `{source}` and a \
-                 reboot: see juju debug-log and dmesg (Secure Boot, kernel headers); set \
+                "{present} NVIDIA GPU(s) present, driver still not loaded after `{source}`: see \
+                 juju debug-log and dmesg (Secure Boot, kernel headers); set \
                  nvidia-driver to another package or none"
             ),
         );
@@ -153,23 +163,51 @@ pub fn plan_driver(obs: &Observed, plan: &mut SlurmdPlan) {
     );
 }
 
+/// The blocked status after a failed install (never retried with the same source).
+fn failed_status(source: &DriverSource, why: &str) -> Status {
+    Status::new(
+        StatusKind::Blocked,
+        crate::charms::util::short(
+            &format!(
+                "NVIDIA driver install (`{source}`) failed: {why}; fix it, then set nvidia-driver \
+                 to another package (or none)"
+            ),
+            250,
+        ),
+    )
+}
+
+/// Stores the attempt with its outcome so far.
+fn remember<B: ModelBackend>(
+    backend: &B,
+    source: &DriverSource,
+    boot_id: &str,
+    outcome: &str,
+) -> Result<(), CharmError> {
+    let attempt = DriverAttempt {
+        source: source.to_string(),
+        boot_id: boot_id.to_string(),
+        outcome: outcome.to_string(),
+    };
+    let raw = serde_json::to_string(&attempt).unwrap_or_else(|_| source.to_string());
+    backend.state_set(&BTreeMap::from([(DRIVER_STATE.to_string(), raw)]))?;
+    Ok(())
+}
+
 /// Runs the install: remembers the attempt first, installs, loads the module, and requests a
 /// reboot when the module cannot load without one. Statuses on the way say which step runs.
+/// A failing install does not fail the hook (a retry would loop): it is remembered and the
+/// returned status (blocked) replaces the planned one; so does the reboot's.
 pub fn install_driver<B: ModelBackend + NetworkBackend>(
     backend: &B,
     host: &Host<'_>,
     source: &DriverSource,
     boot_id: &str,
-) -> Result<(), CharmError> {
+) -> Result<Option<Status>, CharmError> {
     let Some(cmd) = source.command() else {
-        return Ok(());
+        return Ok(None);
     };
-    let attempt = DriverAttempt {
-        source: source.to_string(),
-        boot_id: boot_id.to_string(),
-    };
-    let raw = serde_json::to_string(&attempt).unwrap_or_else(|_| source.to_string());
-    backend.state_set(&BTreeMap::from([(DRIVER_STATE.to_string(), raw)]))?;
+    remember(backend, source, boot_id, "installing")?;
     backend.status_set(
         StatusScope::Unit,
         &Status::new(
@@ -178,25 +216,31 @@ pub fn install_driver<B: ModelBackend + NetworkBackend>(
         ),
     )?;
     tracing::info!("NVIDIA GPUs without a driver: {source}");
-    host.run_ok(&cmd)?;
-    let loaded = host.run(&Cmd::new("modprobe", ["nvidia"]))?;
-    if loaded.success() {
-        tracing::info!("nvidia module loaded without a reboot");
-        return Ok(());
+    if let Err(e) = host.run_ok(&cmd) {
+        let why = e.to_string();
+        tracing::warn!("NVIDIA driver install failed: {why}");
+        remember(backend, source, boot_id, &format!("failed: {why}"))?;
+        return Ok(Some(failed_status(source, &why)));
     }
-    backend.status_set(
-        StatusScope::Unit,
-        &Status::new(
-            StatusKind::Maintenance,
-            "NVIDIA driver installed; rebooting to load it",
-        ),
-    )?;
-    tracing::warn!(
-        "modprobe nvidia failed ({}): requesting a reboot",
-        loaded.stderr.trim()
+    let loaded = host.run(&Cmd::new("modprobe", ["nvidia"]));
+    if loaded.as_ref().is_ok_and(|o| o.success()) {
+        tracing::info!("nvidia module loaded without a reboot");
+        remember(backend, source, boot_id, "loaded")?;
+        return Ok(None);
+    }
+    remember(backend, source, boot_id, "reboot-requested")?;
+    let rebooting = Status::new(
+        StatusKind::Maintenance,
+        "NVIDIA driver installed; rebooting to load it",
     );
+    backend.status_set(StatusScope::Unit, &rebooting)?;
+    let said = match &loaded {
+        Ok(out) => out.stderr.trim().to_string(),
+        Err(e) => e.to_string(),
+    };
+    tracing::warn!("modprobe nvidia failed ({said}): requesting a reboot");
     backend.juju_reboot(false)?;
-    Ok(())
+    Ok(Some(rebooting))
 }
 
 #[cfg(test)]

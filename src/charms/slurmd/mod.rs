@@ -60,8 +60,9 @@ pub fn handle<B: ModelBackend + NetworkBackend>(
     }
     let obs = observe::observe(ctx, backend, host)?;
     let plan = plan::plan(&obs);
-    apply::apply(backend, host, &plan)?;
-    Ok(backend.status_set(StatusScope::Unit, &plan.status)?)
+    let outcome = apply::apply(backend, host, &plan)?;
+    let status = outcome.unwrap_or(plan.status);
+    Ok(backend.status_set(StatusScope::Unit, &status)?)
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
