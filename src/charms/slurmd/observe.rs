@@ -156,12 +156,15 @@ pub fn observe<B: ModelBackend>(
         ),
         _ => (false, None),
     };
+    // A node that has never had a GPU has no GPU health to act on: Slurm is not asked.
+    let has_gpus = inventory.as_ref().is_ok_and(|inv| !inv.health.is_empty())
+        || state
+            .get(KNOWN_GPUS_STATE)
+            .is_some_and(|k| !k.trim().is_empty() && k.trim() != "[]");
     let node_drain = match (&controller, &facts, &cluster_info) {
-        (Some(ControllerProbe::Answering), Ok(f), Some(Ok(info))) => Some(read_node_drain(
-            host,
-            f.node.name.as_ref(),
-            &info.conf_server(),
-        )),
+        (Some(ControllerProbe::Answering), Ok(f), Some(Ok(info))) if has_gpus => Some(
+            read_node_drain(host, f.node.name.as_ref(), &info.conf_server()),
+        ),
         _ => None,
     };
     Ok(Observed {
