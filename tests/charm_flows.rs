@@ -70,8 +70,8 @@ fn three_units_with_different_gpus_give_exact_files() {
     let c = three_nodes();
     let expected_slurm = format!(
         "{HEADER}{GLOBALS}\
-NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024
-NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024
+NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12
+NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12
 NodeName=slurmd-2 {FACTS} MemSpecLimit=1024
 PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP
 DownNodes=slurmd-[0-2] State=DOWN Reason=\"New node.\"
@@ -215,9 +215,11 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
         slurm_diff,
         vec![
             format!(
-                "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024"
+                "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12"
             ),
-            format!("NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_l40s:2 MemSpecLimit=1024"),
+            format!(
+                "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,cuda12"
+            ),
         ]
     );
     assert_eq!(
@@ -246,6 +248,19 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
         restarts(&c.commands("slurmd/1")),
         vec!["systemctl restart --no-block slurmd"]
     );
+    // A GPU that disappeared is a fault (issue 15) until the operator accepts the removal.
+    assert_eq!(
+        c.status("slurmd/1"),
+        (
+            "blocked".into(),
+            "gpu 1 (00000000:3B:00.0): disappeared since the last check".into()
+        )
+    );
+    let r = c
+        .sim
+        .run_action("slurmd/1", "detect-gpus", json!({"accept-missing": true}))
+        .unwrap();
+    assert_eq!(r.results["health"]["status"], "healthy", "{r:?}");
     assert_eq!(
         c.status("slurmd/1"),
         ("active".into(), "2 GPUs: gpu:nvidia_l40s:2".into())
@@ -302,7 +317,7 @@ fn scale_out_and_remove_the_application() {
     c.sim.add_unit("slurmd", 1).unwrap();
     c.assert_no_errors();
     assert!(c.slurm_conf().contains(&format!(
-        "NodeName=slurmd-[0,3] {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024\n"
+        "NodeName=slurmd-[0,3] {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12\n"
     )));
     assert!(
         c.gres_conf().contains(
@@ -359,7 +374,11 @@ fn removing_the_relation_stops_slurmd_and_empties_the_cluster() {
 fn gpus_without_a_driver_block_with_the_driver_message() {
     let mut c = Cluster::new();
     c.deploy_slurmctld();
-    c.deploy_slurmd("slurmd", 1);
+    // nvidia-driver=none: the charm does not install a driver (tests/charm_driver_install.rs).
+    let spec = c
+        .spec("slurmd", &c.slurmd_charm.clone(), 1)
+        .config("nvidia-driver", "none");
+    c.sim.deploy(spec).unwrap();
     let root = c.root("slurmd/0");
     for bus in ["0000:3b:00.0", "0000:d8:00.0"] {
         let dev = root.join("sys/bus/pci/devices").join(bus);

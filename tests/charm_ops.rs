@@ -434,13 +434,14 @@ fn slurmd_actions() {
     assert_eq!(res.status, "completed", "{res:?}");
     c.sim.settle().unwrap();
     let line = format!(
-        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100 Weight=200"
+        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100,nvidia_l40s,nvidia_a100_80gb_pcie,cuda12 Weight=200"
     );
     assert_eq!(
         res.results["node-parameters"],
         line.replace(
-            " Features=nvlink,a100 Weight=200",
-            " Weight=200 Features=nvlink,a100"
+            // The operator's features first, then the GPU features (gpu-features, issue 15).
+            " Features=nvlink,a100,nvidia_l40s,nvidia_a100_80gb_pcie,cuda12 Weight=200",
+            " Weight=200 Features=nvlink,a100,nvidia_l40s,nvidia_a100_80gb_pcie,cuda12"
         )
     );
     assert!(
@@ -476,6 +477,17 @@ fn slurmd_actions() {
         .run_action("slurmd/1", "node-config", json!({"reset": true}))
         .unwrap();
     assert_eq!(res.status, "completed");
+    c.sim.settle().unwrap();
+    assert!(c.slurm_conf().contains(&format!(
+        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12\n"
+    )));
+    // gpu-features=false: no derived features.
+    c.sim
+        .set_config(
+            "slurmd",
+            [("gpu-features".to_string(), json!(false))].into(),
+        )
+        .unwrap();
     c.sim.settle().unwrap();
     assert!(c.slurm_conf().contains(&format!(
         "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024\n"

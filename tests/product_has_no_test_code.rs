@@ -22,8 +22,9 @@ const TEST_NAMES: [&str; 4] = [
 ];
 
 /// Runtime API no charm calls (`NetworkBackend`): it may be described by the debug info of a
-/// debug build, but no code for it may be linked.
-const UNUSED_API: [&str; 3] = ["network_get", "opened_ports", "juju_reboot"];
+/// debug build, but no code for it may be linked. (`juju_reboot` is called: the slurmd driver
+/// install requests a reboot, issue 15.)
+const UNUSED_API: [&str; 2] = ["network_get", "opened_ports"];
 
 #[test]
 fn normal_dependency_tree_has_no_testing_crate() {

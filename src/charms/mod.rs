@@ -65,7 +65,10 @@ fn read_charm_name(path: &std::path::Path) -> Result<String, MetadataError> {
 }
 
 /// Runs one hook of whichever charm `ctx.charm_dir` holds, on the real host.
-pub fn run<B: SecretBackend>(ctx: &HookContext, backend: &B) -> Result<(), CharmError> {
+pub fn run<B: SecretBackend + juju_runtime::NetworkBackend>(
+    ctx: &HookContext,
+    backend: &B,
+) -> Result<(), CharmError> {
     let kind = CharmKind::from_charm_dir(&ctx.charm_dir)?;
     let runner = SystemRunner;
     let host = Host::new(Host::root_from_env(), &runner);
@@ -73,7 +76,7 @@ pub fn run<B: SecretBackend>(ctx: &HookContext, backend: &B) -> Result<(), Charm
 }
 
 /// Runs one hook of `kind` against `host`.
-pub fn run_with<B: SecretBackend>(
+pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,

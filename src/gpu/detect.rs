@@ -3,12 +3,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError};
 use nvml_wrapper::error::{NvmlError, nvml_sym, nvml_try};
 use nvml_wrapper::{Device, Nvml};
 
 use super::cores::{cpus_to_cores, mask_to_cpus};
 use super::error::GpuError;
 use super::finding::Finding;
+use super::health::{DeviceHealth, Fault};
 use super::host::{count_nvidia_pci, mig_minors};
 use super::links::{links_row, normalize_bus_id};
 use super::model::{Gpu, Inventory, MigInstance};
@@ -106,10 +108,20 @@ fn read_all(nvml: &Nvml, root: &Path) -> Result<Inventory, GpuError> {
         ..Inventory::default()
     };
     for index in 0..count {
-        match read_gpu(nvml, index, root, &minors, &mut inv.findings) {
-            Ok(gpu) => inv.gpus.push(gpu),
-            Err(reason) => inv.findings.push(Finding::DeviceSkipped { index, reason }),
-        }
+        let lost = match read_gpu(nvml, index, root, &minors, &mut inv.findings) {
+            Ok(gpu) => {
+                inv.gpus.push(gpu);
+                false
+            }
+            Err(skip) => {
+                inv.findings.push(Finding::DeviceSkipped {
+                    index,
+                    reason: skip.reason,
+                });
+                skip.lost
+            }
+        };
+        inv.health.push(probe_health(nvml, index, lost));
     }
     fill_links(&mut inv.gpus);
     Ok(inv)
@@ -134,8 +146,97 @@ fn fill_links(gpus: &mut [Gpu]) {
     }
 }
 
-fn what(call: &str, e: NvmlError) -> String {
-    format!("cannot read {call}: {e}")
+/// Why a GPU is left out of the inventory, and whether NVML said the GPU is lost.
+struct Skip {
+    reason: String,
+    lost: bool,
+}
+
+impl From<String> for Skip {
+    fn from(reason: String) -> Self {
+        Skip {
+            reason,
+            lost: false,
+        }
+    }
+}
+
+fn what(call: &str, e: NvmlError) -> Skip {
+    Skip {
+        lost: matches!(e, NvmlError::GpuLost),
+        reason: format!("cannot read {call}: {e}"),
+    }
+}
+
+/// [`what`] as text, for MIG instances (their faults are not GPU health).
+fn why(call: &str, e: NvmlError) -> String {
+    what(call, e).reason
+}
+
+/// The health of NVML index `index` (`lost`: reading its inventory already met GPU_IS_LOST).
+/// Counters NVML does not support on a GPU (no ECC, no row remapping) are not faults.
+fn probe_health(nvml: &Nvml, index: u32, lost: bool) -> DeviceHealth {
+    let mut health = DeviceHealth {
+        index,
+        pci_bus_id: None,
+        uuid: None,
+        faults: Vec::new(),
+    };
+    let mut lost = lost;
+    match nvml.device_by_index(index) {
+        Ok(dev) => {
+            let mut note = |e: &NvmlError| lost |= matches!(e, NvmlError::GpuLost);
+            match dev.pci_info() {
+                Ok(p) => health.pci_bus_id = Some(p.bus_id),
+                Err(e) => note(&e),
+            }
+            match dev.uuid() {
+                Ok(u) => health.uuid = Some(u),
+                Err(e) => note(&e),
+            }
+            match dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile) {
+                Ok(count) if count > 0 => health.faults.push(Fault::UncorrectableEcc { count }),
+                Ok(_) => {}
+                Err(e) => note(&e),
+            }
+            match dev.are_pages_pending_retired() {
+                Ok(true) => health.faults.push(Fault::RetiredPagesPending),
+                Ok(false) => {}
+                Err(e) => note(&e),
+            }
+            match row_remap_failed(nvml, &dev) {
+                Ok(true) => health.faults.push(Fault::RowRemapFailure),
+                Ok(false) => {}
+                Err(e) => note(&e),
+            }
+        }
+        Err(NvmlError::GpuLost) => lost = true,
+        Err(e) => health.faults.push(Fault::CannotOpen {
+            reason: e.to_string(),
+        }),
+    }
+    if lost {
+        health.faults.insert(0, Fault::Lost);
+    }
+    health
+}
+
+/// `failureOccurred` of `nvmlDeviceGetRemappedRows`, which nvml-wrapper 0.13 does not wrap.
+fn row_remap_failed(nvml: &Nvml, dev: &Device<'_>) -> Result<bool, NvmlError> {
+    let sym = nvml_sym(nvml.lib().nvmlDeviceGetRemappedRows.as_ref())?;
+    let (mut corr, mut unc, mut pending, mut failure) = (0, 0, 0, 0);
+    // SAFETY: `dev` is a live handle of this `nvml` (it borrows it); the four out-pointers
+    // point to local `c_uint`s, as the NVML signature requires.
+    unsafe {
+        nvml_try(sym(
+            dev.handle(),
+            &mut corr,
+            &mut unc,
+            &mut pending,
+            &mut failure,
+        ))?;
+    }
+    Ok(failure != 0)
 }
 
 /// Reads one GPU; `Err` is the reason it is skipped.
@@ -145,7 +246,7 @@ fn read_gpu(
     root: &Path,
     minors: &HashMap<String, u32>,
     findings: &mut Vec<Finding>,
-) -> Result<Gpu, String> {
+) -> Result<Gpu, Skip> {
     let dev = nvml
         .device_by_index(index)
         .map_err(|e| what("the device handle", e))?;
@@ -174,8 +275,11 @@ fn read_gpu(
         Ok(_) | Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)) => None,
         Err(e) => return Err(what("the MIG mode", e)),
     };
-    let gres_type = GresType::try_from(slurm_type(&name))
-        .map_err(|e| format!("its NVML name {name:?} gives no usable Slurm type: {e}"))?;
+    let gres_type = GresType::try_from(slurm_type(&name)).map_err(|e| {
+        Skip::from(format!(
+            "its NVML name {name:?} gives no usable Slurm type: {e}"
+        ))
+    })?;
     let gpu = Gpu {
         index,
         slurm_type: gres_type,
@@ -221,7 +325,7 @@ fn read_mig(
             findings.push(Finding::MigInstanceSkipped {
                 minor,
                 slot: 0,
-                reason: what("the MIG device count", e),
+                reason: why("the MIG device count", e),
             });
             return Vec::new();
         }
@@ -235,7 +339,7 @@ fn read_mig(
                 findings.push(Finding::MigInstanceSkipped {
                     minor,
                     slot,
-                    reason: what("the MIG device handle", e),
+                    reason: why("the MIG device handle", e),
                 });
                 continue;
             }
@@ -259,11 +363,9 @@ fn read_mig_instance(
     minor: u32,
     minors: &HashMap<String, u32>,
 ) -> Result<MigInstance, String> {
-    let uuid = mig.uuid().map_err(|e| what("the MIG UUID", e))?;
-    let attrs = mig
-        .attributes()
-        .map_err(|e| what("the MIG attributes", e))?;
-    let (gi, ci) = instance_ids(nvml, mig).map_err(|e| what("the MIG instance ids", e))?;
+    let uuid = mig.uuid().map_err(|e| why("the MIG UUID", e))?;
+    let attrs = mig.attributes().map_err(|e| why("the MIG attributes", e))?;
+    let (gi, ci) = instance_ids(nvml, mig).map_err(|e| why("the MIG instance ids", e))?;
     // Slurm takes the profile from the name when it can, and falls back to the attributes.
     let profile = mig_profile(
         mig.name().ok().as_deref(),

@@ -32,13 +32,19 @@
 //!   when sysfs shows NVIDIA GPUs); RM version mismatch → zero GPUs + [`Finding::RebootRequired`];
 //!   no permission, a library that is not NVML, other init or count failures → [`GpuError`]; a
 //!   device or MIG instance that cannot be read → skipped with a finding.
+//! - **Health** ([`DeviceHealth`], [`assess`]): per NVML index, GPU lost (`GPU_IS_LOST` from any
+//!   call), uncorrectable ECC errors (volatile counter), retired pages pending, a row-remap
+//!   failure, a handle NVML cannot open; [`assess`] adds GPUs remembered from the last hook that
+//!   NVML no longer lists.
 
 mod action;
 mod cores;
 mod detect;
 mod error;
+mod features;
 mod finding;
 mod gres;
+mod health;
 mod host;
 mod links;
 mod model;
@@ -47,6 +53,10 @@ mod naming;
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};
 pub use error::GpuError;
+pub use features::{gpu_features, merge_features};
 pub use finding::Finding;
+pub use health::{
+    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, encode_known, parse_known,
+};
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};

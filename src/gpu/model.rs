@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::finding::Finding;
+use super::health::DeviceHealth;
 use crate::slurm::types::{GresType, MultipleFiles};
 
 /// What [`super::detect`] found on this machine.
@@ -16,6 +17,9 @@ pub struct Inventory {
     pub cuda_version: Option<String>,
     /// Problems the operator should see (driver not loaded, skipped devices, …).
     pub findings: Vec<Finding>,
+    /// The health check of every NVML index (skipped devices included), read in the same
+    /// NVML session; judged against the remembered GPUs by [`super::assess`].
+    pub health: Vec<DeviceHealth>,
 }
 
 /// One physical GPU.

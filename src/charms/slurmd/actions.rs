@@ -62,10 +62,35 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    match crate::gpu::action_results(inv, &node_name(obs)) {
-        Value::Object(m) => Ok(m),
-        other => Ok(Map::from_iter([("summary".to_string(), other)])),
+    let mut results = match crate::gpu::action_results(inv, &node_name(obs)) {
+        Value::Object(m) => m,
+        other => Map::from_iter([("summary".to_string(), other)]),
+    };
+    if let Some(report) = super::health::report(obs) {
+        results.insert("health".to_string(), health_results(&report));
     }
+    Ok(results)
+}
+
+/// `health.status` (`healthy` or `failing`) and `health.problems.<n>` (the drain reason's words).
+fn health_results(report: &crate::gpu::HealthReport) -> Value {
+    let mut m = Map::new();
+    let status = if report.healthy() {
+        "healthy"
+    } else {
+        "failing"
+    };
+    m.insert("status".into(), status.into());
+    if !report.healthy() {
+        let problems: Map<String, Value> = report
+            .problems
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i.to_string(), p.to_string().into()))
+            .collect();
+        m.insert("problems".into(), Value::Object(problems));
+    }
+    Value::Object(m)
 }
 
 /// Parses `node-config parameters=…` into overrides ([`crate::slurm::parse_overrides`]: keys
@@ -116,7 +141,13 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    let record = build_node_record(facts, inv.gres(), &ov, obs.new_node)
+    let features = if obs.gpu_features {
+        crate::gpu::gpu_features(inv)
+    } else {
+        Vec::new()
+    };
+    let with_features = super::desired::with_gpu_features(ov.clone(), &features);
+    let record = build_node_record(facts, inv.gres(), &with_features, obs.new_node)
         .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
         .parameters()

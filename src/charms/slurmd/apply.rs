@@ -4,14 +4,16 @@
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use juju_runtime::{ModelBackend, error_chain, flatten_action_results};
+use juju_runtime::{ModelBackend, NetworkBackend, error_chain, flatten_action_results};
 
-/// Applies everything in `plan` except the status.
-pub fn apply<B: ModelBackend>(
+/// Applies everything in `plan` except the status. Returns a status that replaces the planned
+/// one when a step's outcome decides it (the driver install: failed, or rebooting).
+pub fn apply<B: ModelBackend + NetworkBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &SlurmdPlan,
-) -> Result<(), CharmError> {
+) -> Result<Option<juju_runtime::Status>, CharmError> {
+    let mut status = None;
     for w in &plan.warnings {
         tracing::warn!("{w}");
     }
@@ -22,7 +24,12 @@ pub fn apply<B: ModelBackend>(
         host.remove(path)?;
     }
     for action in &plan.services {
-        service(host, action)?;
+        match action {
+            ServiceAction::InstallDriver { source, boot_id } => {
+                status = super::driver::install_driver(backend, host, source, boot_id)?;
+            }
+            other => service(host, other)?,
+        }
     }
     for w in &plan.relation_data {
         tracing::info!("publishing {:?}", w.data.keys().collect::<Vec<_>>());
@@ -41,7 +48,7 @@ pub fn apply<B: ModelBackend>(
             }
         }
     }
-    Ok(())
+    Ok(status)
 }
 
 fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
@@ -69,6 +76,38 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
             // 90 s start timeout and fail it (docs/slurm-versions.md). The next hook's
             // observation reports what became of it.
             host.run_ok(&Cmd::new("systemctl", ["restart", "--no-block", "slurmd"]))?;
+        }
+        ServiceAction::DrainNode {
+            node,
+            reason,
+            server,
+        } => {
+            tracing::warn!("draining {node}: {reason}");
+            let node_arg = format!("nodename={node}");
+            let reason_arg = format!("reason={reason}");
+            host.run_ok(
+                &Cmd::new(
+                    "scontrol",
+                    [
+                        "update",
+                        node_arg.as_str(),
+                        "state=drain",
+                        reason_arg.as_str(),
+                    ],
+                )
+                .env("SLURM_CONF_SERVER", server),
+            )?;
+        }
+        ServiceAction::ResumeNode { node, server } => {
+            tracing::info!("GPUs healthy again: resuming {node} (drained by the charm)");
+            let node_arg = format!("nodename={node}");
+            host.run_ok(
+                &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])
+                    .env("SLURM_CONF_SERVER", server),
+            )?;
+        }
+        ServiceAction::InstallDriver { .. } => {
+            // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
         }
         ServiceAction::StopSlurmd => {
             tracing::info!("slurmctld relation removed: stopping slurmd");

@@ -1,6 +1,6 @@
 //! The slurmd charm's desired state: a pure function of what was observed.
 
-use super::facts::build_node_record;
+use super::facts::{NodeOverrides, build_node_record};
 use super::observe::Observed;
 use crate::charms::util::short;
 use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
@@ -67,6 +67,20 @@ fn published_gres(raw: Option<&String>) -> Option<Vec<GresLine>> {
         .map(|r| r.gres().to_vec())
 }
 
+/// `overrides` with the GPU features merged into `Features` (the operator's first;
+/// [`crate::gpu::merge_features`]); unchanged when there are none.
+pub fn with_gpu_features(mut overrides: NodeOverrides, features: &[String]) -> NodeOverrides {
+    if features.is_empty() {
+        return overrides;
+    }
+    let merged = crate::gpu::merge_features(
+        overrides.params.get("Features").map(String::as_str),
+        features,
+    );
+    overrides.params.insert("Features".to_string(), merged);
+    overrides
+}
+
 /// The blocked message when this node's own record fails the controller's ingest checks.
 fn not_enlisted(e: &crate::interface::InterfaceError) -> String {
     format!("node not enlisted: the controller would reject this record ({e})")
@@ -94,6 +108,12 @@ pub fn desired(obs: &Observed) -> Desired {
         }
     };
     let gres = inventory.map(|i| i.gres()).unwrap_or_default();
+    let features = match inventory {
+        Some(inv) if obs.gpu_features => crate::gpu::gpu_features(inv),
+        _ => Vec::new(),
+    };
+    let operator_overrides = overrides.params.clone();
+    let overrides = with_gpu_features(overrides, &features);
     if let Some(inv) = inventory {
         for f in &inv.findings {
             if f.is_blocking() {
@@ -106,10 +126,11 @@ pub fn desired(obs: &Observed) -> Desired {
     let node = match &obs.facts {
         Ok(facts) => match build_node_record(facts, gres.clone(), &overrides, obs.new_node) {
             Ok(n) => Some(n),
-            Err(e) if !overrides.params.is_empty() => {
+            Err(e) if !operator_overrides.is_empty() => {
                 // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
                 warnings.push(format!("node-config overrides do not fit this node: {e}"));
-                build_node_record(facts, gres, &Default::default(), obs.new_node)
+                let detected = with_gpu_features(Default::default(), &features);
+                build_node_record(facts, gres, &detected, obs.new_node)
                     .map_err(|e| blocked.get_or_insert(not_enlisted(&e)))
                     .ok()
             }

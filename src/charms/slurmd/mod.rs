@@ -11,7 +11,9 @@
 pub mod actions;
 pub mod apply;
 pub mod desired;
+pub mod driver;
 pub mod facts;
+pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;
@@ -20,12 +22,16 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
 
 use juju_runtime::{Event, HookContext};
-use juju_runtime::{ModelBackend, SecretBackend, Status, StatusKind, StatusScope};
+use juju_runtime::{ModelBackend, NetworkBackend, SecretBackend, Status, StatusKind, StatusScope};
 
 /// The munge key file.
 pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
 /// auth/slurm's key file (the same key as munge's, from the key secret; 0600 slurm:slurm).
 pub const SLURM_KEY: &str = "/etc/slurm/slurm.key";
+/// Which secret the munge key file was written from (its id): the key file is trusted without
+/// asking Juju only when it came from the secret `cluster_info` names, never the key the munge
+/// package generated at install.
+pub const MUNGE_KEY_SOURCE: &str = "/var/lib/slurm-charms/slurmd/munge-key-source";
 /// slurmd's environment file (Debian's unit reads `SLURMD_OPTIONS` from it).
 pub const SLURMD_DEFAULTS: &str = "/etc/default/slurmd";
 /// systemd drop-in for slurmd: Debian's unit has `ConditionPathExists=/etc/slurm/slurm.conf`,
@@ -42,7 +48,7 @@ pub const NODE_CONFIG_STATE: &str = "node-config";
 pub const PACKAGES: &[&str] = &["slurmd", "munge", "slurm-client"];
 
 /// Runs one slurmd hook or action.
-pub fn handle<B: SecretBackend>(
+pub fn handle<B: SecretBackend + NetworkBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
@@ -60,8 +66,9 @@ pub fn handle<B: SecretBackend>(
     }
     let obs = observe::observe(ctx, backend, host)?;
     let plan = plan::plan(&obs);
-    apply::apply(backend, host, &plan)?;
-    Ok(backend.status_set(StatusScope::Unit, &plan.status)?)
+    let outcome = apply::apply(backend, host, &plan)?;
+    let status = outcome.unwrap_or(plan.status);
+    Ok(backend.status_set(StatusScope::Unit, &status)?)
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)

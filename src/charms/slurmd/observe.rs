@@ -2,10 +2,13 @@
 //! state, the action's parameters, the node's facts (`slurmd -C`, GPUs), the files the charm
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
+use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource};
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
+use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{
-    MUNGE_KEY, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN,
+    MUNGE_KEY, MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURM_KEY, SLURMD_DEFAULTS,
+    SLURMD_DROP_IN,
 };
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError};
@@ -71,6 +74,18 @@ pub struct Observed {
     pub relation_broken: bool,
     /// Why the controller left this unit's node out of slurm.conf (its `verdicts`), if it did.
     pub verdict: Option<String>,
+    /// `gpu-features`: publish node Features derived from the GPUs (default true).
+    pub gpu_features: bool,
+    /// `nvidia-driver`, parsed.
+    pub driver_source: Result<DriverSource, String>,
+    /// The driver install already tried (unit state `driver-install`, raw).
+    pub driver_attempt: Option<String>,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`; empty when unreadable).
+    pub boot_id: String,
+    /// The GPUs remembered by the last hook (unit state `known-gpus`, raw JSON).
+    pub known_gpus_raw: Option<String>,
+    /// This node's drain state and reason in Slurm (asked only while the controller answers).
+    pub node_drain: Option<Result<NodeDrain, String>>,
 }
 
 /// Stored unit state that cannot be read back.
@@ -105,7 +120,7 @@ pub fn observe<B: SecretBackend>(
     let state = backend.state_get()?;
     let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let action = match &ctx.event {
-        Event::Action(a) if a.name == "node-config" => {
+        Event::Action(a) if a.name == "node-config" || a.name == "detect-gpus" => {
             Some((a.name.clone(), backend.action_get()?))
         }
         Event::Action(a) => Some((a.name.clone(), Map::new())),
@@ -143,12 +158,14 @@ pub fn observe<B: SecretBackend>(
             .map(|raw| ClusterInfo::from_relation_value(raw));
     }
     let munge_key_on_disk = host.read(MUNGE_KEY)?;
+    let munge_key_source = host.read(MUNGE_KEY_SOURCE)?;
     let munge_key = match &cluster_info {
         Some(Ok(info)) => Some(read_munge_key(
             ctx,
             backend,
             &info.munge_key,
             munge_key_on_disk.as_deref(),
+            munge_key_source.as_deref(),
         )),
         _ => None,
     };
@@ -169,7 +186,27 @@ pub fn observe<B: SecretBackend>(
         ),
         _ => (false, None),
     };
+    // A node that has never had a GPU has no GPU health to act on: Slurm is not asked.
+    let has_gpus = inventory.as_ref().is_ok_and(|inv| !inv.health.is_empty())
+        || state
+            .get(KNOWN_GPUS_STATE)
+            .is_some_and(|k| !k.trim().is_empty() && k.trim() != "[]");
+    let node_drain = match (&controller, &facts, &cluster_info) {
+        (Some(ControllerProbe::Answering), Ok(f), Some(Ok(info))) if has_gpus => Some(
+            read_node_drain(host, f.node.name.as_ref(), &info.conf_server()),
+        ),
+        _ => None,
+    };
     Ok(Observed {
+        node_drain,
+        driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
+        driver_attempt: state.get(DRIVER_STATE).cloned(),
+        boot_id: host
+            .read(BOOT_ID)?
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .unwrap_or_default(),
+        gpu_features: !matches!(config.get("gpu-features"), Some(Value::Bool(false))),
+        known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),
         leader,
         partition_config: config_str(&config, "partition-config"),
@@ -216,12 +253,15 @@ fn read_munge_key<B: SecretBackend>(
     backend: &B,
     key: &MungeKeyRef,
     on_disk: Option<&[u8]>,
+    on_disk_source: Option<&[u8]>,
 ) -> Result<MungeKey, String> {
     let id = match key {
         MungeKeyRef::Inline(key) => return Ok(key.clone()),
         MungeKeyRef::Secret(id) => id,
     };
-    if !must_read_secret(&ctx.event, on_disk.is_some()) {
+    // The file on disk is this secret's key only if the charm wrote it from this secret.
+    let from_this_secret = on_disk_source == Some(id.to_string().as_bytes());
+    if from_this_secret && !must_read_secret(&ctx.event, on_disk.is_some()) {
         if let Some(Ok(key)) = on_disk.map(|b| MungeKey::new(b.to_vec(), "munge.key")) {
             return Ok(key);
         }
@@ -238,6 +278,14 @@ fn read_munge_key<B: SecretBackend>(
         .cloned()
         .unwrap_or_default();
     MungeKey::new(bytes, "the munge key secret").map_err(|e| format!("{id}: {e}"))
+}
+
+/// This node's state and reason in Slurm: `sinfo -h -N -n <node> -o '%T|%E'` at `server`.
+fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrain, String> {
+    let cmd =
+        Cmd::new("sinfo", ["-h", "-N", "-n", node, "-o", "%T|%E"]).env("SLURM_CONF_SERVER", server);
+    let out = host.run_ok(&cmd).map_err(|e| e.to_string())?;
+    parse_sinfo(node, server, &out.stdout)
 }
 
 /// The `/dev/nvidia*` files that exist on the host.

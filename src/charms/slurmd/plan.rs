@@ -6,10 +6,10 @@
 use super::actions::{ActionPlan, plan_action};
 use super::desired::{Desired, desired};
 use super::observe::Observed;
-use super::{DROP_IN, MUNGE_KEY, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use super::{DROP_IN, MUNGE_KEY, MUNGE_KEY_SOURCE, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::interface::{AuthKind, NODE_KEY, PARTITION_KEY};
+use crate::interface::{AuthKind, MungeKeyRef, NODE_KEY, PARTITION_KEY};
 use juju_runtime::{Bag, Status, StatusKind};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -27,6 +27,30 @@ pub enum ServiceAction {
     RestartSlurmd(&'static str),
     /// `systemctl stop slurmd` (the controller went away).
     StopSlurmd,
+    /// `scontrol update nodename=<node> state=drain reason=<reason>` (a GPU is failing).
+    DrainNode {
+        /// Slurm node name.
+        node: String,
+        /// The reason, starting with [`super::health::DRAIN_PREFIX`].
+        reason: String,
+        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
+        server: String,
+    },
+    /// `scontrol update nodename=<node> state=resume` (the charm's own drain, GPUs healthy).
+    /// Install the NVIDIA driver, load it, request a reboot if it does not load
+    /// ([`super::driver::install_driver`]).
+    InstallDriver {
+        /// What to install.
+        source: super::driver::DriverSource,
+        /// The boot id now (remembered with the attempt).
+        boot_id: String,
+    },
+    ResumeNode {
+        /// Slurm node name.
+        node: String,
+        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
+        server: String,
+    },
 }
 
 /// Everything one slurmd hook does, decided before anything is done.
@@ -50,8 +74,16 @@ pub struct SlurmdPlan {
     pub status: Status,
 }
 
-/// Plans one slurmd hook or action.
+/// Plans one slurmd hook or action: the reconcile, then the GPU health check's part
+/// ([`super::health::plan_health`]: remembered GPUs, drain or resume, blocked status).
 pub fn plan(obs: &Observed) -> SlurmdPlan {
+    let mut plan = reconcile(obs);
+    super::health::plan_health(obs, &mut plan);
+    super::driver::plan_driver(obs, &mut plan);
+    plan
+}
+
+fn reconcile(obs: &Observed) -> SlurmdPlan {
     let action = obs
         .action
         .as_ref()
@@ -98,6 +130,17 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
         FileWrite::new(SLURMD_DEFAULTS, defaults.as_str(), 0o644, Some(Owner::ROOT)),
         FileWrite::new(SLURMD_DROP_IN, DROP_IN, 0o644, Some(Owner::ROOT)),
     ];
+    if let Some(Ok(info)) = &obs.cluster_info
+        && let MungeKeyRef::Secret(id) = &info.munge_key
+    {
+        // Remembers that the key file holds this secret's key (see `MUNGE_KEY_SOURCE`).
+        plan.files.push(FileWrite::new(
+            MUNGE_KEY_SOURCE,
+            id.to_string(),
+            0o600,
+            Some(Owner::ROOT),
+        ));
+    }
     // auth/slurm: the same key as slurm.key; a configless slurmd uses auth/slurm for its
     // first contact exactly when that file exists, so it must not linger under munge.
     let slurm_key_changed = match cluster.auth {

@@ -63,9 +63,36 @@ pub struct DeviceCfg {
     /// Absent → NOT_SUPPORTED; links past the end → INVALID_ARGUMENT.
     #[serde(default)]
     pub nvlinks: Option<Vec<Option<String>>>,
+    /// Health counters the charm's GPU health check reads (all healthy by default).
+    #[serde(default)]
+    pub health: HealthCfg,
     /// Return code per C function name for this device only.
     #[serde(default)]
     pub errors: HashMap<String, c_int>,
+}
+
+/// Health counters of one GPU (`docs/fake-nvml.md`, "Injecting GPU faults").
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthCfg {
+    /// `nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE)`; the aggregate counter returns it too.
+    #[serde(default)]
+    pub ecc_uncorrected: u64,
+    /// `nvmlDeviceGetTotalEccErrors(CORRECTED, *)`.
+    #[serde(default)]
+    pub ecc_corrected: u64,
+    /// `nvmlDeviceGetRetiredPagesPendingStatus`: pages wait for retirement (a GPU reset).
+    #[serde(default)]
+    pub retired_pages_pending: bool,
+    /// `nvmlDeviceGetRemappedRows` `uncRows`.
+    #[serde(default)]
+    pub remapped_rows_uncorrectable: u32,
+    /// `nvmlDeviceGetRemappedRows` `isPending`.
+    #[serde(default)]
+    pub row_remap_pending: bool,
+    /// `nvmlDeviceGetRemappedRows` `failureOccurred`.
+    #[serde(default)]
+    pub row_remap_failure: bool,
 }
 
 /// MIG mode and instances of one GPU.

@@ -550,3 +550,63 @@ pub unsafe extern "C" fn nvmlDeviceGetNvLinkRemotePciInfo_v2(
         put(pci, pci_info(remote, 0))
     })
 }
+
+/// `nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t, nvmlMemoryErrorType_t errorType,
+/// nvmlEccCounterType_t counterType, unsigned long long *eccCounts)`: `health.ecc_uncorrected`
+/// for errorType 1 (uncorrected), `health.ecc_corrected` for 0, either counter type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetTotalEccErrors(
+    device: Handle,
+    error_type: c_uint,
+    counter_type: c_uint,
+    count: *mut c_ulonglong,
+) -> c_int {
+    with_node("nvmlDeviceGetTotalEccErrors", device, |_, node| {
+        let health = &gpu_cfg(node)?.health;
+        if counter_type > 1 {
+            return Err(rc::INVALID_ARGUMENT);
+        }
+        match error_type {
+            0 => put(count, health.ecc_corrected),
+            1 => put(count, health.ecc_uncorrected),
+            _ => Err(rc::INVALID_ARGUMENT),
+        }
+    })
+}
+
+/// `nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t, nvmlEnableState_t *isPending)`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(
+    device: Handle,
+    pending: *mut c_uint,
+) -> c_int {
+    with_node(
+        "nvmlDeviceGetRetiredPagesPendingStatus",
+        device,
+        |_, node| {
+            put(
+                pending,
+                c_uint::from(gpu_cfg(node)?.health.retired_pages_pending),
+            )
+        },
+    )
+}
+
+/// `nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t, unsigned int *corrRows, unsigned int
+/// *uncRows, unsigned int *isPending, unsigned int *failureOccurred)`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
+    device: Handle,
+    corr_rows: *mut c_uint,
+    unc_rows: *mut c_uint,
+    pending: *mut c_uint,
+    failure: *mut c_uint,
+) -> c_int {
+    with_node("nvmlDeviceGetRemappedRows", device, |_, node| {
+        let health = &gpu_cfg(node)?.health;
+        put(corr_rows, 0)?;
+        put(unc_rows, health.remapped_rows_uncorrectable)?;
+        put(pending, c_uint::from(health.row_remap_pending))?;
+        put(failure, c_uint::from(health.row_remap_failure))
+    })
+}

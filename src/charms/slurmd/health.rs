@@ -1,0 +1,154 @@
+//! GPU health in the slurmd charm: a failing GPU drains this node in Slurm and blocks the unit;
+//! a healthy one resumes the node, but only from a drain the charm set itself (its reason starts
+//! with [`DRAIN_PREFIX`]). A drain an operator set is never lifted.
+//!
+//! Observed: the remembered GPUs (unit state [`KNOWN_GPUS_STATE`]) and this node's state and
+//! reason in Slurm (`sinfo -h -N -n <node> -o '%T|%E'`, asked only while the controller
+//! answers). Planned here, purely; [`super::apply`] runs the `scontrol update` commands.
+
+use super::plan::{ServiceAction, SlurmdPlan};
+use crate::charms::util::short;
+use crate::gpu::{HealthReport, assess, encode_known, parse_known};
+use juju_runtime::{Status, StatusKind};
+
+use super::observe::Observed;
+
+/// Unit-state key: the GPUs seen so far (JSON list of [`crate::gpu::KnownGpu`]).
+pub const KNOWN_GPUS_STATE: &str = "known-gpus";
+/// Start of every drain reason the charm sets: how it recognises its own drains.
+pub const DRAIN_PREFIX: &str = "slurmd-charm: ";
+
+/// This node as Slurm sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeDrain {
+    /// Slurm's node name.
+    pub node: String,
+    /// The config server it was asked at (`host:port`).
+    pub server: String,
+    /// The node is drained or draining.
+    pub drained: bool,
+    /// The reason Slurm holds (`None` when it has none).
+    pub reason: Option<String>,
+}
+
+impl NodeDrain {
+    /// True when the node is drained with a reason the charm set.
+    pub fn drained_by_charm(&self) -> bool {
+        self.drained
+            && self
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(DRAIN_PREFIX))
+    }
+}
+
+/// Parses `sinfo -h -N -n <node> -o '%T|%E'` (one line per partition; the first is used):
+/// `drained|slurmd-charm: gpu 1 …`, `idle|none`. `Err` names what was wrong with the output.
+pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, String> {
+    let line = out
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .ok_or_else(|| format!("sinfo printed nothing for node {node}"))?;
+    let (state, reason) = line
+        .split_once('|')
+        .ok_or_else(|| format!("sinfo printed {line:?} for node {node}, not STATE|REASON"))?;
+    let reason = reason.trim();
+    Ok(NodeDrain {
+        node: node.to_string(),
+        server: server.to_string(),
+        drained: state.to_ascii_lowercase().contains("drain"),
+        reason: (!reason.is_empty() && reason != "none").then(|| reason.to_string()),
+    })
+}
+
+/// The health report of this hook, when the inventory was read.
+pub fn report(obs: &Observed) -> Option<HealthReport> {
+    let inv = obs.inventory.as_ref().ok()?;
+    let known = match parse_known(obs.known_gpus_raw.as_deref()) {
+        Ok(_) if accepts_missing(obs) => Vec::new(),
+        Ok(k) => k,
+        Err(e) => {
+            tracing::warn!("stored {KNOWN_GPUS_STATE} is unreadable ({e}); starting afresh");
+            Vec::new()
+        }
+    };
+    Some(assess(&inv.health, &known))
+}
+
+/// True in `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
+/// removed on purpose), so only the GPUs seen now are remembered.
+fn accepts_missing(obs: &Observed) -> bool {
+    matches!(
+        &obs.action,
+        Some((name, params)) if name == "detect-gpus"
+            && matches!(params.get("accept-missing"), Some(serde_json::Value::Bool(true)))
+    )
+}
+
+/// Adds the health check's part to `plan`: the remembered GPUs, the blocked status, and the
+/// drain or resume.
+pub fn plan_health(obs: &Observed, plan: &mut SlurmdPlan) {
+    let Some(report) = report(obs) else {
+        return;
+    };
+    let known = encode_known(&report.known);
+    if obs.known_gpus_raw.as_deref() != Some(known.as_str()) {
+        plan.state.insert(KNOWN_GPUS_STATE.to_string(), known);
+    }
+    let node = match &obs.node_drain {
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => {
+            plan.warnings
+                .push(format!("cannot read this node's state in Slurm: {e}"));
+            None
+        }
+        None => None,
+    };
+    if report.healthy() {
+        if let Some(n) = node.filter(|n| n.drained_by_charm()) {
+            plan.services.push(ServiceAction::ResumeNode {
+                node: n.node.clone(),
+                server: n.server.clone(),
+            });
+        }
+        return;
+    }
+    let summary = report.summary();
+    let reason = format!("{DRAIN_PREFIX}{summary}");
+    plan.status = Status::new(StatusKind::Blocked, short(&summary, 200));
+    if let Some(n) = node {
+        let operators = n.drained && !n.drained_by_charm();
+        let already = n.drained && n.reason.as_deref() == Some(reason.as_str());
+        if operators {
+            plan.warnings.push(format!(
+                "{} is drained by an operator ({}); the charm leaves that drain alone",
+                n.node,
+                n.reason.as_deref().unwrap_or("no reason")
+            ));
+        } else if !already {
+            plan.services.push(ServiceAction::DrainNode {
+                node: n.node.clone(),
+                reason,
+                server: n.server.clone(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sinfo_lines() {
+        let n = parse_sinfo("n1", "c:6817", "drained|slurmd-charm: gpu 1 (x): y\n").unwrap();
+        assert!(n.drained_by_charm());
+        let n = parse_sinfo("n1", "c:6817", "draining|maintenance\nidle|none\n").unwrap();
+        assert!(n.drained && !n.drained_by_charm());
+        let n = parse_sinfo("n1", "c:6817", "idle|none").unwrap();
+        assert!(!n.drained && n.reason.is_none());
+        assert!(parse_sinfo("n1", "c:6817", "").is_err());
+        assert!(parse_sinfo("n1", "c:6817", "idle").is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! GPU health in the slurmd charm, through the simulator, the real charm binary, the fake NVML
+//! and recording stand-ins: a failing GPU drains the node with a reason naming the GPU and the
+//! fault (and blocks the unit with the same words), a healed GPU resumes the charm's own drain,
+//! an operator's drain is never lifted, and `detect-gpus` shows the health.
+
+#[path = "charm_support.rs"]
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+
+const NODE: &str = "slurmd-0";
+const ECC: &str = "gpu 1 (00000000:D8:00.0): uncorrectable ECC errors";
+
+/// One slurmd unit with two T4s, related to a controller, `node-configured` run.
+fn cluster() -> Cluster {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 1);
+    c.set_gpus("slurmd/0", TWO_T4);
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    c.set_sinfo("idle|none");
+    c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.status("slurmd/0").0, "active");
+    c
+}
+
+trait Health {
+    fn fault(&self, device: usize, key: &str, value: Value);
+    fn set_sinfo(&self, line: &str);
+    fn hook(&mut self) -> Vec<String>;
+}
+
+impl Health for Cluster {
+    /// Changes one field of the fake NVML's device `device` on slurmd/0.
+    fn fault(&self, device: usize, key: &str, value: Value) {
+        let path = self.root("slurmd/0").join("nvml.json");
+        let mut cfg: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        cfg["devices"][device][key] = value;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    }
+
+    /// What `sinfo -o '%T|%E'` says about the node.
+    fn set_sinfo(&self, line: &str) {
+        std::fs::write(self.root("slurmd/0").join("sinfo.txt"), format!("{line}\n")).unwrap();
+    }
+
+    /// Runs update-status on slurmd/0; the node-state commands it ran.
+    fn hook(&mut self) -> Vec<String> {
+        self.clear_commands("slurmd/0");
+        self.sim.update_status(Some("slurmd")).unwrap();
+        self.assert_no_errors();
+        self.commands("slurmd/0")
+            .into_iter()
+            .filter(|l| l.starts_with("scontrol update"))
+            .collect()
+    }
+}
+
+fn drain(reason: &str) -> String {
+    format!("scontrol update nodename={NODE} state=drain reason=slurmd-charm: {reason}")
+}
+
+const RESUME: &str = "scontrol update nodename=slurmd-0 state=resume";
+
+#[test]
+fn ecc_errors_drain_then_resume_after_the_fault_clears() {
+    let mut c = cluster();
+    c.fault(1, "health", json!({"ecc_uncorrected": 3}));
+    assert_eq!(c.hook(), [drain(ECC)]);
+    assert_eq!(c.status("slurmd/0"), ("blocked".into(), ECC.into()));
+    let r = c
+        .sim
+        .run_action("slurmd/0", "detect-gpus", json!({}))
+        .unwrap();
+    eprintln!("detect-gpus: {:?}", r.results);
+    assert_eq!(r.results["health"]["status"], "failing", "{r:?}");
+    assert_eq!(r.results["health"]["problems"]["0"], ECC, "{r:?}");
+
+    // Slurm shows the charm's drain: nothing more to do while the fault lasts.
+    c.set_sinfo(&format!("drained|slurmd-charm: {ECC}"));
+    assert!(c.hook().is_empty());
+    assert_eq!(c.status("slurmd/0").0, "blocked");
+
+    // The fault clears (driver reload resets the volatile counter): resumed, active again.
+    c.fault(1, "health", json!({}));
+    assert_eq!(c.hook(), [RESUME]);
+    assert_eq!(c.status("slurmd/0").0, "active");
+    let r = c
+        .sim
+        .run_action("slurmd/0", "detect-gpus", json!({}))
+        .unwrap();
+    assert_eq!(r.results["health"]["status"], "healthy", "{r:?}");
+}
+
+#[test]
+fn an_operators_drain_is_never_lifted_or_rewritten() {
+    let mut c = cluster();
+    c.set_sinfo("drained|disk replacement");
+    assert!(
+        c.hook().is_empty(),
+        "healthy GPUs never resume a foreign drain"
+    );
+    c.fault(1, "health", json!({"retired_pages_pending": true}));
+    assert!(
+        c.hook().is_empty(),
+        "a GPU fault does not overwrite the operator's reason"
+    );
+    assert_eq!(
+        c.status("slurmd/0"),
+        (
+            "blocked".into(),
+            "gpu 1 (00000000:D8:00.0): retired pages pending (GPU reset needed)".into()
+        )
+    );
+    c.fault(1, "health", json!({}));
+    assert!(c.hook().is_empty());
+    assert_eq!(c.status("slurmd/0").0, "active");
+}
+
+#[test]
+fn each_fault_drains_with_its_own_words() {
+    let mut c = cluster();
+    for (key, value, words) in [
+        (
+            "health",
+            json!({"row_remap_failure": true}),
+            "row remapping failed",
+        ),
+        (
+            "errors",
+            json!({"nvmlDeviceGetTotalEccErrors": 15}),
+            "GPU is lost (fallen off the bus)",
+        ),
+    ] {
+        c.set_sinfo("idle|none");
+        c.fault(1, key, value);
+        let reason = format!("gpu 1 (00000000:D8:00.0): {words}");
+        assert_eq!(c.hook(), [drain(&reason)], "{words}");
+        c.fault(1, key, json!({}));
+        c.set_sinfo(&format!("drained|slurmd-charm: {reason}"));
+        assert_eq!(c.hook(), [RESUME], "{words}");
+    }
+}
+
+#[test]
+fn a_gpu_that_disappears_drains_until_it_returns() {
+    let mut c = cluster();
+    c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    let reason = "gpu 1 (00000000:D8:00.0): disappeared since the last check";
+    assert_eq!(c.hook(), [drain(reason)]);
+    c.set_sinfo(&format!("drained|slurmd-charm: {reason}"));
+    // Still gone on the next hook: still a problem, nothing new to do.
+    assert!(c.hook().is_empty());
+    assert_eq!(c.status("slurmd/0"), ("blocked".into(), reason.into()));
+    c.set_gpus("slurmd/0", TWO_T4);
+    assert_eq!(c.hook(), [RESUME]);
+}
+
+#[test]
+fn a_new_fault_replaces_the_charms_older_reason() {
+    let mut c = cluster();
+    c.set_sinfo(&format!("drained|slurmd-charm: {ECC}"));
+    c.fault(0, "health", json!({"row_remap_failure": true}));
+    assert_eq!(
+        c.hook(),
+        [drain("gpu 0 (00000000:3B:00.0): row remapping failed")]
+    );
+}
