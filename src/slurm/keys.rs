@@ -219,7 +219,10 @@ pub fn record_key(
     canonical(table, key).ok_or_else(|| super::error::ConfigError::InvalidKey {
         key: key.to_string(),
         context: context.to_string(),
-        reason: format!("not a Slurm 22.05 {what} key"),
+        reason: match super::types::closest(table.iter().copied(), key) {
+            Some(k) => format!("not a Slurm {what} key; did you mean {k}?"),
+            None => format!("not a Slurm {what} key"),
+        },
     })
 }
 

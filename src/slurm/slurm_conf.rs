@@ -74,7 +74,7 @@ impl SlurmConf {
                 reason: format!("{owned} is not a global key of this model"),
             });
         } else {
-            validate_value(key, value)?;
+            let key = check_global(key, value)?;
             if let Some(slot) = self
                 .extra
                 .iter_mut()
@@ -114,6 +114,29 @@ impl SlurmConf {
             .sort_by(|a, b| natural_cmp(&a.name, &b.name));
         self.down_nodes = merge_down_nodes(&self.down_nodes);
     }
+}
+
+/// Checks a pass-through global `key=value` by Slurm's rules: the key must be one Slurm
+/// 22.05, 24.11 and 26.05 all know ([`crate::slurm::types::GLOBAL_KEYS`]; otherwise the
+/// error suggests the closest known key) and the value must be a token of the key's type.
+/// Returns the key in Slurm's spelling.
+pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError> {
+    use crate::slurm::types::{GLOBAL_KEYS, closest, global_rule};
+    let Some((canon, rule)) = global_rule(key) else {
+        let hint = closest(GLOBAL_KEYS.iter().map(|(k, _)| *k), key)
+            .map(|k| format!("; did you mean {k}?"))
+            .unwrap_or_default();
+        return Err(ConfigError::InvalidKey {
+            key: key.to_string(),
+            context: "slurm-conf-parameters".to_string(),
+            reason: format!(
+                "not a slurm.conf key of Slurm 22.05, 24.11 and 26.05 (slurmctld would stop on it){hint}"
+            ),
+        });
+    };
+    validate_value(canon, value)?;
+    rule.check(value).map_err(|e| crate::slurm::types::VocabError { what: canon, ..e })?;
+    Ok(canon)
 }
 
 /// Merges DownNodes lines with the same (state, reason), sorted by (state, reason); empty

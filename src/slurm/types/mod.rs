@@ -16,11 +16,19 @@
 //! - [`CoreList`]: gres.conf `Cores=`.
 //! - [`LinksRow`]: gres.conf `Links=`.
 //! - [`GresCount`]: a GRES count with Slurm's `K`/`M`/`G` suffixes.
+//! - [`SlurmDuration`]: time limits; [`SlurmInt`]/[`IntWidth`]: integers with Slurm's limits;
+//!   `flags`: booleans and enumerated settings; [`ValueRule`]: which of those each key takes
+//!   (node, partition and global tables).
 
 #[macro_use]
 mod newtype;
 mod cores;
 mod devices;
+mod duration;
+mod flags;
+mod global_keys;
+mod integer;
+mod rule;
 mod error;
 mod gres_name;
 mod links;
@@ -28,6 +36,16 @@ mod node_name;
 mod partition_name;
 
 pub use cores::CoreList;
+pub use duration::SlurmDuration;
+pub use flags::{
+    check_over_time_limit, check_oversubscribe, check_partition_cr_type, check_preempt_mode,
+    check_suspend_time, parse_bool,
+};
+pub use global_keys::GLOBAL_KEYS;
+pub use integer::{IntWidth, SlurmInt};
+pub use rule::{
+    NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
+};
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use error::VocabError;
 pub use gres_name::{GresCount, GresName, GresType};
