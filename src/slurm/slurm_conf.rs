@@ -135,7 +135,8 @@ pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError>
         });
     };
     validate_value(canon, value)?;
-    rule.check(value).map_err(|e| crate::slurm::types::VocabError { what: canon, ..e })?;
+    rule.check(value)
+        .map_err(|e| crate::slurm::types::VocabError { what: canon, ..e })?;
     Ok(canon)
 }
 

@@ -72,7 +72,9 @@ impl TryFrom<&str> for SlurmDuration {
             _ => return Err(bad(FORMATS)),
         };
         if seconds > MAX_SECONDS {
-            return Err(bad("longer than Slurm's limit (2147483647 seconds, about 68 years)"));
+            return Err(bad(
+                "longer than Slurm's limit (2147483647 seconds, about 68 years)",
+            ));
         }
         Ok(Self {
             text: value.to_string(),
@@ -107,8 +109,21 @@ mod tests {
             assert_eq!(d.to_string(), text);
         }
         for bad in [
-            "1hour", "-5", "", "1:2:3:4", "1-2-3", ":", "1::", "-", "abc", "1.5", "+5", " 5",
-            "99999999999", "1-2:3:4:5", "25000-0",
+            "1hour",
+            "-5",
+            "",
+            "1:2:3:4",
+            "1-2-3",
+            ":",
+            "1::",
+            "-",
+            "abc",
+            "1.5",
+            "+5",
+            " 5",
+            "99999999999",
+            "1-2:3:4:5",
+            "25000-0",
         ] {
             assert!(SlurmDuration::try_from(bad).is_err(), "{bad:?}");
         }

@@ -50,30 +50,53 @@ pub fn check_oversubscribe(value: &str) -> Result<(), VocabError> {
     })
 }
 
-/// `PreemptMode`: a comma list with exactly one of `OFF`/`CLUSTER`, `CANCEL`, `REQUEUE`,
-/// `SUSPEND`/`ON`, optionally with `GANG` or `WITHIN` (not both). Slurm's
-/// `preempt_mode_num` accepts a bare `GANG` too.
-pub fn check_preempt_mode(value: &str) -> Result<(), VocabError> {
-    let (mut modes, mut gang, mut within, mut ok) = (0, false, false, !value.is_empty());
+/// Where a `PreemptMode` is set: the global key or a partition's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PreemptScope {
+    /// slurm.conf's global `PreemptMode`.
+    Cluster,
+    /// A partition's `PreemptMode`.
+    Partition,
+}
+
+/// `PreemptMode` (`slurm_protocol_defs.c` `preempt_mode_num`): a comma list with exactly one
+/// of `OFF`/`CLUSTER`, `CANCEL`, `REQUEUE`, `SUSPEND`/`ON`, optionally with `GANG` or `WITHIN`
+/// (not both). Globally, `SUSPEND` needs `GANG` (`read_config.c`: "PreemptMode=SUSPEND
+/// requires GANG too", fatal). In a partition `GANG` is refused: 24.11 and 26.05 ignore it
+/// ("cluster-wide option ... ignored") and then ignore the whole invalid value, where 22.05
+/// stops.
+pub fn check_preempt_mode(value: &str, scope: PreemptScope) -> Result<(), VocabError> {
+    let (mut modes, mut gang, mut within, mut suspend, mut ok) =
+        (0, false, false, false, !value.is_empty());
     for tok in value.split(',') {
         if one_of(tok, &["GANG"]) {
             gang = true;
         } else if one_of(tok, &["WITHIN"]) {
             within = true;
-        } else if one_of(tok, &["OFF", "CLUSTER", "CANCEL", "REQUEUE", "SUSPEND", "ON"]) {
+        } else if one_of(tok, &["SUSPEND", "ON"]) {
+            suspend = true;
+            modes += 1;
+        } else if one_of(tok, &["OFF", "CLUSTER", "CANCEL", "REQUEUE"]) {
             modes += 1;
         } else {
             ok = false;
         }
     }
-    if ok && modes <= 1 && !(gang && within) && (modes == 1 || gang) {
-        return Ok(());
+    let bad = |why: &str| Err(VocabError::new("PreemptMode", value, why));
+    if !(ok && modes <= 1 && !(gang && within) && (modes == 1 || gang)) {
+        return bad(
+            "expected one of OFF, CANCEL, REQUEUE, SUSPEND, optionally with ,GANG or ,WITHIN",
+        );
     }
-    Err(VocabError::new(
-        "PreemptMode",
-        value,
-        "expected one of OFF, CANCEL, REQUEUE, SUSPEND, optionally with ,GANG or ,WITHIN",
-    ))
+    match scope {
+        PreemptScope::Cluster if suspend && !gang => {
+            bad("SUSPEND requires GANG too (SUSPEND,GANG)")
+        }
+        PreemptScope::Partition if gang => {
+            bad("GANG is a cluster-wide option; a partition takes OFF, CANCEL, REQUEUE or SUSPEND")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Partition `SelectTypeParameters`: `CR_Core`, `CR_Core_Memory`, `CR_Socket` or
@@ -115,7 +138,13 @@ pub fn check_suspend_time(value: &str) -> Result<(), VocabError> {
     }
     super::SlurmInt::parse(value, super::IntWidth::U32, false)
         .map(|_| ())
-        .map_err(|e| VocabError::new("SuspendTime", value, format!("{}; or INFINITE, -1", e.reason)))
+        .map_err(|e| {
+            VocabError::new(
+                "SuspendTime",
+                value,
+                format!("{}; or INFINITE, -1", e.reason),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -132,12 +161,23 @@ mod tests {
         for bad in ["YES:1", "FORCE:0", "YES:", "sometimes", "YES:x"] {
             assert!(check_oversubscribe(bad).is_err(), "{bad}");
         }
+        let cluster = PreemptScope::Cluster;
         for ok in ["OFF", "REQUEUE", "SUSPEND,GANG", "cancel,within", "GANG"] {
-            check_preempt_mode(ok).unwrap();
+            check_preempt_mode(ok, cluster).unwrap();
         }
-        for bad in ["", "GANG,WITHIN", "CANCEL,REQUEUE", "kill", "OFF,"] {
-            assert!(check_preempt_mode(bad).is_err(), "{bad}");
+        for bad in [
+            "",
+            "GANG,WITHIN",
+            "CANCEL,REQUEUE",
+            "kill",
+            "OFF,",
+            "SUSPEND",
+        ] {
+            assert!(check_preempt_mode(bad, cluster).is_err(), "{bad}");
         }
+        let part = PreemptScope::Partition;
+        assert!(check_preempt_mode("SUSPEND", part).is_ok());
+        assert!(check_preempt_mode("SUSPEND,GANG", part).is_err());
         assert!(check_partition_cr_type("CR_Core_Memory").is_ok());
         assert!(check_partition_cr_type("CR_CPU").is_err());
         assert!(check_over_time_limit("abc").is_err() && check_over_time_limit("10").is_ok());

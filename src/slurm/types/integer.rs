@@ -53,7 +53,11 @@ impl SlurmInt {
         {
             return Ok(SlurmInt::Unlimited);
         }
-        let also = if unlimited { ", UNLIMITED or INFINITE" } else { "" };
+        let also = if unlimited {
+            ", UNLIMITED or INFINITE"
+        } else {
+            ""
+        };
         if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
             return Err(VocabError::new(
                 what,
@@ -93,7 +97,17 @@ mod tests {
             SlurmInt::parse("65533", IntWidth::U16, false).unwrap(),
             SlurmInt::Value(65533)
         );
-        for bad in ["65534", "65535", "70000", "4294967295", "-1", "abc", "", "0x10", "1k"] {
+        for bad in [
+            "65534",
+            "65535",
+            "70000",
+            "4294967295",
+            "-1",
+            "abc",
+            "",
+            "0x10",
+            "1k",
+        ] {
             assert!(SlurmInt::parse(bad, IntWidth::U16, false).is_err(), "{bad}");
         }
         assert!(SlurmInt::parse("4294967293", IntWidth::U32, false).is_ok());

@@ -25,30 +25,30 @@ mod newtype;
 mod cores;
 mod devices;
 mod duration;
+mod error;
 mod flags;
 mod global_keys;
-mod integer;
-mod rule;
-mod error;
 mod gres_name;
+mod integer;
 mod links;
 mod node_name;
 mod partition_name;
+mod rule;
 
 pub use cores::CoreList;
+pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use duration::SlurmDuration;
+pub use error::VocabError;
 pub use flags::{
-    check_over_time_limit, check_oversubscribe, check_partition_cr_type, check_preempt_mode,
-    check_suspend_time, parse_bool,
+    PreemptScope, check_over_time_limit, check_oversubscribe, check_partition_cr_type,
+    check_preempt_mode, check_suspend_time, parse_bool,
 };
 pub use global_keys::GLOBAL_KEYS;
-pub use integer::{IntWidth, SlurmInt};
-pub use rule::{
-    NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
-};
-pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
-pub use error::VocabError;
 pub use gres_name::{GresCount, GresName, GresType};
+pub use integer::{IntWidth, SlurmInt};
 pub use links::LinksRow;
 pub use node_name::{Hostlist, NodeName};
 pub use partition_name::PartitionName;
+pub use rule::{
+    NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
+};

@@ -3,10 +3,10 @@
 //! data, `node-config`, `partition-config`, `slurm-conf-parameters`, `slurmd -C`) applies
 //! Slurm's rules without checks of its own.
 
+use super::VocabError;
 use super::duration::SlurmDuration;
 use super::flags;
 use super::integer::{IntWidth, SlurmInt};
-use super::VocabError;
 
 /// The kind of value a key takes, after Slurm's parser (`read_config.c`'s option tables and
 /// the checks that follow them).
@@ -22,8 +22,10 @@ pub enum ValueRule {
     Bool,
     /// Partition `OverSubscribe` / `Shared`.
     OverSubscribe,
-    /// `PreemptMode`.
+    /// The global `PreemptMode`.
     PreemptMode,
+    /// A partition's `PreemptMode`.
+    PartitionPreemptMode,
     /// Partition `SelectTypeParameters`.
     PartitionCrType,
     /// Partition `OverTimeLimit`.
@@ -39,10 +41,17 @@ impl ValueRule {
         match self {
             ValueRule::Text => Ok(()),
             ValueRule::Duration => SlurmDuration::try_from(value).map(|_| ()),
-            ValueRule::Int(width, unlimited) => SlurmInt::parse(value, width, unlimited).map(|_| ()),
+            ValueRule::Int(width, unlimited) => {
+                SlurmInt::parse(value, width, unlimited).map(|_| ())
+            }
             ValueRule::Bool => flags::parse_bool(value).map(|_| ()),
             ValueRule::OverSubscribe => flags::check_oversubscribe(value),
-            ValueRule::PreemptMode => flags::check_preempt_mode(value),
+            ValueRule::PreemptMode => {
+                flags::check_preempt_mode(value, flags::PreemptScope::Cluster)
+            }
+            ValueRule::PartitionPreemptMode => {
+                flags::check_preempt_mode(value, flags::PreemptScope::Partition)
+            }
             ValueRule::PartitionCrType => flags::check_partition_cr_type(value),
             ValueRule::OverTimeLimit => flags::check_over_time_limit(value),
             ValueRule::SuspendTime => flags::check_suspend_time(value),
@@ -61,7 +70,10 @@ impl ValueRule {
             ValueRule::Int(IntWidth::U64, true) => "uint64 0..=2^64-3 or UNLIMITED",
             ValueRule::Bool => "YES/NO",
             ValueRule::OverSubscribe => "NO|EXCLUSIVE|YES[:n]|FORCE[:n]",
-            ValueRule::PreemptMode => "OFF|CANCEL|REQUEUE|SUSPEND[,GANG|,WITHIN]",
+            ValueRule::PreemptMode => {
+                "OFF|CANCEL|REQUEUE|SUSPEND (+,GANG or ,WITHIN); SUSPEND needs GANG"
+            }
+            ValueRule::PartitionPreemptMode => "OFF|CANCEL|REQUEUE|SUSPEND[,WITHIN]",
             ValueRule::PartitionCrType => "CR_Core[_Memory]|CR_Socket[_Memory]",
             ValueRule::OverTimeLimit => "minutes 0..=65534 or UNLIMITED",
             ValueRule::SuspendTime => "seconds (uint32) or INFINITE/-1",
@@ -112,7 +124,7 @@ pub const PARTITION_RULES: &[(&str, ValueRule)] = &[
     ("MinNodes", U32),
     ("OverSubscribe", ValueRule::OverSubscribe),
     ("OverTimeLimit", ValueRule::OverTimeLimit),
-    ("PreemptMode", ValueRule::PreemptMode),
+    ("PreemptMode", ValueRule::PartitionPreemptMode),
     ("PriorityJobFactor", U16),
     ("PriorityTier", U16),
     ("ReqResv", ValueRule::Bool),
@@ -138,10 +150,9 @@ pub fn check_key_value(
     key: &'static str,
     value: &str,
 ) -> Result<(), VocabError> {
-    rule_for(table, key).check(value).map_err(|e| VocabError {
-        what: key,
-        ..e
-    })
+    rule_for(table, key)
+        .check(value)
+        .map_err(|e| VocabError { what: key, ..e })
 }
 
 /// The rule for global (`slurm-conf-parameters`) key `key`, if Slurm knows the key.
@@ -173,9 +184,13 @@ mod tests {
         assert_eq!(rule_for(PARTITION_RULES, "AllowGroups"), ValueRule::Text);
         assert_eq!(global_rule("maxjobcount"), Some(("MaxJobCount", U32)));
         assert_eq!(global_rule("MaxJobCont"), None);
-        let keys = super::super::global_keys::GLOBAL_KEYS.iter().map(|(k, _)| *k);
+        let keys = super::super::global_keys::GLOBAL_KEYS
+            .iter()
+            .map(|(k, _)| *k);
         assert_eq!(closest(keys, "MaxJobCont"), Some("MaxJobCount"));
-        let keys = super::super::global_keys::GLOBAL_KEYS.iter().map(|(k, _)| *k);
+        let keys = super::super::global_keys::GLOBAL_KEYS
+            .iter()
+            .map(|(k, _)| *k);
         assert_eq!(closest(keys, "zzzzzzzz"), None);
         let e = check_key_value(PARTITION_RULES, "MaxTime", "1hour").unwrap_err();
         assert!(e.to_string().contains("MaxTime"), "{e}");
