@@ -197,8 +197,10 @@ impl Oracle {
             if let Ok(Some(_)) = child.0.try_wait() {
                 return Verdict::Refused(format!("{}\n--- slurm.conf ---\n{text}", read_log()));
             }
-            let ping = self
-                .in_root("/usr/bin/scontrol")
+            let ping = Command::new("timeout")
+                .arg("10")
+                .arg(self.in_root("/usr/bin/scontrol").get_program())
+                .args(self.in_root("/usr/bin/scontrol").get_args())
                 .arg("ping")
                 .env("SLURM_CONF", &conf)
                 .stderr(Stdio::null())
@@ -208,7 +210,7 @@ impl Oracle {
             }
             assert!(
                 Instant::now() < deadline,
-                "slurmctld {} neither came up nor exited in 30 s:\n{}",
+                "slurmctld {} neither came up nor exited in 30 s:\n{}\n--- slurm.conf ---\n{text}",
                 self.version,
                 read_log()
             );

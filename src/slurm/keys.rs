@@ -157,7 +157,7 @@ pub const NODE_KEYS: [&str; 24] = [
 ];
 
 /// Partition keys Slurm 22.05 accepts (slurm.conf.5, PARTITION CONFIGURATION).
-pub const PARTITION_KEYS: [&str; 41] = [
+pub const PARTITION_KEYS: [&str; 42] = [
     "PartitionName",
     "AllocNodes",
     "AllowAccounts",
@@ -199,6 +199,7 @@ pub const PARTITION_KEYS: [&str; 41] = [
     "State",
     "SuspendTime",
     "SuspendTimeout",
+    "TRESBillingWeights",
 ];
 
 /// Returns the canonical spelling of `key` from `table` (case-insensitive), if present.

@@ -81,6 +81,13 @@ pub fn parse_overrides(
             out.push((key, v.to_string()));
         }
     }
+    if scope == OverrideScope::SlurmConf {
+        super::slurm_conf::check_globals_together(&out).map_err(|e| ParseError {
+            origin: origin.to_string(),
+            line: 0,
+            kind: e.into(),
+        })?;
+    }
     Ok(out)
 }
 

@@ -140,6 +140,38 @@ pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError>
     Ok(canon)
 }
 
+/// The rules between global keys that `_validate_and_set_defaults` enforces (each a fatal
+/// error): `FirstJobId` ≤ `MaxJobId` (defaults 1 and `0x03ff0000`), and a non-zero
+/// `SlurmSchedLogLevel` needs `SlurmSchedLogFile`. `pairs` are canonical keys.
+pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigError> {
+    use crate::slurm::types::DEFAULT_MAX_JOB_ID;
+    let get = |key: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let num = |key: &str, default: u64| get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
+    if num("FirstJobId", 1) > num("MaxJobId", DEFAULT_MAX_JOB_ID) {
+        return Err(ConfigError::invalid(
+            "FirstJobId",
+            get("FirstJobId").unwrap_or("1"),
+            format!(
+                "larger than MaxJobId ({}); Slurm stops on FirstJobId > MaxJobId",
+                num("MaxJobId", DEFAULT_MAX_JOB_ID)
+            ),
+        ));
+    }
+    if num("SlurmSchedLogLevel", 0) != 0 && get("SlurmSchedLogFile").is_none() {
+        return Err(ConfigError::invalid(
+            "SlurmSchedLogLevel",
+            get("SlurmSchedLogLevel").unwrap_or_default(),
+            "needs SlurmSchedLogFile (Slurm stops without it)",
+        ));
+    }
+    Ok(())
+}
+
 /// Merges DownNodes lines with the same (state, reason), sorted by (state, reason); empty
 /// lines are dropped.
 pub fn merge_down_nodes(lines: &[DownNodes]) -> Vec<DownNodes> {

@@ -147,6 +147,53 @@ pub fn check_suspend_time(value: &str) -> Result<(), VocabError> {
         })
 }
 
+/// Partition `QOS`, `DenyQos`, `AllowQos`: QOS exist only in a slurmdbd accounting database,
+/// which the charms do not deploy; without one Slurm 26.05 stops on any QOS name ("Partition
+/// p has an invalid qos", "We have no QOS on the system"). Only `AllowQos=ALL` is accepted.
+pub fn check_qos(key: &'static str, value: &str) -> Result<(), VocabError> {
+    if key.eq_ignore_ascii_case("AllowQos") && value.eq_ignore_ascii_case("ALL") {
+        return Ok(());
+    }
+    Err(VocabError::new(
+        key,
+        value,
+        "QOS need slurmdbd accounting, which this deployment has not (Slurm 26.05 stops on an unknown QOS); only AllowQos=ALL is accepted",
+    ))
+}
+
+/// Partition `TRESBillingWeights`: a comma list of `<TRES>=<weight>`, the TRES a name such as
+/// `CPU`, `Mem`, `GRES/gpu` or `GRES/gpu:tesla`, the weight a decimal number with an optional
+/// `K`, `M`, `G`, `T` or `P` (`assoc_mgr.c` `assoc_mgr_tres_weighted`: Slurm stops on
+/// "invalid TRES weight entry").
+pub fn check_tres_weights(value: &str) -> Result<(), VocabError> {
+    let entry_ok = |entry: &str| {
+        let Some((name, weight)) = entry.split_once('=') else {
+            return false;
+        };
+        let name_ok = !name.is_empty()
+            && name.as_bytes()[0].is_ascii_alphabetic()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/_:-.".contains(&b));
+        let number = weight.trim_end_matches(['K', 'M', 'G', 'T', 'P', 'k', 'm', 'g', 't', 'p']);
+        let number_ok = weight.len() - number.len() <= 1
+            && !number.is_empty()
+            && number.len() <= 20
+            && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && number.bytes().filter(|b| *b == b'.').count() <= 1
+            && number.bytes().any(|b| b.is_ascii_digit());
+        name_ok && number_ok
+    };
+    if !value.is_empty() && value.split(',').all(entry_ok) {
+        return Ok(());
+    }
+    Err(VocabError::new(
+        "TRESBillingWeights",
+        value,
+        "expected <TRES>=<weight>[,...] such as CPU=1.0,Mem=0.25G,GRES/gpu=2.0",
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +229,10 @@ mod tests {
         assert!(check_partition_cr_type("CR_CPU").is_err());
         assert!(check_over_time_limit("abc").is_err() && check_over_time_limit("10").is_ok());
         assert!(check_suspend_time("-1").is_ok() && check_suspend_time("-2").is_err());
+        assert!(check_qos("AllowQos", "all").is_ok() && check_qos("QOS", "normal").is_err());
+        check_tres_weights("CPU=1.0,Mem=0.25G,GRES/gpu=2.0").unwrap();
+        for bad in ["junk", "CPU=", "=1", "CPU=1..0", "CPU=1.0,", "CPU=x"] {
+            assert!(check_tres_weights(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -3,11 +3,24 @@
 //! slurm-22-05-8-1, slurm-24-11-5-1 and slurm-26-05-3-1 (the keys present in all three):
 //! `S_P_UINT16/32/64` become [`ValueRule::Int`], `S_P_BOOLEAN` [`ValueRule::Bool`], strings
 //! that `_validate_and_set_defaults` reads with `time_str2mins`/`time_str2secs`
-//! [`ValueRule::Duration`], other strings [`ValueRule::Text`]. A key outside this list stops
+//! [`ValueRule::Duration`], other strings [`ValueRule::Text`]; keys Slurm stops on
+//! (`fatal: ... has been removed`) are [`ValueRule::Removed`]; keys whose value
+//! `_validate_and_set_defaults` bounds further are [`ValueRule::Range`]. A key outside this list stops
 //! slurmctld (`Parsing error at unrecognized key`) on at least one supported version.
 
 use super::integer::IntWidth;
 use super::rule::ValueRule;
+
+/// Slurm's `MAX_JOB_ID` (`0x03FFFFFF`): a larger `MaxJobId` is reset with an error.
+pub const MAX_JOB_ID: u64 = 0x03FF_FFFF;
+
+/// Slurm's bound on `MaxNodeCount` (`MAX_SLURM_NODES`, 65536: "is higher than the maximum
+/// allowed", fatal); Slurm allocates its node table at that size
+/// (4294967293 stops slurmctld with `grow_node_record_table_ptr: malloc failed`).
+pub const MAX_NODE_COUNT: u64 = 65_536;
+
+/// Slurm's default `MaxJobId` (`DEFAULT_MAX_JOB_ID`, `0x03ff0000`).
+pub const DEFAULT_MAX_JOB_ID: u64 = 0x03FF_0000;
 
 /// `(key, rule)` for every global key accepted by all supported Slurm versions.
 pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
@@ -25,7 +38,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("AccountingStorageType", ValueRule::Text),
     ("AccountingStorageUser", ValueRule::Text),
     ("AccountingStoreFlags", ValueRule::Text),
-    ("AccountingStoreJobComment", ValueRule::Bool),
+    ("AccountingStoreJobComment", ValueRule::Removed),
     ("AcctGatherEnergyType", ValueRule::Text),
     ("AcctGatherFilesystemType", ValueRule::Text),
     ("AcctGatherInfinibandType", ValueRule::Text),
@@ -72,9 +85,9 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
         "FairShareDampeningFactor",
         ValueRule::Int(IntWidth::U16, false),
     ),
-    ("FastSchedule", ValueRule::Int(IntWidth::U16, false)),
+    ("FastSchedule", ValueRule::Removed),
     ("FederationParameters", ValueRule::Text),
-    ("FirstJobId", ValueRule::Int(IntWidth::U32, false)),
+    ("FirstJobId", ValueRule::Range(1, MAX_JOB_ID)),
     ("GetEnvTimeout", ValueRule::Int(IntWidth::U16, false)),
     ("GpuFreqDef", ValueRule::Text),
     ("GresTypes", ValueRule::Text),
@@ -101,7 +114,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("JobFileAppend", ValueRule::Int(IntWidth::U16, false)),
     ("JobRequeue", ValueRule::Int(IntWidth::U16, false)),
     ("JobSubmitPlugins", ValueRule::Text),
-    ("KeepAliveTime", ValueRule::Int(IntWidth::U32, false)),
+    ("KeepAliveTime", ValueRule::Range(0, i32::MAX as u64)),
     ("KillOnBadExit", ValueRule::Int(IntWidth::U16, false)),
     ("KillWait", ValueRule::Int(IntWidth::U16, false)),
     ("LaunchParameters", ValueRule::Text),
@@ -111,17 +124,17 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("MailDomain", ValueRule::Text),
     ("MailProg", ValueRule::Text),
     ("MaxArraySize", ValueRule::Int(IntWidth::U32, false)),
-    ("MaxDBDMsgs", ValueRule::Int(IntWidth::U32, false)),
-    ("MaxJobCount", ValueRule::Int(IntWidth::U32, false)),
-    ("MaxJobId", ValueRule::Int(IntWidth::U32, false)),
+    ("MaxDBDMsgs", ValueRule::Range(10_000, u32::MAX as u64 - 2)),
+    ("MaxJobCount", ValueRule::Range(1, u32::MAX as u64 - 2)),
+    ("MaxJobId", ValueRule::Range(1, MAX_JOB_ID)),
     ("MaxMemPerCPU", ValueRule::Int(IntWidth::U64, true)),
     ("MaxMemPerNode", ValueRule::Int(IntWidth::U64, true)),
-    ("MaxNodeCount", ValueRule::Int(IntWidth::U32, false)),
-    ("MaxStepCount", ValueRule::Int(IntWidth::U32, false)),
+    ("MaxNodeCount", ValueRule::Range(0, MAX_NODE_COUNT)),
+    ("MaxStepCount", ValueRule::Range(1, u32::MAX as u64 - 2)),
     ("MaxTasksPerNode", ValueRule::Int(IntWidth::U16, false)),
     ("MCSParameters", ValueRule::Text),
     ("MCSPlugin", ValueRule::Text),
-    ("MessageTimeout", ValueRule::Int(IntWidth::U16, false)),
+    ("MessageTimeout", ValueRule::Range(1, u16::MAX as u64 - 2)),
     ("MinJobAge", ValueRule::Int(IntWidth::U32, false)),
     ("MpiDefault", ValueRule::Text),
     ("MpiParams", ValueRule::Text),
@@ -139,7 +152,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("PreemptType", ValueRule::Text),
     ("PrEpParameters", ValueRule::Text),
     ("PrEpPlugins", ValueRule::Text),
-    ("PriorityCalcPeriod", ValueRule::Duration),
+    ("PriorityCalcPeriod", ValueRule::PositiveDuration),
     ("PriorityDecayHalfLife", ValueRule::Duration),
     ("PriorityFavorSmall", ValueRule::Bool),
     ("PriorityFlags", ValueRule::Text),
@@ -171,7 +184,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("PrologEpilogTimeout", ValueRule::Int(IntWidth::U16, false)),
     ("PrologFlags", ValueRule::Text),
     ("PrologSlurmctld", ValueRule::Text),
-    ("PropagatePrioProcess", ValueRule::Int(IntWidth::U16, false)),
+    ("PropagatePrioProcess", ValueRule::Range(0, 2)),
     ("PropagateResourceLimits", ValueRule::Text),
     ("PropagateResourceLimitsExcept", ValueRule::Text),
     ("RebootProgram", ValueRule::Text),
@@ -187,7 +200,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("ResvProlog", ValueRule::Text),
     ("ReturnToService", ValueRule::Int(IntWidth::U16, false)),
     ("RoutePlugin", ValueRule::Text),
-    ("SallocDefaultCommand", ValueRule::Text),
+    ("SallocDefaultCommand", ValueRule::Removed),
     ("SbcastParameters", ValueRule::Text),
     ("SchedulerParameters", ValueRule::Text),
     ("SchedulerTimeSlice", ValueRule::Int(IntWidth::U16, false)),
@@ -234,7 +247,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("TaskPlugin", ValueRule::Text),
     ("TaskPluginParam", ValueRule::Text),
     ("TaskProlog", ValueRule::Text),
-    ("TCPTimeout", ValueRule::Int(IntWidth::U16, false)),
+    ("TCPTimeout", ValueRule::Range(1, u16::MAX as u64 - 2)),
     ("TmpFS", ValueRule::Text),
     ("TopologyParam", ValueRule::Text),
     ("TopologyPlugin", ValueRule::Text),

@@ -65,6 +65,15 @@ impl SlurmInt {
                 format!("expected a decimal number 0..={}{also}", width.max()),
             ));
         }
+        if value.len() > 1 && value.starts_with('0') {
+            // Slurm reads numbers with strtoul(.., 0): a leading 0 means octal (010 is 8,
+            // 09 is an error).
+            return Err(VocabError::new(
+                what,
+                value,
+                "a leading 0 makes Slurm read the number as octal; write it without",
+            ));
+        }
         match value.parse::<u64>() {
             Ok(n) if n <= width.max() => Ok(SlurmInt::Value(n)),
             _ => Err(VocabError::new(

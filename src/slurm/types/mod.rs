@@ -43,7 +43,7 @@ pub use flags::{
     PreemptScope, check_over_time_limit, check_oversubscribe, check_partition_cr_type,
     check_preempt_mode, check_suspend_time, parse_bool,
 };
-pub use global_keys::GLOBAL_KEYS;
+pub use global_keys::{DEFAULT_MAX_JOB_ID, GLOBAL_KEYS, MAX_JOB_ID};
 pub use gres_name::{GresCount, GresName, GresType};
 pub use integer::{IntWidth, SlurmInt};
 pub use links::LinksRow;

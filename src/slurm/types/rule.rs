@@ -16,6 +16,9 @@ pub enum ValueRule {
     Text,
     /// A time limit ([`SlurmDuration`]).
     Duration,
+    /// A finite time limit of at least one minute (`PriorityCalcPeriod`: Slurm stops on
+    /// `calc_period < 1`, UNLIMITED included).
+    PositiveDuration,
     /// An integer of this width; `true` when `UNLIMITED`/`INFINITE` is meaningful.
     Int(IntWidth, bool),
     /// `S_P_BOOLEAN` (`YES`/`NO`).
@@ -32,6 +35,20 @@ pub enum ValueRule {
     OverTimeLimit,
     /// Partition `SuspendTime`.
     SuspendTime,
+    /// Partition `QOS`, `AllowQos`, `DenyQos` (no accounting database).
+    Qos(&'static str),
+    /// Partition `TRESBillingWeights`.
+    TresWeights,
+    /// A decimal integer in `min..=max` (keys whose value `_validate_and_set_defaults` bounds
+    /// further, e.g. `MaxJobCount` ≥ 1, `PropagatePrioProcess` ≤ 2).
+    Range(u64, u64),
+    /// A key Slurm still parses but stops on (`fatal: ... has been removed`).
+    Removed,
+    /// A host name or IP address (a node's `BcastAddr`; Slurm reads it as a hostlist and
+    /// stops on one it cannot parse).
+    HostAddr,
+    /// A node's `Port`: 1..=65535 (`node_conf.c`: `Invalid Port`, fatal).
+    Port,
 }
 
 impl ValueRule {
@@ -41,6 +58,14 @@ impl ValueRule {
         match self {
             ValueRule::Text => Ok(()),
             ValueRule::Duration => SlurmDuration::try_from(value).map(|_| ()),
+            ValueRule::PositiveDuration => match SlurmDuration::try_from(value)?.minutes() {
+                Some(1..) => Ok(()),
+                _ => Err(VocabError::new(
+                    "time limit",
+                    value,
+                    "expected a finite period of at least one minute",
+                )),
+            },
             ValueRule::Int(width, unlimited) => {
                 SlurmInt::parse(value, width, unlimited).map(|_| ())
             }
@@ -55,6 +80,41 @@ impl ValueRule {
             ValueRule::PartitionCrType => flags::check_partition_cr_type(value),
             ValueRule::OverTimeLimit => flags::check_over_time_limit(value),
             ValueRule::SuspendTime => flags::check_suspend_time(value),
+            ValueRule::Range(min, max) => match SlurmInt::parse(value, IntWidth::U64, false) {
+                Ok(SlurmInt::Value(n)) if (min..=max).contains(&n) => Ok(()),
+                _ => Err(VocabError::new(
+                    "number",
+                    value,
+                    format!("expected a decimal number {min}..={max}"),
+                )),
+            },
+            ValueRule::Removed => Err(VocabError::new(
+                "value",
+                value,
+                "Slurm removed this key and stops on it (fatal: ... has been removed)",
+            )),
+            ValueRule::HostAddr => {
+                let ok = !value.is_empty()
+                    && value.len() <= 253
+                    && !value.starts_with('-')
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+                ok.then_some(()).ok_or_else(|| {
+                    VocabError::new(
+                        "host address",
+                        value,
+                        "expected one host name or IP address (letters, digits, '.', '-', ':')",
+                    )
+                })
+            }
+            ValueRule::Qos(key) => flags::check_qos(key, value),
+            ValueRule::TresWeights => flags::check_tres_weights(value),
+            ValueRule::Port => match SlurmInt::parse(value, IntWidth::U16, false) {
+                Ok(SlurmInt::Value(1..)) => Ok(()),
+                Ok(_) => Err(VocabError::new("port", value, "expected 1..=65533")),
+                Err(e) => Err(VocabError { what: "port", ..e }),
+            },
         }
     }
 
@@ -63,6 +123,7 @@ impl ValueRule {
         match self {
             ValueRule::Text => "text token",
             ValueRule::Duration => "time limit (parse_time.c formats)",
+            ValueRule::PositiveDuration => "finite time limit >= 1 minute",
             ValueRule::Int(IntWidth::U16, _) => "uint16 0..=65533",
             ValueRule::Int(IntWidth::U32, false) => "uint32 0..=4294967293",
             ValueRule::Int(IntWidth::U32, true) => "uint32 0..=4294967293 or UNLIMITED",
@@ -77,11 +138,19 @@ impl ValueRule {
             ValueRule::PartitionCrType => "CR_Core[_Memory]|CR_Socket[_Memory]",
             ValueRule::OverTimeLimit => "minutes 0..=65534 or UNLIMITED",
             ValueRule::SuspendTime => "seconds (uint32) or INFINITE/-1",
+            ValueRule::Port => "port 1..=65533",
+            ValueRule::Qos(_) => "refused (no accounting); AllowQos=ALL",
+            ValueRule::Range(..) => "bounded integer",
+            ValueRule::HostAddr => "host name or IP address",
+            ValueRule::Removed => "refused (removed from Slurm)",
+            ValueRule::TresWeights => "<TRES>=<weight>[,...]",
         }
     }
 }
 
 const U16: ValueRule = ValueRule::Int(IntWidth::U16, false);
+/// A topology count: 1..=65533 (Slurm resets 0 to 1 with an error: "... is invalid, reset").
+const COUNT16: ValueRule = ValueRule::Range(1, u16::MAX as u64 - 2);
 const U32: ValueRule = ValueRule::Int(IntWidth::U32, false);
 const U32_UNLIMITED: ValueRule = ValueRule::Int(IntWidth::U32, true);
 const U64: ValueRule = ValueRule::Int(IntWidth::U64, false);
@@ -89,16 +158,18 @@ const U64_UNLIMITED: ValueRule = ValueRule::Int(IntWidth::U64, true);
 
 /// Node keys and their rules (`read_config.c` `_parse_nodename`, `_nodename_options`).
 pub const NODE_RULES: &[(&str, ValueRule)] = &[
-    ("Boards", U16),
+    ("BcastAddr", ValueRule::HostAddr),
+    ("Boards", COUNT16),
     ("CoreSpecCount", U16),
-    ("CoresPerSocket", U16),
-    ("CPUs", U16),
+    ("CoresPerSocket", COUNT16),
+    ("CPUs", COUNT16),
     ("MemSpecLimit", U64),
-    ("Procs", U16),
+    ("Port", ValueRule::Port),
+    ("Procs", COUNT16),
     ("RealMemory", U64),
-    ("Sockets", U16),
-    ("SocketsPerBoard", U16),
-    ("ThreadsPerCore", U16),
+    ("Sockets", COUNT16),
+    ("SocketsPerBoard", COUNT16),
+    ("ThreadsPerCore", COUNT16),
     ("TmpDisk", U32),
     ("Weight", U32),
 ];
@@ -112,6 +183,8 @@ pub const PARTITION_RULES: &[(&str, ValueRule)] = &[
     ("Default", ValueRule::Bool),
     ("DefaultTime", ValueRule::Duration),
     ("DisableRootJobs", ValueRule::Bool),
+    ("DenyQos", ValueRule::Qos("DenyQos")),
+    ("AllowQos", ValueRule::Qos("AllowQos")),
     ("ExclusiveUser", ValueRule::Bool),
     ("GraceTime", U32),
     ("Hidden", ValueRule::Bool),
@@ -127,6 +200,8 @@ pub const PARTITION_RULES: &[(&str, ValueRule)] = &[
     ("PreemptMode", ValueRule::PartitionPreemptMode),
     ("PriorityJobFactor", U16),
     ("PriorityTier", U16),
+    ("QOS", ValueRule::Qos("QOS")),
+    ("TRESBillingWeights", ValueRule::TresWeights),
     ("ReqResv", ValueRule::Bool),
     ("ResumeTimeout", U16),
     ("RootOnly", ValueRule::Bool),
@@ -179,7 +254,7 @@ mod tests {
 
     #[test]
     fn tables_name_real_keys_and_suggest() {
-        assert_eq!(rule_for(NODE_RULES, "cpus"), U16);
+        assert_eq!(rule_for(NODE_RULES, "cpus"), COUNT16);
         assert_eq!(rule_for(PARTITION_RULES, "maxtime"), ValueRule::Duration);
         assert_eq!(rule_for(PARTITION_RULES, "AllowGroups"), ValueRule::Text);
         assert_eq!(global_rule("maxjobcount"), Some(("MaxJobCount", U32)));
