@@ -60,7 +60,7 @@ impl TryFrom<&str> for SlurmDuration {
         };
         let parts: Vec<&str> = rest.split(':').collect();
         let seconds = match (days, parts.as_slice()) {
-            (Some(d), [h]) if h.is_empty() => field(d)? * 86_400,
+            (Some(d), [""]) => field(d)? * 86_400,
             (Some(d), [h]) => field(d)? * 86_400 + field(h)? * 3_600,
             (Some(d), [h, m]) => field(d)? * 86_400 + field(h)? * 3_600 + field(m)? * 60,
             (Some(d), [h, m, s]) => {

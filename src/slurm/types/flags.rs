@@ -163,7 +163,7 @@ pub fn check_qos(key: &'static str, value: &str) -> Result<(), VocabError> {
 
 /// Partition `TRESBillingWeights`: a comma list of `<TRES>=<weight>`, the TRES a name such as
 /// `CPU`, `Mem`, `GRES/gpu` or `GRES/gpu:tesla`, the weight a decimal number with an optional
-/// `K`, `M`, `G`, `T` or `P` (`assoc_mgr.c` `assoc_mgr_tres_weighted`: Slurm stops on
+/// `K`, `M`, `G`, `T` or `P` (`slurm_protocol_api.c` 26.05 l.303: Slurm stops on
 /// "invalid TRES weight entry").
 pub fn check_tres_weights(value: &str) -> Result<(), VocabError> {
     let entry_ok = |entry: &str| {
