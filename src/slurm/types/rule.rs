@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(rule_for(NODE_RULES, "cpus"), COUNT16);
         assert_eq!(rule_for(PARTITION_RULES, "maxtime"), ValueRule::Duration);
         assert_eq!(rule_for(PARTITION_RULES, "AllowGroups"), ValueRule::Text);
-        assert_eq!(global_rule("maxjobcount"), Some(("MaxJobCount", U32)));
+        assert_eq!(global_rule("minjobage"), Some(("MinJobAge", U32)));
         assert_eq!(global_rule("MaxJobCont"), None);
         let keys = super::super::global_keys::GLOBAL_KEYS
             .iter()
