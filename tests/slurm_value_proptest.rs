@@ -190,6 +190,7 @@ proptest! {
             accepted.push((OverrideScope::SlurmConf, pairs));
         }
         let tried = accepted.iter().map(|(_, p)| p.len()).sum::<usize>();
+        let refused = keys().len() - tried;
         // What the charm renders at all (cross-key checks at render, e.g. MaxNodeCount below
         // the node count, refuse the whole file: nothing is written).
         if render_slurm_conf(&model("/tmp/x", &accepted)).is_err() {
@@ -207,6 +208,10 @@ proptest! {
                 prop_assert!(false, "Slurm {} refuses values the charm accepts: {:?}\n{:?}", o.version, culprits, verdict);
             }
         }
-        eprintln!("case: {tried} accepted values run on {} versions", oracles().len());
+        eprintln!(
+            "case: {} values, {refused} refused by the charm, {tried} accepted and run on {} versions",
+            keys().len(),
+            oracles().len()
+        );
     }
 }

@@ -142,7 +142,8 @@ pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError>
 
 /// The rules between global keys that `_validate_and_set_defaults` enforces (each a fatal
 /// error): `FirstJobId` ≤ `MaxJobId` (defaults 1 and `0x03ff0000`), and a non-zero
-/// `SlurmSchedLogLevel` needs `SlurmSchedLogFile`. `pairs` are canonical keys.
+/// `SlurmSchedLogLevel` needs `SlurmSchedLogFile`; `PriorityDecayHalfLife=0` needs
+/// `PriorityUsageResetPeriod` (`read_config.c` 4695/4922/4799). `pairs` are canonical keys.
 pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigError> {
     use crate::slurm::types::DEFAULT_MAX_JOB_ID;
     let get = |key: &str| {
@@ -160,6 +161,16 @@ pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigEr
                 "larger than MaxJobId ({}); Slurm stops on FirstJobId > MaxJobId",
                 num("MaxJobId", DEFAULT_MAX_JOB_ID)
             ),
+        ));
+    }
+    let decay_zero = get("PriorityDecayHalfLife")
+        .and_then(|v| crate::slurm::types::SlurmDuration::try_from(v).ok())
+        .is_some_and(|d| d.minutes() == Some(0));
+    if decay_zero && get("PriorityUsageResetPeriod").is_none() {
+        return Err(ConfigError::invalid(
+            "PriorityDecayHalfLife",
+            get("PriorityDecayHalfLife").unwrap_or_default(),
+            "0 needs PriorityUsageResetPeriod (Slurm stops: usage would roll over)",
         ));
     }
     if num("SlurmSchedLogLevel", 0) != 0 && get("SlurmSchedLogFile").is_none() {

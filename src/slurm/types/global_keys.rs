@@ -161,7 +161,18 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("PrioritySiteFactorParameters", ValueRule::Text),
     ("PrioritySiteFactorPlugin", ValueRule::Text),
     ("PriorityType", ValueRule::Text),
-    ("PriorityUsageResetPeriod", ValueRule::Text),
+    (
+        "PriorityUsageResetPeriod",
+        ValueRule::Word(&[
+            "NONE",
+            "NOW",
+            "DAILY",
+            "WEEKLY",
+            "MONTHLY",
+            "QUARTERLY",
+            "YEARLY",
+        ]),
+    ),
     ("PriorityWeightAge", ValueRule::Int(IntWidth::U32, false)),
     ("PriorityWeightAssoc", ValueRule::Int(IntWidth::U32, false)),
     (

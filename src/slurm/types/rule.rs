@@ -47,6 +47,9 @@ pub enum ValueRule {
     /// A host name or IP address (a node's `BcastAddr`; Slurm reads it as a hostlist and
     /// stops on one it cannot parse).
     HostAddr,
+    /// One of these words, any case (`PriorityUsageResetPeriod`: `read_config.c` 4687/4914/4791,
+    /// fatal on another word).
+    Word(&'static [&'static str]),
     /// A node's `Port`: 1..=65535 (`node_conf.c`: `Invalid Port`, fatal).
     Port,
 }
@@ -108,6 +111,17 @@ impl ValueRule {
                     )
                 })
             }
+            ValueRule::Word(words) => words
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(value))
+                .then_some(())
+                .ok_or_else(|| {
+                    VocabError::new(
+                        "word",
+                        value,
+                        format!("expected one of {}", words.join(", ")),
+                    )
+                }),
             ValueRule::Qos(key) => flags::check_qos(key, value),
             ValueRule::TresWeights => flags::check_tres_weights(value),
             ValueRule::Port => match SlurmInt::parse(value, IntWidth::U16, false) {
@@ -142,6 +156,7 @@ impl ValueRule {
             ValueRule::Qos(_) => "refused (no accounting); AllowQos=ALL",
             ValueRule::Range(..) => "bounded integer",
             ValueRule::HostAddr => "host name or IP address",
+            ValueRule::Word(_) => "one of a list of words",
             ValueRule::Removed => "refused (removed from Slurm)",
             ValueRule::TresWeights => "<TRES>=<weight>[,...]",
         }
