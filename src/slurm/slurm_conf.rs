@@ -143,7 +143,8 @@ pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError>
 /// The rules between global keys that `_validate_and_set_defaults` enforces (each a fatal
 /// error): `FirstJobId` ≤ `MaxJobId` (defaults 1 and `0x03ff0000`), and a non-zero
 /// `SlurmSchedLogLevel` needs `SlurmSchedLogFile`; `PriorityDecayHalfLife=0` needs
-/// `PriorityUsageResetPeriod` (`read_config.c` 4695/4922/4799). `pairs` are canonical keys.
+/// `PriorityUsageResetPeriod` (`read_config.c` 4695/4922/4799); `PreemptMode` must fit
+/// `PreemptType` ("PreemptType and PreemptMode values incompatible", 22.05 l.4562-4577). `pairs` are canonical keys.
 pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigError> {
     use crate::slurm::types::DEFAULT_MAX_JOB_ID;
     let get = |key: &str| {
@@ -172,6 +173,29 @@ pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigEr
             get("PriorityDecayHalfLife").unwrap_or_default(),
             "0 needs PriorityUsageResetPeriod (Slurm stops: usage would roll over)",
         ));
+    }
+    if let Some(mode) = get("PreemptMode") {
+        let words: Vec<String> = mode.split(',').map(str::to_ascii_uppercase).collect();
+        let off = !words
+            .iter()
+            .any(|w| ["CANCEL", "REQUEUE", "SUSPEND", "ON"].contains(&w.as_str()));
+        let within = words.iter().any(|w| w == "WITHIN");
+        let preempt_type = get("PreemptType").unwrap_or("preempt/none");
+        let bad = match preempt_type {
+            "preempt/none" => !off || within,
+            "preempt/qos" | "preempt/partition_prio" => off,
+            _ => false,
+        };
+        if bad {
+            return Err(ConfigError::invalid(
+                "PreemptMode",
+                mode,
+                format!(
+                    "incompatible with PreemptType={preempt_type} (preempt/none takes only OFF or GANG; \
+                     preempt/qos and preempt/partition_prio need CANCEL, REQUEUE or SUSPEND): Slurm stops"
+                ),
+            ));
+        }
     }
     if num("SlurmSchedLogLevel", 0) != 0 && get("SlurmSchedLogFile").is_none() {
         return Err(ConfigError::invalid(
