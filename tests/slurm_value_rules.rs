@@ -68,6 +68,13 @@ const REFUSED: &[(OverrideScope, &str)] = &[
     (OverrideScope::Partition, "State=OPEN"),
     (OverrideScope::SlurmConf, "DisableRootJobs=maybe"),
     (OverrideScope::SlurmConf, "PreemptMode=kill"),
+    // Rules between keys and removed keys (_validate_and_set_defaults).
+    (OverrideScope::SlurmConf, "FirstJobId=100\nMaxJobId=50"),
+    (OverrideScope::SlurmConf, "PreemptMode=REQUEUE"),
+    (OverrideScope::SlurmConf, "PriorityDecayHalfLife=0"),
+    (OverrideScope::SlurmConf, "FastSchedule=2"),
+    (OverrideScope::SlurmConf, "VSizeFactor=0388"),
+    (OverrideScope::Node, "Port=0"),
     // Unknown keys.
     (OverrideScope::SlurmConf, "MaxJobCont=1000"),
     (OverrideScope::SlurmConf, "FooBar=1"),
