@@ -185,6 +185,8 @@ impl Oracle {
         let mut child = Daemon(
             self.in_root("/usr/sbin/slurmctld")
                 .args(["-D", "-f", &conf])
+                // A crashing daemon drops its core in the scratch directory.
+                .current_dir(dir.path())
                 .stdout(log.try_clone().expect("log"))
                 .stderr(log)
                 .stdin(Stdio::null())
