@@ -116,7 +116,9 @@ fn errors_carry_file_line_and_expectation() {
             .to_string()
             .contains("Bogus")
     );
-    assert_eq!(err("a=1\nNodeName=a\nNodeName=a\n").line, 3);
+    assert_eq!(err("MaxJobCount=1\nNodeName=a\nNodeName=a\n").line, 3);
+    // An unknown global key is refused where it stands (Slurm stops on it).
+    assert_eq!(err("a=1\nNodeName=a\n").line, 1);
     assert!(matches!(
         err("PartitionName=p\nPartitionName=p\n").kind,
         ParseErrorKind::Config(ConfigError::DuplicatePartition { .. })

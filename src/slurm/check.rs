@@ -31,6 +31,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     for (k, v) in &conf.owned {
         validate_token(k.as_str(), v)?;
     }
+    check_max_node_count(conf)?;
     let mut seen = HashSet::new();
     for (k, v) in &conf.extra {
         validate_key(k, "slurm.conf")?;
@@ -316,4 +317,27 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
         }
     }
     Ok(())
+}
+
+/// `MaxNodeCount` below the number of configured nodes stops slurmctld ("Attempting to
+/// create node record past MaxNodeCount"): refused when the nodes are rendered.
+fn check_max_node_count(conf: &SlurmConf) -> Result<(), ConfigError> {
+    let Some((_, v)) = conf
+        .extra
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("MaxNodeCount"))
+    else {
+        return Ok(());
+    };
+    match v.parse::<usize>() {
+        Ok(max) if max < conf.nodes.len() => Err(ConfigError::invalid(
+            "MaxNodeCount",
+            v,
+            format!(
+                "below the {} configured nodes (slurmctld stops: node record past MaxNodeCount)",
+                conf.nodes.len()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }

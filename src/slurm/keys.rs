@@ -157,7 +157,7 @@ pub const NODE_KEYS: [&str; 24] = [
 ];
 
 /// Partition keys Slurm 22.05 accepts (slurm.conf.5, PARTITION CONFIGURATION).
-pub const PARTITION_KEYS: [&str; 41] = [
+pub const PARTITION_KEYS: [&str; 42] = [
     "PartitionName",
     "AllocNodes",
     "AllowAccounts",
@@ -199,6 +199,7 @@ pub const PARTITION_KEYS: [&str; 41] = [
     "State",
     "SuspendTime",
     "SuspendTimeout",
+    "TRESBillingWeights",
 ];
 
 /// Returns the canonical spelling of `key` from `table` (case-insensitive), if present.
@@ -219,7 +220,10 @@ pub fn record_key(
     canonical(table, key).ok_or_else(|| super::error::ConfigError::InvalidKey {
         key: key.to_string(),
         context: context.to_string(),
-        reason: format!("not a Slurm 22.05 {what} key"),
+        reason: match super::types::closest(table.iter().copied(), key) {
+            Some(k) => format!("not a Slurm {what} key; did you mean {k}?"),
+            None => format!("not a Slurm {what} key"),
+        },
     })
 }
 

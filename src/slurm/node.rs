@@ -4,8 +4,23 @@ use std::fmt;
 
 use super::error::ConfigError;
 use super::keys::{NODE_KEYS, canonical, record_key};
-use super::types::{GresCount, GresName, GresType, NodeName};
-use super::validate::{parse_u32, parse_u64, validate_name, validate_text, validate_token};
+use super::types::{GresCount, GresName, GresType, NODE_RULES, NodeName, check_key_value};
+use super::validate::{validate_name, validate_text, validate_token};
+
+/// A node integer checked by Slurm's limit for `key` ([`NODE_RULES`]: 16-bit CPU fields,
+/// 32-bit `Weight`/`TmpDisk`, 64-bit memory).
+fn node_int(key: &'static str, value: &str) -> Result<u64, ConfigError> {
+    check_key_value(NODE_RULES, key, value)?;
+    value
+        .parse()
+        .map_err(|_| ConfigError::invalid(key, value, "expected a decimal number"))
+}
+
+/// [`node_int`] for the fields kept as `u32` (all 16- or 32-bit in Slurm).
+fn node_u32(key: &'static str, value: &str) -> Result<u32, ConfigError> {
+    let n = node_int(key, value)?;
+    u32::try_from(n).map_err(|_| ConfigError::invalid(key, value, "larger than 4294967293"))
+}
 
 /// A node state as `NodeName ... State=` and `DownNodes ... State=` accept it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -226,14 +241,14 @@ impl NodeConf {
         let key = record_key(&NODE_KEYS, key, "NodeName line", "node")?;
         match key {
             "NodeName" => self.name = NodeName::try_from(value)?,
-            "CPUs" => self.cpus = Some(parse_u32(key, value)?),
-            "Boards" => self.boards = Some(parse_u32(key, value)?),
-            "SocketsPerBoard" => self.sockets_per_board = Some(parse_u32(key, value)?),
-            "CoresPerSocket" => self.cores_per_socket = Some(parse_u32(key, value)?),
-            "ThreadsPerCore" => self.threads_per_core = Some(parse_u32(key, value)?),
-            "RealMemory" => self.real_memory = Some(parse_u64(key, value)?),
-            "MemSpecLimit" => self.mem_spec_limit = Some(parse_u64(key, value)?),
-            "Weight" => self.weight = Some(parse_u32(key, value)?),
+            "CPUs" => self.cpus = Some(node_u32(key, value)?),
+            "Boards" => self.boards = Some(node_u32(key, value)?),
+            "SocketsPerBoard" => self.sockets_per_board = Some(node_u32(key, value)?),
+            "CoresPerSocket" => self.cores_per_socket = Some(node_u32(key, value)?),
+            "ThreadsPerCore" => self.threads_per_core = Some(node_u32(key, value)?),
+            "RealMemory" => self.real_memory = Some(node_int(key, value)?),
+            "MemSpecLimit" => self.mem_spec_limit = Some(node_int(key, value)?),
+            "Weight" => self.weight = Some(node_u32(key, value)?),
             "State" => self.state = Some(NodeState::parse(key, value)?),
             "Reason" => {
                 validate_text(key, value)?;
@@ -253,6 +268,7 @@ impl NodeConf {
             }
             other => {
                 validate_token(other, value)?;
+                check_key_value(NODE_RULES, other, value)?;
                 if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
                     slot.1 = value.to_string();
                 } else {
@@ -274,7 +290,10 @@ impl NodeConf {
         }
         for (k, v) in &self.extra {
             match canonical(&NODE_KEYS, k) {
-                Some(c) if c == k && !MODELLED.contains(&c) => validate_token(k, v)?,
+                Some(c) if c == k && !MODELLED.contains(&c) => {
+                    validate_token(k, v)?;
+                    check_key_value(NODE_RULES, c, v)?;
+                }
                 _ => {
                     return Err(ConfigError::InvalidKey {
                         key: k.clone(),

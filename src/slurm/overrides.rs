@@ -1,4 +1,5 @@
-//! Operator overrides: `slurm-conf-parameters` (multi-line `Key=Value`), `partition-config`
+//! Operator overrides: `slurm-conf-parameters` (`Key=Value` pairs, several per line allowed as
+//! Slurm's `s_p_parse_line` reads them), `partition-config`
 //! and `node-config` (space-separated `Key=Value`). They go through the same lexer as the
 //! files and may not set keys the charm owns (see `docs/slurm-config.md`).
 
@@ -11,12 +12,12 @@ use super::keys::{
 use super::lexer::{include_directive, logical_lines, pairs};
 use super::node::NodeConf;
 use super::partition::Partition;
-use super::validate::{validate_key, validate_value};
+use super::validate::validate_key;
 
 /// Which override option the text comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverrideScope {
-    /// slurmctld `slurm-conf-parameters`: one global `Key=Value` per line.
+    /// slurmctld `slurm-conf-parameters`: global `Key=Value` pairs (blank- or line-separated).
     SlurmConf,
     /// slurmd `partition-config`: partition keys.
     Partition,
@@ -67,12 +68,6 @@ pub fn parse_overrides(
                 found: e.found,
             })
         })?;
-        if scope == OverrideScope::SlurmConf && kv.len() > 1 {
-            return Err(err(ParseErrorKind::Syntax {
-                expected: "one Key=Value per line".to_string(),
-                found: ll.text.trim().to_string(),
-            }));
-        }
         for (k, v) in kv {
             let key = check_pair(scope, k, v, &mut scratch_node, &mut scratch_part)
                 .map_err(|e| err(e.into()))?;
@@ -85,6 +80,13 @@ pub fn parse_overrides(
             }
             out.push((key, v.to_string()));
         }
+    }
+    if scope == OverrideScope::SlurmConf {
+        super::slurm_conf::check_globals_together(&out).map_err(|e| ParseError {
+            origin: origin.to_string(),
+            line: 0,
+            kind: e.into(),
+        })?;
     }
     Ok(out)
 }
@@ -107,8 +109,7 @@ fn check_pair(
             if let Some(k) = owned_global(key) {
                 return Err(owned(k));
             }
-            validate_value(key, value)?;
-            Ok(key.to_string())
+            Ok(super::slurm_conf::check_global(key, value)?.to_string())
         }
         OverrideScope::Partition => {
             let canon = canonical(&PARTITION_KEYS, key);

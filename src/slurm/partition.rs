@@ -7,7 +7,7 @@ use super::error::ConfigError;
 use super::hostlist;
 use super::keys::{PARTITION_KEYS, canonical, record_key};
 use super::node::NodeState;
-use super::types::NodeName;
+use super::types::{NodeName, PARTITION_RULES, check_key_value};
 use super::validate::{validate_name, validate_text, validate_value};
 
 /// A partition state.
@@ -120,6 +120,7 @@ impl Partition {
             "State" => self.state = Some(PartitionState::parse(value)?),
             other => {
                 validate_value(other, value)?;
+                check_key_value(PARTITION_RULES, other, value)?;
                 if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
                     slot.1 = value.to_string();
                 } else {
@@ -141,7 +142,8 @@ impl Partition {
                 Some(c)
                     if c == k && !["PartitionName", "Nodes", "Default", "State"].contains(&c) =>
                 {
-                    validate_value(k, v)?
+                    validate_value(k, v)?;
+                    check_key_value(PARTITION_RULES, c, v)?;
                 }
                 _ => {
                     return Err(ConfigError::InvalidKey {

@@ -175,7 +175,7 @@ impl Plan {
     }
 }
 
-/// Applies `slurm-conf-parameters` (one `Key=Value` per line, Slurm's lexical rules, no
+/// Applies `slurm-conf-parameters` (`Key=Value` pairs, blank- or line-separated, Slurm's lexical rules, no
 /// charm-owned keys: [`crate::slurm::parse_overrides`]) to the model.
 pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> {
     let pairs = parse_overrides(text, OverrideScope::SlurmConf).map_err(|e| e.to_string())?;

@@ -16,21 +16,39 @@
 //! - [`CoreList`]: gres.conf `Cores=`.
 //! - [`LinksRow`]: gres.conf `Links=`.
 //! - [`GresCount`]: a GRES count with Slurm's `K`/`M`/`G` suffixes.
+//! - [`SlurmDuration`]: time limits; [`SlurmInt`]/[`IntWidth`]: integers with Slurm's limits;
+//!   `flags`: booleans and enumerated settings; [`ValueRule`]: which of those each key takes
+//!   (node, partition and global tables).
 
 #[macro_use]
 mod newtype;
 mod cores;
 mod devices;
+mod duration;
 mod error;
+mod flags;
+mod global_keys;
 mod gres_name;
+mod integer;
 mod links;
 mod node_name;
 mod partition_name;
+mod rule;
 
 pub use cores::CoreList;
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
+pub use duration::SlurmDuration;
 pub use error::VocabError;
+pub use flags::{
+    PreemptScope, check_over_time_limit, check_oversubscribe, check_partition_cr_type,
+    check_preempt_mode, check_suspend_time, parse_bool,
+};
+pub use global_keys::{DEFAULT_MAX_JOB_ID, GLOBAL_KEYS, MAX_JOB_ID};
 pub use gres_name::{GresCount, GresName, GresType};
+pub use integer::{IntWidth, SlurmInt};
 pub use links::LinksRow;
 pub use node_name::{Hostlist, NodeName};
 pub use partition_name::PartitionName;
+pub use rule::{
+    NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
+};
