@@ -67,3 +67,100 @@ fn controller_relation_changed_calls_do_not_grow_with_units() {
         "{at_5:?}"
     );
 }
+
+/// slurmctld restarts and reconfigures (in the controller's command log) while `n` slurmd
+/// units join with one `add-unit -n n`, and the controller's statuses on the way.
+fn reloads_while_enlisting(n: u32) -> (usize, usize, Vec<String>) {
+    let mut c = settled(1);
+    for i in 1..=n {
+        c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
+    }
+    c.clear_commands("slurmctld/0");
+    c.sim.add_unit("slurmd", n).unwrap();
+    c.assert_no_errors();
+    let cmds = c.commands("slurmctld/0");
+    let restarts = cmds
+        .iter()
+        .filter(|l| l.contains("systemctl restart slurmctld"))
+        .count();
+    let reconfigures = cmds.iter().filter(|l| l.contains("reconfigure")).count();
+    let statuses = c
+        .sim
+        .unit_status_history("slurmctld/0")
+        .into_iter()
+        .map(|s| s.message)
+        .collect();
+    let total = n + 1;
+    assert!(
+        c.status("slurmctld/0")
+            .1
+            .starts_with(&format!("{total} nodes")),
+        "{:?}",
+        c.status("slurmctld/0")
+    );
+    (restarts, reconfigures, statuses)
+}
+
+#[test]
+fn one_restart_per_enlistment_batch_whatever_its_size() {
+    let (r10, c10, st10) = reloads_while_enlisting(10);
+    let (r40, c40, st40) = reloads_while_enlisting(40);
+    eprintln!(
+        "enlisting 10: {r10} restarts, {c10} reconfigures; 40: {r40} restarts, {c40} reconfigures"
+    );
+    assert_eq!((r10, c10), (r40, c40), "10 units vs 40 units");
+    assert!(r40 + c40 <= 2, "restarts {r40}, reconfigures {c40}");
+    for (n, st) in [(10, &st10), (40, &st40)] {
+        assert!(
+            st.iter()
+                .any(|m| m.starts_with(&format!("enlisting 2 of {} nodes", n + 1))),
+            "{st:?}"
+        );
+    }
+}
+
+#[test]
+fn a_unit_that_never_joins_holds_the_batch_back_only_until_update_status() {
+    let mut c = settled(1);
+    for i in 1..=4 {
+        c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
+    }
+    // slurmd/4 cannot publish its record: its hook fails and it stays in error
+    c.sim.fail_next_tool_call("slurmd/4", "relation-set");
+    c.clear_commands("slurmctld/0");
+    c.sim.add_unit("slurmd", 4).unwrap();
+    assert!(c.sim.is_error("slurmd/4"));
+    let (kind, msg) = c.status("slurmctld/0");
+    assert_eq!(kind, "waiting", "{msg}");
+    assert!(msg.starts_with("enlisting 4 of 5 nodes"), "{msg}");
+    assert!(
+        super_restarts(&c).is_empty(),
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    // the files are written already; only the reload waits
+    assert!(
+        c.slurm_conf().contains("NodeName=slurmd-[0-3] "),
+        "{}",
+        c.slurm_conf()
+    );
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    assert_eq!(
+        super_restarts(&c),
+        ["systemctl restart slurmctld"],
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    assert!(
+        c.status("slurmctld/0").1.starts_with("4 nodes"),
+        "{:?}",
+        c.status("slurmctld/0")
+    );
+}
+
+fn super_restarts(c: &Cluster) -> Vec<String> {
+    c.commands("slurmctld/0")
+        .into_iter()
+        .filter(|l| l.contains("systemctl restart slurmctld"))
+        .collect()
+}

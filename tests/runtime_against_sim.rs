@@ -390,8 +390,11 @@ fn lifecycle_relations_and_permissions_under_the_simulator() {
     // goal-state was asked with the argv Juju's jujuc takes, and answered what the probe
     // checked (a failed check would have left the unit in error).
     assert!(
-        s.sim.records().iter().any(|r| r.hook == "db-relation-changed"
-            && tool_argv(r).contains(&"goal-state --format=json".to_owned())),
+        s.sim
+            .records()
+            .iter()
+            .any(|r| r.hook == "db-relation-changed"
+                && tool_argv(r).contains(&"goal-state --format=json".to_owned())),
         "no goal-state call in the controller's relation-changed"
     );
 

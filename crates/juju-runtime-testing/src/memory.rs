@@ -15,9 +15,8 @@
 
 use crate::memory_relation::MemoryRelation;
 use juju_runtime::{
-    Goal, GoalState, StatusKind,
-    Bag, BagOwner, HookToolError, LogLevel, ModelBackend, NetworkBackend, NetworkInfo, Port,
-    RelationId, Status, StatusScope, validate_action_result_key,
+    Bag, BagOwner, Goal, GoalState, HookToolError, LogLevel, ModelBackend, NetworkBackend,
+    NetworkInfo, Port, RelationId, Status, StatusKind, StatusScope, validate_action_result_key,
 };
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};

@@ -61,8 +61,8 @@ pub use crate::{
     action_results::{ActionResultError, flatten_action_results, validate_action_result_key},
     backend::{Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope},
     context_error::ContextError,
-    goal_state::{Goal, GoalState},
     event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent},
+    goal_state::{Goal, GoalState},
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,

@@ -97,6 +97,11 @@ pub struct Cache {
     /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
     /// [`SHAPE_NAME`] and `new_node` false.
     pub shapes: BTreeMap<String, String>,
+    /// The files on disk are newer than what slurmctld runs: a restart or reconfigure was
+    /// deferred while more slurmd units were expected to join (goal-state), so the next hook
+    /// that does not defer must apply them even when the files already match.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reload_deferred: bool,
 }
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is

@@ -42,6 +42,56 @@ pub struct Observed {
     pub slurm_version: Option<SlurmVersion>,
     /// The version was read from `slurmctld -V` in this hook (the plan persists it).
     pub slurm_version_fresh: bool,
+    /// Related slurmd units goal-state expects, and which of them are not in the cache yet
+    /// (asked only on relation-joined/changed, see [`enlisting`]).
+    pub enlisting: Option<Enlisting>,
+}
+
+/// Units of an enlistment batch (`add-unit -n N`) that Juju lists in goal-state but that have
+/// not yet published their `node` record to this controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enlisting {
+    /// Remote units goal-state expects on the `slurmctld` endpoint (not dying).
+    pub expected: usize,
+    /// Those of them with no record in the cache yet, sorted.
+    pub pending: Vec<String>,
+}
+
+/// Asks goal-state which slurmd units are expected, on relation-joined/changed of our
+/// endpoint only: those are the events of an enlistment, and any other hook (update-status at
+/// the latest) applies what was deferred, so a unit that never arrives holds nobody back.
+/// Units that are dying are not expected; units whose record was rejected have arrived.
+pub fn enlisting<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    cache: &Cache,
+) -> Result<Option<Enlisting>, CharmError> {
+    let ours = match &ctx.event {
+        Event::RelationJoined(r) | Event::RelationChanged(r) => {
+            r.relation.endpoint == SLURMCTLD_ENDPOINT
+        }
+        _ => false,
+    };
+    if !ours {
+        return Ok(None);
+    }
+    let goal = backend.goal_state()?;
+    let expected = goal.expected_remote_units(SLURMCTLD_ENDPOINT);
+    let known = |unit: &str| {
+        cache
+            .relations
+            .values()
+            .any(|r| r.endpoint == SLURMCTLD_ENDPOINT && r.units.contains_key(unit))
+    };
+    let pending = expected
+        .iter()
+        .filter(|u| !known(u))
+        .map(|u| (*u).to_owned())
+        .collect();
+    Ok(Some(Enlisting {
+        expected: expected.len(),
+        pending,
+    }))
 }
 
 /// Where the leader keeps the slurmctld version it last read, so a hook does not spawn
@@ -130,6 +180,7 @@ pub fn observe<B: ModelBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
+    let enlisting = enlisting(ctx, backend, &cache)?;
     let mut files_on_disk = BTreeMap::new();
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
         files_on_disk.insert(path, host.read(path)?);
@@ -144,6 +195,7 @@ pub fn observe<B: ModelBackend>(
         files_on_disk,
         slurm_version,
         slurm_version_fresh,
+        enlisting,
     })
 }
 

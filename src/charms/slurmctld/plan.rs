@@ -4,9 +4,9 @@
 //! [`super::apply`] carries the plan out.
 
 use super::cache::Cache;
-use super::decide::{Decision, decide};
+use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
-use super::observe::{Observed, VERSION_PATH};
+use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
@@ -89,7 +89,7 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     }
 
     let mut rendered = desired::plan(&obs.settings, &obs.cache);
-    let status = status(&cache, &rendered);
+    let mut status = status(&cache, &rendered);
     let warnings = rendered
         .rejected
         .iter()
@@ -108,21 +108,33 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
                 FileWrite::new(GRES_CONF, gres, 0o644, Some(Owner::SLURM)),
                 FileWrite::new(SLURM_CONF, slurm, 0o644, Some(Owner::SLURM)),
             ];
-            let changed = files.iter().any(|f| {
-                let on_disk = obs.files_on_disk.get(f.path).and_then(Option::as_deref);
-                on_disk != Some(f.bytes.as_slice())
-            });
+            let changed = cache.reload_deferred
+                || files.iter().any(|f| {
+                    let on_disk = obs.files_on_disk.get(f.path).and_then(Option::as_deref);
+                    on_disk != Some(f.bytes.as_slice())
+                });
             let decision = decide(
                 cache.applied.as_ref(),
                 &rendered.applied,
                 changed,
                 obs.slurm_version,
             );
-            cache.applied = Some(rendered.applied);
-            (files, decision)
+            if defer(&decision, obs.enlisting.as_ref()) {
+                // the files are written; slurmctld keeps running what it has (`applied` stays
+                // as it was) until the batch is in or the next update-status
+                cache.reload_deferred = true;
+                (files, Decision::nothing())
+            } else {
+                cache.reload_deferred = false;
+                cache.applied = Some(rendered.applied);
+                (files, decision)
+            }
         }
         _ => (Vec::new(), Decision::nothing()),
     };
+    if cache.reload_deferred {
+        status = enlisting_status(obs.enlisting.as_ref(), &status);
+    }
     ControllerPlan {
         munge_key: FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE)),
         restart_munge,
@@ -144,6 +156,27 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
                 )
             }),
     }
+}
+
+/// Whether to hold back a restart or reconfigure: more slurmd units of the batch goal-state
+/// lists are still to join (only asked on relation-joined/changed, so update-status and every
+/// other hook apply). Stopping (no nodes left) is never deferred.
+fn defer(decision: &Decision, enlisting: Option<&Enlisting>) -> bool {
+    let reloads = matches!(decision.reload, Reload::Restart | Reload::Reconfigure);
+    reloads && enlisting.is_some_and(|e| !e.pending.is_empty())
+}
+
+/// The status while a reload is deferred: how far the batch is ("enlisting 37 of 100 nodes").
+fn enlisting_status(enlisting: Option<&Enlisting>, ready: &Status) -> Status {
+    let Some(e) = enlisting else {
+        return ready.clone();
+    };
+    let joined = e.expected.saturating_sub(e.pending.len());
+    let msg = format!(
+        "enlisting {joined} of {} nodes (slurmctld reloads once all joined, or at the next update-status); {}",
+        e.expected, ready.message
+    );
+    Status::new(StatusKind::Waiting, short(&msg, 300))
 }
 
 /// The cache's bytes, unless they are exactly the file this hook read.
