@@ -70,14 +70,23 @@ fn controller_relation_changed_calls_do_not_grow_with_units() {
 
 /// slurmctld restarts and reconfigures (in the controller's command log) while `n` slurmd
 /// units join with one `add-unit -n n`, and the controller's statuses on the way.
-fn reloads_while_enlisting(n: u32) -> (usize, usize, Vec<String>) {
+fn reloads_while_enlisting(n: u32) -> Enlisted {
     let mut c = settled(1);
     for i in 1..=n {
         c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
     }
     c.clear_commands("slurmctld/0");
+    c.sim.clear_records();
     c.sim.add_unit("slurmd", n).unwrap();
     c.assert_no_errors();
+    let max_calls = c
+        .sim
+        .records()
+        .iter()
+        .filter(|r| r.unit == "slurmctld/0")
+        .map(|r| r.calls.len())
+        .max()
+        .unwrap_or(0);
     let cmds = c.commands("slurmctld/0");
     let restarts = cmds
         .iter()
@@ -98,24 +107,70 @@ fn reloads_while_enlisting(n: u32) -> (usize, usize, Vec<String>) {
         "{:?}",
         c.status("slurmctld/0")
     );
-    (restarts, reconfigures, statuses)
+    Enlisted {
+        restarts,
+        reconfigures,
+        statuses,
+        max_calls,
+    }
+}
+
+/// What [`reloads_while_enlisting`] saw.
+struct Enlisted {
+    restarts: usize,
+    reconfigures: usize,
+    statuses: Vec<String>,
+    /// The most hook-tool calls any one controller hook made.
+    max_calls: usize,
 }
 
 #[test]
 fn one_restart_per_enlistment_batch_whatever_its_size() {
-    let (r10, c10, st10) = reloads_while_enlisting(10);
-    let (r40, c40, st40) = reloads_while_enlisting(40);
+    let small = reloads_while_enlisting(10);
+    let large = reloads_while_enlisting(40);
+    let counts = |e: &Enlisted| (e.restarts, e.reconfigures, e.max_calls);
     eprintln!(
-        "enlisting 10: {r10} restarts, {c10} reconfigures; 40: {r40} restarts, {c40} reconfigures"
+        "add-unit -n 10: {:?}; -n 40: {:?} (restarts, reconfigures, most tool calls in one controller hook)",
+        counts(&small),
+        counts(&large)
     );
-    assert_eq!((r10, c10), (r40, c40), "10 units vs 40 units");
-    assert!(r40 + c40 <= 2, "restarts {r40}, reconfigures {c40}");
-    for (n, st) in [(10, &st10), (40, &st40)] {
+    assert_eq!(counts(&small), counts(&large), "10 units vs 40 units");
+    assert!(
+        large.restarts + large.reconfigures <= 2,
+        "{:?}",
+        counts(&large)
+    );
+    for (n, e) in [(10, &small), (40, &large)] {
         assert!(
-            st.iter()
+            e.statuses
+                .iter()
                 .any(|m| m.starts_with(&format!("enlisting 2 of {} nodes", n + 1))),
-            "{st:?}"
+            "{:?}",
+            e.statuses
         );
+    }
+}
+
+/// Bench, not CI: the same for larger batches. `ENLIST_N=100,1000 cargo test --release --test
+/// charm_scale -- --ignored --nocapture enlistment_batch_bench`.
+#[test]
+#[ignore]
+fn enlistment_batch_bench() {
+    let sizes = std::env::var("ENLIST_N").unwrap_or_else(|_| "100".into());
+    for n in sizes
+        .split(',')
+        .map(|v| v.trim().parse::<u32>().expect("ENLIST_N: numbers"))
+    {
+        let started = std::time::Instant::now();
+        let e = reloads_while_enlisting(n);
+        println!(
+            "add-unit -n {n}: {} slurmctld restarts, {} scontrol reconfigure, at most {} hook-tool calls in one controller hook, {:.1} s",
+            e.restarts,
+            e.reconfigures,
+            e.max_calls,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(e.restarts + e.reconfigures <= 2);
     }
 }
 

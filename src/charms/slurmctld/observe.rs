@@ -60,7 +60,8 @@ pub struct Enlisting {
 /// Asks goal-state which slurmd units are expected, on relation-joined/changed of our
 /// endpoint only: those are the events of an enlistment, and any other hook (update-status at
 /// the latest) applies what was deferred, so a unit that never arrives holds nobody back.
-/// Units that are dying are not expected; units whose record was rejected have arrived.
+/// Units that are dying are not expected; blocked units (waiting for their operator, e.g. a
+/// host name Slurm refuses) are not waited for; units whose record was rejected have arrived.
 pub fn enlisting<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
@@ -77,6 +78,13 @@ pub fn enlisting<B: ModelBackend>(
     }
     let goal = backend.goal_state()?;
     let expected = goal.expected_remote_units(SLURMCTLD_ENDPOINT);
+    // a blocked unit waits for its operator, not for this controller: it is not waited for
+    let blocked = |unit: &str| {
+        goal.relations
+            .get(SLURMCTLD_ENDPOINT)
+            .and_then(|r| r.get(unit))
+            .is_some_and(|g| g.status == "blocked")
+    };
     let known = |unit: &str| {
         cache
             .relations
@@ -85,7 +93,7 @@ pub fn enlisting<B: ModelBackend>(
     };
     let pending = expected
         .iter()
-        .filter(|u| !known(u))
+        .filter(|u| !known(u) && !blocked(u))
         .map(|u| (*u).to_owned())
         .collect();
     Ok(Some(Enlisting {
