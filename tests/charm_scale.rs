@@ -219,3 +219,65 @@ fn super_restarts(c: &Cluster) -> Vec<String> {
         .filter(|l| l.contains("systemctl restart slurmctld"))
         .collect()
 }
+
+/// Tools and commands of one update-status on `unit`.
+fn update_status_cost(c: &mut Cluster, unit: &str) -> (Vec<String>, Vec<String>) {
+    c.sim.clear_records();
+    c.clear_commands(unit);
+    c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    let r = c
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.unit == unit)
+        .expect("update-status ran")
+        .clone();
+    (
+        r.calls.iter().map(|t| t.tool.clone()).collect(),
+        c.commands(unit),
+    )
+}
+
+#[test]
+fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller_check() {
+    let mut c = settled(2);
+    // the first update-status after the hooks of the enlistment may run in full (slurmd was
+    // started after the last check); from then on it is steady
+    update_status_cost(&mut c, "slurmd/1");
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.len() <= 2, "{tools:?}");
+    assert!(!cmds.iter().any(|l| l.contains("ping")), "{cmds:?}");
+    assert_eq!(c.status("slurmd/1").0, "active");
+
+    // a GPU more: the hook runs in full, publishes it, and checks the controller again
+    c.set_gpus(
+        "slurmd/1",
+        &[
+            ("Tesla T4", 0, "00000000:3B:00.0"),
+            ("Tesla T4", 1, "00000000:D8:00.0"),
+            ("Tesla T4", 2, "00000000:AF:00.0"),
+        ],
+    );
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.contains(&"relation-set".to_string()), "{tools:?}");
+    assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    let (tools, _) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.len() <= 2, "steady again: {tools:?}");
+
+    // a failed check is not trusted: every update-status checks until it answers
+    std::fs::write(c.root("slurmd/1").join("fail-scontrol"), "").unwrap();
+    c.sim.queue_hook("slurmd/1", Hook::ConfigChanged);
+    c.sim.settle().unwrap();
+    for _ in 0..2 {
+        let (_, cmds) = update_status_cost(&mut c, "slurmd/1");
+        assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    }
+    std::fs::remove_file(c.root("slurmd/1").join("fail-scontrol")).unwrap();
+    update_status_cost(&mut c, "slurmd/1");
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(
+        tools.len() <= 2 && !cmds.iter().any(|l| l.contains("ping")),
+        "{tools:?} {cmds:?}"
+    );
+}

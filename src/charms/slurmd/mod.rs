@@ -4,7 +4,8 @@
 //! `slurmd -C`, GPUs, files, device files, slurmd's state, the controller's answer; reads only)
 //! → [`plan::plan`] (pure: the `node` and `partition` records, munge key, configless settings,
 //! service actions, unit state, the action's outcome, the status) → [`apply`] (writes only,
-//! fixed order) → `status-set` once. `install` first installs the packages. An action adds to
+//! fixed order) → `status-set` once → the steady record ([`steady`]: an update-status that
+//! finds the host unchanged sets that status again and does nothing else). `install` first installs the packages. An action adds to
 //! the plan (overrides, the configured flag, unit state, results), so its effect is published
 //! in the same hook.
 
@@ -15,6 +16,7 @@ pub mod facts;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod steady;
 
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
@@ -56,10 +58,17 @@ pub fn handle<B: ModelBackend>(
         }
         _ => {}
     }
+    if matches!(ctx.event, Event::UpdateStatus) {
+        if let Some(status) = steady::unchanged(host)? {
+            return Ok(backend.status_set(StatusScope::Unit, &status)?);
+        }
+    }
+    steady::forget(host)?;
     let obs = observe::observe(ctx, backend, host)?;
     let plan = plan::plan(&obs);
     apply::apply(backend, host, &plan)?;
-    Ok(backend.status_set(StatusScope::Unit, &plan.status)?)
+    backend.status_set(StatusScope::Unit, &plan.status)?;
+    steady::remember(host, steady::record(&obs, &plan.status).as_ref())
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)

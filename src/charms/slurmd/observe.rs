@@ -166,7 +166,7 @@ pub fn observe<B: ModelBackend>(
 }
 
 /// The `/dev/nvidia*` files that exist on the host.
-fn device_files(host: &Host<'_>) -> Result<BTreeSet<String>, CharmError> {
+pub fn device_files(host: &Host<'_>) -> Result<BTreeSet<String>, CharmError> {
     let dir = host.path("/dev");
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
