@@ -281,3 +281,34 @@ fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller
         "{tools:?} {cmds:?}"
     );
 }
+
+#[test]
+fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothing() {
+    let mut c = settled(3);
+    let tools = tools_per_changed(&mut c);
+    assert!(!tools.contains(&"goal-state".to_string()), "{tools:?}");
+    let status = c.status("slurmctld/0");
+    assert!(status.1.starts_with("3 nodes, 6 GPUs"), "{status:?}");
+    // the files are not read (nor rewritten): one removed behind the charm's back stays removed
+    let conf = c.root("slurmctld/0").join("etc/slurm/slurm.conf");
+    std::fs::remove_file(&conf).unwrap();
+    c.clear_commands("slurmctld/0");
+    tools_per_changed(&mut c);
+    assert!(!conf.exists());
+    assert_eq!(c.status("slurmctld/0"), status, "the cached status again");
+    assert!(
+        c.commands("slurmctld/0").is_empty(),
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    // a changed record renders again (and writes the whole file)
+    c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    assert!(
+        c.slurm_conf().contains("Gres=gpu:tesla_t4:1"),
+        "{}",
+        c.slurm_conf()
+    );
+    assert!(c.status("slurmctld/0").1.starts_with("3 nodes, 5 GPUs"));
+}

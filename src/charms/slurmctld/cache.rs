@@ -102,6 +102,10 @@ pub struct Cache {
     /// that does not defer must apply them even when the files already match.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reload_deferred: bool,
+    /// The status the last leader hook that rendered the files set (`kind` word, message): an
+    /// event whose data equals the cached record sets it again without building the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<(String, String)>,
 }
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is

@@ -42,6 +42,10 @@ pub struct Observed {
     pub slurm_version: Option<SlurmVersion>,
     /// The version was read from `slurmctld -V` in this hook (the plan persists it).
     pub slurm_version_fresh: bool,
+    /// The event's data equals the cached record and nothing waits to be applied: the plan
+    /// renders nothing and sets the cached status again (the files, the munge key and
+    /// goal-state were not read).
+    pub unchanged: bool,
     /// Related slurmd units goal-state expects, and which of them are not in the cache yet
     /// (asked only on relation-joined/changed, see [`enlisting`]).
     pub enlisting: Option<Enlisting>,
@@ -178,8 +182,29 @@ pub fn observe<B: ModelBackend>(
         (Ok(c), Some(why)) => (c, Some(why.to_string())),
         (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
     };
+    let before = event_record(ctx, &cache);
     if rebuild.is_none() && !update_for_event(ctx, backend, &mut cache)? {
         rebuild = Some("event for a relation the cache does not know".into());
+    }
+    let unchanged = rebuild.is_none()
+        && before.is_some()
+        && before == event_record(ctx, &cache)
+        && !cache.reload_deferred
+        && cache.status.is_some();
+    if unchanged {
+        return Ok(Observed {
+            settings,
+            cache,
+            rebuilt: None,
+            cache_file,
+            munge_key_on_disk: None,
+            fresh_munge_key: Vec::new(),
+            files_on_disk: BTreeMap::new(),
+            slurm_version,
+            slurm_version_fresh,
+            unchanged: true,
+            enlisting: None,
+        });
     }
     if let Some(why) = &rebuild {
         tracing::info!("rebuilding the relation cache in full ({why})");
@@ -203,8 +228,29 @@ pub fn observe<B: ModelBackend>(
         files_on_disk,
         slurm_version,
         slurm_version_fresh,
+        unchanged: false,
         enlisting,
     })
+}
+
+/// What a relation-joined/changed of our endpoint is about, as the cache holds it: the remote
+/// unit's record (or none), the remote application's partition. `None` for other events.
+fn event_record(
+    ctx: &HookContext,
+    cache: &Cache,
+) -> Option<(Option<super::cache::CachedNode>, Option<String>)> {
+    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
+        return None;
+    };
+    if r.relation.endpoint != SLURMCTLD_ENDPOINT {
+        return None;
+    }
+    let entry = cache.relations.get(&key(&r.relation))?;
+    let unit = r
+        .remote_unit
+        .as_ref()
+        .and_then(|u| entry.units.get(u).cloned());
+    Some((unit, entry.partition.clone()))
 }
 
 fn key(rel: &RelationId) -> String {

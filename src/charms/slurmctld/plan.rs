@@ -22,8 +22,9 @@ pub const MUNGE_KEY_LEN: usize = 1024;
 /// Everything one leader hook does, decided before anything is done.
 #[derive(Debug, Clone)]
 pub struct ControllerPlan {
-    /// The munge key file (written only if its bytes or mode differ).
-    pub munge_key: FileWrite,
+    /// The munge key file (written only if its bytes or mode differ); `None` when the event
+    /// changed nothing (the key was not read).
+    pub munge_key: Option<FileWrite>,
     /// The key differs from the one on disk: munge must be restarted after writing it.
     pub restart_munge: bool,
     /// cgroup.conf, gres.conf and slurm.conf, in that order; empty when rendering failed
@@ -66,6 +67,9 @@ fn munge_key(obs: &Observed) -> Vec<u8> {
 
 /// Plans one leader hook.
 pub fn plan(obs: &Observed) -> ControllerPlan {
+    if obs.unchanged {
+        return unchanged(obs);
+    }
     let key = munge_key(obs);
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     let info = ClusterInfo {
@@ -135,8 +139,9 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
     if cache.reload_deferred {
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
+    cache.status = Some((status_word(status.kind).to_owned(), status.message.clone()));
     ControllerPlan {
-        munge_key: FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE)),
+        munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
         files,
         decision,
@@ -144,18 +149,65 @@ pub fn plan(obs: &Observed) -> ControllerPlan {
         warnings,
         status,
         cache: persist(&cache, obs.cache_file.as_deref()),
-        version: obs
-            .slurm_version
-            .filter(|_| obs.slurm_version_fresh)
-            .map(|v| {
-                FileWrite::new(
-                    VERSION_PATH,
-                    format!("slurm {v}\n"),
-                    0o644,
-                    Some(Owner::ROOT),
-                )
-            }),
+        version: version_file(obs),
     }
+}
+
+/// The plan of an event that changed nothing: no files, no reload, no relation data, the
+/// cached status again, the cache file left as it is.
+fn unchanged(obs: &Observed) -> ControllerPlan {
+    let status = obs
+        .cache
+        .status
+        .as_ref()
+        .and_then(|(kind, message)| {
+            status_kind(kind).map(|kind| Status::new(kind, message.clone()))
+        })
+        .unwrap_or_else(|| Status::new(StatusKind::Waiting, "no change"));
+    ControllerPlan {
+        munge_key: None,
+        restart_munge: false,
+        files: Vec::new(),
+        decision: Decision::nothing(),
+        relation_data: Vec::new(),
+        warnings: Vec::new(),
+        status,
+        cache: None,
+        version: version_file(obs),
+    }
+}
+
+/// The slurmctld version to persist when this hook read it from the command.
+fn version_file(obs: &Observed) -> Option<FileWrite> {
+    obs.slurm_version
+        .filter(|_| obs.slurm_version_fresh)
+        .map(|v| {
+            FileWrite::new(
+                VERSION_PATH,
+                format!("slurm {v}\n"),
+                0o644,
+                Some(Owner::ROOT),
+            )
+        })
+}
+
+fn status_word(kind: StatusKind) -> &'static str {
+    match kind {
+        StatusKind::Maintenance => "maintenance",
+        StatusKind::Blocked => "blocked",
+        StatusKind::Waiting => "waiting",
+        StatusKind::Active => "active",
+    }
+}
+
+fn status_kind(word: &str) -> Option<StatusKind> {
+    Some(match word {
+        "maintenance" => StatusKind::Maintenance,
+        "blocked" => StatusKind::Blocked,
+        "waiting" => StatusKind::Waiting,
+        "active" => StatusKind::Active,
+        _ => return None,
+    })
 }
 
 /// Whether to hold back a restart or reconfigure: more slurmd units of the batch goal-state
