@@ -62,8 +62,9 @@ pub struct Enlisting {
 }
 
 /// Asks goal-state which slurmd units are expected, on relation-joined/changed of our
-/// endpoint only: those are the events of an enlistment, and any other hook (update-status at
-/// the latest) applies what was deferred, so a unit that never arrives holds nobody back.
+/// endpoint only (and [`observe`] asks only for a unit new to the cache or while a reload is
+/// deferred): those are the events of an enlistment, and any other hook (update-status at the
+/// latest) applies what was deferred, so a unit that never arrives holds nobody back.
 /// Units that are dying are not expected; blocked units (waiting for their operator, e.g. a
 /// host name Slurm refuses) are not waited for; units whose record was rejected have arrived.
 pub fn enlisting<B: ModelBackend>(
@@ -213,7 +214,14 @@ pub fn observe<B: ModelBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
-    let enlisting = enlisting(ctx, backend, &cache)?;
+    // a unit new to the cache may be one of a batch; a deferred reload needs to know whether
+    // the batch is complete. A change to a known unit is applied at once.
+    let joining = matches!(before, Some((None, _)));
+    let enlisting = if joining || cache.reload_deferred {
+        enlisting(ctx, backend, &cache)?
+    } else {
+        None
+    };
     let mut files_on_disk = BTreeMap::new();
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
         files_on_disk.insert(path, host.read(path)?);
