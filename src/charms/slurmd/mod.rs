@@ -68,7 +68,8 @@ pub fn handle<B: ModelBackend>(
     let plan = plan::plan(&obs);
     apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, &plan.status)?;
-    steady::remember(host, steady::record(&obs, &plan.status).as_ref())
+    let pids = steady::service_pids(host)?;
+    steady::remember(host, steady::record(&obs, &plan.status, &pids).as_ref())
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)

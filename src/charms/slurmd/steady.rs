@@ -1,6 +1,7 @@
 //! The steady update-status: when nothing about this node changed since the last hook that
 //! ran in full and found the controller answering, update-status re-reads only the host (its
-//! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs), sets the status that
+//! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
+//! slurmd and munged), sets the status that
 //! hook set, and makes no other hook-tool call and no controller check (issue 13).
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
@@ -43,15 +44,16 @@ pub fn fingerprint(
     inventory: &Inventory,
     device_files: &BTreeSet<String>,
     slurmd_active: bool,
+    pids: &str,
 ) -> String {
-    let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}\n{slurmd_active}");
+    let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}\n{slurmd_active}\n{pids}");
     fnv1a(&[env!("CARGO_PKG_VERSION").as_bytes(), text.as_bytes()])
 }
 
 /// The record a full hook leaves behind, when it may be trusted: the controller answered, the
 /// facts and GPUs were read, and the status is active. `None` otherwise (the next
 /// update-status then runs in full and checks the controller again).
-pub fn record(obs: &Observed, status: &Status) -> Option<Steady> {
+pub fn record(obs: &Observed, status: &Status, pids: &str) -> Option<Steady> {
     let answering = obs.controller == Some(ControllerProbe::Answering);
     if !answering || status.kind != StatusKind::Active || obs.action.is_some() {
         return None;
@@ -64,8 +66,25 @@ pub fn record(obs: &Observed, status: &Status) -> Option<Steady> {
             inventory,
             &obs.device_files_present,
             obs.slurmd_active,
+            pids,
         ),
         message: status.message.clone(),
+    })
+}
+
+/// The main PIDs of slurmd and munged (`systemctl show --property=MainPID --value`): a
+/// daemon restarted behind the charm's back (a new munge key, an operator's restart) changes
+/// them, and the next update-status then runs in full and checks the controller again.
+pub fn service_pids(host: &Host<'_>) -> Result<String, CharmError> {
+    let cmd = Cmd::new(
+        "systemctl",
+        ["show", "--property=MainPID", "--value", "slurmd", "munge"],
+    );
+    let out = host.run(&cmd)?;
+    Ok(if out.success() {
+        out.stdout.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        "unknown".to_owned()
     })
 }
 
@@ -111,6 +130,6 @@ pub fn unchanged(host: &Host<'_>) -> Result<Option<Status>, CharmError> {
     let devices = super::observe::device_files(host)?;
     let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
     let active = state.success() || state.stdout.trim() == "activating";
-    let now = fingerprint(&facts, &inventory, &devices, active);
+    let now = fingerprint(&facts, &inventory, &devices, active, &service_pids(host)?);
     Ok((now == steady.fingerprint).then(|| Status::new(StatusKind::Active, steady.message)))
 }
