@@ -262,6 +262,9 @@ fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller
     let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
     assert!(tools.contains(&"relation-set".to_string()), "{tools:?}");
     assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    // that hook restarted slurmd for its new GRES: the next one checks the controller again
+    let (_, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
     let (tools, _) = update_status_cost(&mut c, "slurmd/1");
     assert!(tools.len() <= 2, "steady again: {tools:?}");
 

@@ -68,8 +68,9 @@ pub fn handle<B: ModelBackend>(
     let plan = plan::plan(&obs);
     apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, &plan.status)?;
-    let pids = steady::service_pids(host)?;
-    steady::remember(host, steady::record(&obs, &plan.status, &pids).as_ref())
+    let restarted = !plan.services.is_empty();
+    let record = steady::record(&obs, &plan.status, restarted, || steady::service_pids(host))?;
+    steady::remember(host, record.as_ref())
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)

@@ -51,25 +51,33 @@ pub fn fingerprint(
 }
 
 /// The record a full hook leaves behind, when it may be trusted: the controller answered, the
-/// facts and GPUs were read, and the status is active. `None` otherwise (the next
-/// update-status then runs in full and checks the controller again).
-pub fn record(obs: &Observed, status: &Status, pids: &str) -> Option<Steady> {
+/// facts and GPUs were read, the status is active, no action ran and nothing was (re)started
+/// (`restarted`: a restarted slurmd is checked again by the next hook). `None` otherwise (the
+/// next update-status then runs in full and checks the controller again). `pids` is asked only
+/// when a record is kept.
+pub fn record(
+    obs: &Observed,
+    status: &Status,
+    restarted: bool,
+    pids: impl FnOnce() -> Result<String, CharmError>,
+) -> Result<Option<Steady>, CharmError> {
     let answering = obs.controller == Some(ControllerProbe::Answering);
-    if !answering || status.kind != StatusKind::Active || obs.action.is_some() {
-        return None;
+    if restarted || !answering || status.kind != StatusKind::Active || obs.action.is_some() {
+        return Ok(None);
     }
-    let facts = obs.facts.as_ref().ok()?;
-    let inventory = obs.inventory.as_ref().ok()?;
-    Some(Steady {
+    let (Ok(facts), Ok(inventory)) = (obs.facts.as_ref(), obs.inventory.as_ref()) else {
+        return Ok(None);
+    };
+    Ok(Some(Steady {
         fingerprint: fingerprint(
             facts,
             inventory,
             &obs.device_files_present,
             obs.slurmd_active,
-            pids,
+            &pids()?,
         ),
         message: status.message.clone(),
-    })
+    }))
 }
 
 /// The main PIDs of slurmd and munged (`systemctl show --property=MainPID --value`): a
