@@ -67,3 +67,251 @@ fn controller_relation_changed_calls_do_not_grow_with_units() {
         "{at_5:?}"
     );
 }
+
+/// slurmctld restarts and reconfigures (in the controller's command log) while `n` slurmd
+/// units join with one `add-unit -n n`, and the controller's statuses on the way.
+fn reloads_while_enlisting(n: u32) -> Enlisted {
+    let mut c = settled(1);
+    for i in 1..=n {
+        c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
+    }
+    c.clear_commands("slurmctld/0");
+    c.sim.clear_records();
+    c.sim.add_unit("slurmd", n).unwrap();
+    c.assert_no_errors();
+    let max_calls = c
+        .sim
+        .records()
+        .iter()
+        .filter(|r| r.unit == "slurmctld/0")
+        .map(|r| r.calls.len())
+        .max()
+        .unwrap_or(0);
+    let cmds = c.commands("slurmctld/0");
+    let restarts = cmds
+        .iter()
+        .filter(|l| l.contains("systemctl restart slurmctld"))
+        .count();
+    let reconfigures = cmds.iter().filter(|l| l.contains("reconfigure")).count();
+    let statuses = c
+        .sim
+        .unit_status_history("slurmctld/0")
+        .into_iter()
+        .map(|s| s.message)
+        .collect();
+    let total = n + 1;
+    assert!(
+        c.status("slurmctld/0")
+            .1
+            .starts_with(&format!("{total} nodes")),
+        "{:?}",
+        c.status("slurmctld/0")
+    );
+    Enlisted {
+        restarts,
+        reconfigures,
+        statuses,
+        max_calls,
+    }
+}
+
+/// What [`reloads_while_enlisting`] saw.
+struct Enlisted {
+    restarts: usize,
+    reconfigures: usize,
+    statuses: Vec<String>,
+    /// The most hook-tool calls any one controller hook made.
+    max_calls: usize,
+}
+
+#[test]
+fn one_restart_per_enlistment_batch_whatever_its_size() {
+    let small = reloads_while_enlisting(10);
+    let large = reloads_while_enlisting(40);
+    let counts = |e: &Enlisted| (e.restarts, e.reconfigures, e.max_calls);
+    eprintln!(
+        "add-unit -n 10: {:?}; -n 40: {:?} (restarts, reconfigures, most tool calls in one controller hook)",
+        counts(&small),
+        counts(&large)
+    );
+    assert_eq!(counts(&small), counts(&large), "10 units vs 40 units");
+    assert!(
+        large.restarts + large.reconfigures <= 2,
+        "{:?}",
+        counts(&large)
+    );
+    for (n, e) in [(10, &small), (40, &large)] {
+        assert!(
+            e.statuses
+                .iter()
+                .any(|m| m.starts_with(&format!("enlisting 2 of {} nodes", n + 1))),
+            "{:?}",
+            e.statuses
+        );
+    }
+}
+
+/// Bench, not CI: the same for larger batches. `ENLIST_N=100,1000 cargo test --release --test
+/// charm_scale -- --ignored --nocapture enlistment_batch_bench`.
+#[test]
+#[ignore]
+fn enlistment_batch_bench() {
+    let sizes = std::env::var("ENLIST_N").unwrap_or_else(|_| "100".into());
+    for n in sizes
+        .split(',')
+        .map(|v| v.trim().parse::<u32>().expect("ENLIST_N: numbers"))
+    {
+        let started = std::time::Instant::now();
+        let e = reloads_while_enlisting(n);
+        println!(
+            "add-unit -n {n}: {} slurmctld restarts, {} scontrol reconfigure, at most {} hook-tool calls in one controller hook, {:.1} s",
+            e.restarts,
+            e.reconfigures,
+            e.max_calls,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(e.restarts + e.reconfigures <= 2);
+    }
+}
+
+#[test]
+fn a_unit_that_never_joins_holds_the_batch_back_only_until_update_status() {
+    let mut c = settled(1);
+    for i in 1..=4 {
+        c.set_gpus(&format!("slurmd/{i}"), TWO_T4);
+    }
+    // slurmd/4 cannot publish its record: its hook fails and it stays in error
+    c.sim.fail_next_tool_call("slurmd/4", "relation-set");
+    c.clear_commands("slurmctld/0");
+    c.sim.add_unit("slurmd", 4).unwrap();
+    assert!(c.sim.is_error("slurmd/4"));
+    let (kind, msg) = c.status("slurmctld/0");
+    assert_eq!(kind, "waiting", "{msg}");
+    assert!(msg.starts_with("enlisting 4 of 5 nodes"), "{msg}");
+    assert!(
+        super_restarts(&c).is_empty(),
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    // the files are written already; only the reload waits
+    assert!(
+        c.slurm_conf().contains("NodeName=slurmd-[0-3] "),
+        "{}",
+        c.slurm_conf()
+    );
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    assert_eq!(
+        super_restarts(&c),
+        ["systemctl restart slurmctld"],
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    assert!(
+        c.status("slurmctld/0").1.starts_with("4 nodes"),
+        "{:?}",
+        c.status("slurmctld/0")
+    );
+}
+
+fn super_restarts(c: &Cluster) -> Vec<String> {
+    c.commands("slurmctld/0")
+        .into_iter()
+        .filter(|l| l.contains("systemctl restart slurmctld"))
+        .collect()
+}
+
+/// Tools and commands of one update-status on `unit`.
+fn update_status_cost(c: &mut Cluster, unit: &str) -> (Vec<String>, Vec<String>) {
+    c.sim.clear_records();
+    c.clear_commands(unit);
+    c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    let r = c
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.unit == unit)
+        .expect("update-status ran")
+        .clone();
+    (
+        r.calls.iter().map(|t| t.tool.clone()).collect(),
+        c.commands(unit),
+    )
+}
+
+#[test]
+fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller_check() {
+    let mut c = settled(2);
+    // the first update-status after the hooks of the enlistment may run in full (slurmd was
+    // started after the last check); from then on it is steady
+    update_status_cost(&mut c, "slurmd/1");
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.len() <= 2, "{tools:?}");
+    assert!(!cmds.iter().any(|l| l.contains("ping")), "{cmds:?}");
+    assert_eq!(c.status("slurmd/1").0, "active");
+
+    // a GPU more: the hook runs in full, publishes it, and checks the controller again
+    c.set_gpus(
+        "slurmd/1",
+        &[
+            ("Tesla T4", 0, "00000000:3B:00.0"),
+            ("Tesla T4", 1, "00000000:D8:00.0"),
+            ("Tesla T4", 2, "00000000:AF:00.0"),
+        ],
+    );
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.contains(&"relation-set".to_string()), "{tools:?}");
+    assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    // that hook restarted slurmd for its new GRES: the next one checks the controller again
+    let (_, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    let (tools, _) = update_status_cost(&mut c, "slurmd/1");
+    assert!(tools.len() <= 2, "steady again: {tools:?}");
+
+    // a failed check is not trusted: every update-status checks until it answers
+    std::fs::write(c.root("slurmd/1").join("fail-scontrol"), "").unwrap();
+    c.sim.queue_hook("slurmd/1", Hook::ConfigChanged);
+    c.sim.settle().unwrap();
+    for _ in 0..2 {
+        let (_, cmds) = update_status_cost(&mut c, "slurmd/1");
+        assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    }
+    std::fs::remove_file(c.root("slurmd/1").join("fail-scontrol")).unwrap();
+    update_status_cost(&mut c, "slurmd/1");
+    let (tools, cmds) = update_status_cost(&mut c, "slurmd/1");
+    assert!(
+        tools.len() <= 2 && !cmds.iter().any(|l| l.contains("ping")),
+        "{tools:?} {cmds:?}"
+    );
+}
+
+#[test]
+fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothing() {
+    let mut c = settled(3);
+    let tools = tools_per_changed(&mut c);
+    assert!(!tools.contains(&"goal-state".to_string()), "{tools:?}");
+    let status = c.status("slurmctld/0");
+    assert!(status.1.starts_with("3 nodes, 6 GPUs"), "{status:?}");
+    // the files are not read (nor rewritten): one removed behind the charm's back stays removed
+    let conf = c.root("slurmctld/0").join("etc/slurm/slurm.conf");
+    std::fs::remove_file(&conf).unwrap();
+    c.clear_commands("slurmctld/0");
+    tools_per_changed(&mut c);
+    assert!(!conf.exists());
+    assert_eq!(c.status("slurmctld/0"), status, "the cached status again");
+    assert!(
+        c.commands("slurmctld/0").is_empty(),
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    // a changed record renders again (and writes the whole file)
+    c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    assert!(
+        c.slurm_conf().contains("Gres=gpu:tesla_t4:1"),
+        "{}",
+        c.slurm_conf()
+    );
+    assert!(c.status("slurmctld/0").1.starts_with("3 nodes, 5 GPUs"));
+}

@@ -157,6 +157,15 @@ fn relation_changed(
             Some(format!("from-{}", rel.remote_app).as_str())
         );
     }
+    let goal = b.goal_state()?;
+    assert!(goal.units.contains_key(&ctx.unit_name), "{goal:?}");
+    assert!(goal.planned_units() >= 1, "{goal:?}");
+    if let Some(remote) = &rel.remote_unit {
+        let expected = goal.expected_remote_units(&id.endpoint);
+        // goal-state lists non-peer relations only
+        let peer = rel.remote_app == ctx.app_name;
+        assert_eq!(expected.contains(&remote.as_str()), !peer, "{goal:?}");
+    }
     b.relation_set(id, false, &bag([("hello", ctx.unit_name.as_str())]))?;
     let own = b.relation_get(id, &BagOwner::Unit(ctx.unit_name.clone()))?;
     assert_eq!(
@@ -376,6 +385,17 @@ fn lifecycle_relations_and_permissions_under_the_simulator() {
     assert!(
         logged.contains(&("WARNING".to_owned(), "a warning".to_owned())),
         "{logged:?}"
+    );
+
+    // goal-state was asked with the argv Juju's jujuc takes, and answered what the probe
+    // checked (a failed check would have left the unit in error).
+    assert!(
+        s.sim
+            .records()
+            .iter()
+            .any(|r| r.hook == "db-relation-changed"
+                && tool_argv(r).contains(&"goal-state --format=json".to_owned())),
+        "no goal-state call in the controller's relation-changed"
     );
 
     // A status-only hook costs exactly one hook-tool process.

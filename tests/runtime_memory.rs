@@ -275,3 +275,22 @@ fn port_text_forms() {
         assert!(bad.parse::<Port>().is_err(), "{bad}");
     }
 }
+
+#[test]
+fn goal_state_lists_related_units_and_planned_ones_not_yet_joined() {
+    let backend = MemoryBackend::new("slurmctld/0")
+        .leader(true)
+        .relation(
+            MemoryRelation::new("slurmd", 1, "compute").remote_unit("compute/0", bag([("k", "v")])),
+        )
+        .planned_remote_units("slurmd", &["compute/1", "compute/2"]);
+    let goal = backend.goal_state().unwrap();
+    assert_eq!(
+        goal.expected_remote_units("slurmd"),
+        ["compute/0", "compute/1", "compute/2"]
+    );
+    assert_eq!(goal.relations["slurmd"]["compute"].status, "joined");
+    assert_eq!(goal.relations["slurmd"]["compute/1"].status, "waiting");
+    assert_eq!(goal.planned_units(), 1);
+    assert_eq!(backend.call_count("goal-state"), 1);
+}

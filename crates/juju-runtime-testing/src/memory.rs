@@ -15,8 +15,8 @@
 
 use crate::memory_relation::MemoryRelation;
 use juju_runtime::{
-    Bag, BagOwner, HookToolError, LogLevel, ModelBackend, NetworkBackend, NetworkInfo, Port,
-    RelationId, Status, StatusScope, validate_action_result_key,
+    Bag, BagOwner, Goal, GoalState, HookToolError, LogLevel, ModelBackend, NetworkBackend,
+    NetworkInfo, Port, RelationId, Status, StatusKind, StatusScope, validate_action_result_key,
 };
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,6 +48,7 @@ pub(crate) struct Model {
     action_logs: Vec<String>,
     calls: Vec<String>,
     pub(crate) secrets: crate::memory_secrets::MemorySecrets,
+    planned_remote: BTreeMap<String, Vec<String>>,
 }
 
 /// The in-memory backend. Configure it with the consuming builder methods, hand `&backend` to
@@ -127,6 +128,18 @@ impl MemoryBackend {
     pub fn network(self, binding: &str, info: NetworkInfo) -> Self {
         self.with(|m| {
             m.networks.insert(binding.to_owned(), info);
+        })
+    }
+
+    /// Adds units Juju means to have on `endpoint` that are not in any relation yet (as
+    /// `goal-state` lists the units of an `add-unit -n N` before they join), with status
+    /// `waiting`.
+    pub fn planned_remote_units(self, endpoint: &str, units: &[&str]) -> Self {
+        self.with(|m| {
+            m.planned_remote
+                .entry(endpoint.to_owned())
+                .or_default()
+                .extend(units.iter().map(|u| (*u).to_owned()));
         })
     }
 
@@ -442,6 +455,46 @@ impl ModelBackend for MemoryBackend {
     fn state_delete(&self, key: &str) -> Result<(), HookToolError> {
         self.call("state-delete").state.remove(key);
         Ok(())
+    }
+
+    /// Derived from the model as Juju does: this unit (its last status, else `unknown`);
+    /// per endpoint of each live non-peer relation the remote application (`joined`) and its
+    /// units in the relation (`active`), plus the planned units not yet in it (`waiting`).
+    fn goal_state(&self) -> Result<GoalState, HookToolError> {
+        let m = self.call("goal-state");
+        let goal = |status: &str| Goal {
+            status: status.to_owned(),
+            since: "2025-03-01 10:00:00Z".to_owned(),
+        };
+        let own = m
+            .unit_status
+            .last()
+            .map_or("unknown", |s| status_word(s.kind));
+        let mut state = GoalState::default();
+        state.units.insert(m.unit.clone(), goal(own));
+        for rel in m.relations.values().filter(|r| !r.is_peer && !r.broken) {
+            let entry = state.relations.entry(rel.id.endpoint.clone()).or_default();
+            entry.insert(rel.remote_app.clone(), goal("joined"));
+            for unit in rel.remote_units.keys() {
+                entry.insert(unit.clone(), goal("active"));
+            }
+        }
+        for (endpoint, units) in &m.planned_remote {
+            let entry = state.relations.entry(endpoint.clone()).or_default();
+            for unit in units {
+                entry.entry(unit.clone()).or_insert_with(|| goal("waiting"));
+            }
+        }
+        Ok(state)
+    }
+}
+
+fn status_word(kind: StatusKind) -> &'static str {
+    match kind {
+        StatusKind::Maintenance => "maintenance",
+        StatusKind::Blocked => "blocked",
+        StatusKind::Waiting => "waiting",
+        StatusKind::Active => "active",
     }
 }
 

@@ -6,6 +6,7 @@
 //! Every method fails with the runtime's [`HookToolError`], whichever backend implements it, so
 //! charm code matches on the same variants in production and in tests.
 
+use crate::goal_state::GoalState;
 use crate::tool_error::HookToolError;
 use std::collections::BTreeMap;
 
@@ -127,4 +128,7 @@ pub trait ModelBackend {
     fn state_set(&self, data: &BTreeMap<String, String>) -> Result<(), HookToolError>;
     /// `state-delete <key>`.
     fn state_delete(&self, key: &str) -> Result<(), HookToolError>;
+    /// `goal-state --format=json`: the units Juju means this application and each related one
+    /// to have (units of an `add-unit -n N` are listed at once, before they join).
+    fn goal_state(&self) -> Result<GoalState, HookToolError>;
 }

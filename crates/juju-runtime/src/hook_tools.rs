@@ -13,6 +13,7 @@ use crate::action_results::validate_action_result_key;
 use crate::backend::{
     Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope,
 };
+use crate::goal_state::GoalState;
 use crate::network::{NetworkBackend, NetworkInfo, Port};
 use crate::tool_error::HookToolError;
 use crate::tool_runner::{MAX_ARG_BYTES, ToolRunner};
@@ -288,6 +289,11 @@ impl ModelBackend for HookTools {
             &[key]
         };
         self.run("state-delete", args).map(drop)
+    }
+
+    fn goal_state(&self) -> Result<GoalState, HookToolError> {
+        let out = self.run("goal-state", &["--format=json"])?;
+        GoalState::from_json("goal-state", &out)
     }
 }
 

@@ -11,7 +11,7 @@ the slurmd and slurmctld charms of this repository depend on it like any other l
   (`JUJU_DISPATCH_PATH`, `JUJU_RELATION_ID`, …) into a typed [`Event`], cross-checking every
   variable so a mis-driven hook fails loudly ([`ContextError`] names the variable).
 - [`ModelBackend`] is the seam charm code talks to Juju through: relation data, config,
-  leadership, status, unit state, actions, `juju-log`. [`HookTools`] implements it by running
+  leadership, status, unit state, actions, `juju-log`, `goal-state`. [`HookTools`] implements it by running
   Juju's hook tools (one process per call, data on stdin, `config-get` and `is-leader` cached
   per hook). [`NetworkBackend`] adds `network-get`, ports and `juju-reboot`;
   [`SecretBackend`] adds Juju secrets (content through `0600` files, never argv; bytes both ways).
@@ -63,6 +63,7 @@ pub use crate::{
     backend::{Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope},
     context_error::ContextError,
     event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent},
+    goal_state::{Goal, GoalState},
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,
@@ -87,6 +88,7 @@ mod context;
 mod context_error;
 mod event;
 mod event_name;
+mod goal_state;
 mod hook_tools;
 mod logging;
 mod network;

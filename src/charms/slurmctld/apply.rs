@@ -42,7 +42,11 @@ pub fn apply<B: SecretBackend>(
     for w in &plan.warnings {
         tracing::warn!("{w}");
     }
-    if write(host, &plan.munge_key)? && plan.restart_munge {
+    let key_written = match &plan.munge_key {
+        Some(key) => write(host, key)?,
+        None => false,
+    };
+    if key_written && plan.restart_munge {
         tracing::info!("munge key installed: restarting munge");
         host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
     }

@@ -130,6 +130,15 @@ pub struct Cache {
     /// value is logged once, not on every hook).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub logged: BTreeMap<String, String>,
+    /// The files on disk are newer than what slurmctld runs: a restart or reconfigure was
+    /// deferred while more slurmd units were expected to join (goal-state), so the next hook
+    /// that does not defer must apply them even when the files already match.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reload_deferred: bool,
+    /// The status the last leader hook that rendered the files set (`kind` word, message): an
+    /// event whose data equals the cached record sets it again without building the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<(String, String)>,
 }
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is

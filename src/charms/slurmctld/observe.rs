@@ -65,6 +65,69 @@ pub struct Observed {
     pub applied_record: Option<AppliedRecord>,
     /// The last accepted copies of cgroup.conf, gres.conf and slurm.conf, in that order.
     pub accepted_files: Vec<Option<Vec<u8>>>,
+    /// The event's data equals the cached record and nothing waits to be applied: the plan
+    /// renders nothing and sets the cached status again (the files, the munge key and
+    /// goal-state were not read).
+    pub unchanged: bool,
+    /// Related slurmd units goal-state expects, and which of them are not in the cache yet
+    /// (asked only on relation-joined/changed, see [`enlisting`]).
+    pub enlisting: Option<Enlisting>,
+}
+
+/// Units of an enlistment batch (`add-unit -n N`) that Juju lists in goal-state but that have
+/// not yet published their `node` record to this controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enlisting {
+    /// Remote units goal-state expects on the `slurmctld` endpoint (not dying).
+    pub expected: usize,
+    /// Those of them with no record in the cache yet, sorted.
+    pub pending: Vec<String>,
+}
+
+/// Asks goal-state which slurmd units are expected, on relation-joined/changed of our
+/// endpoint only (and [`observe`] asks only for a unit new to the cache or while a reload is
+/// deferred): those are the events of an enlistment, and any other hook (update-status at the
+/// latest) applies what was deferred, so a unit that never arrives holds nobody back.
+/// Units that are dying are not expected; blocked units (waiting for their operator, e.g. a
+/// host name Slurm refuses) are not waited for; units whose record was rejected have arrived.
+pub fn enlisting<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    cache: &Cache,
+) -> Result<Option<Enlisting>, CharmError> {
+    let ours = match &ctx.event {
+        Event::RelationJoined(r) | Event::RelationChanged(r) => {
+            r.relation.endpoint == SLURMCTLD_ENDPOINT
+        }
+        _ => false,
+    };
+    if !ours {
+        return Ok(None);
+    }
+    let goal = backend.goal_state()?;
+    let expected = goal.expected_remote_units(SLURMCTLD_ENDPOINT);
+    // a blocked unit waits for its operator, not for this controller: it is not waited for
+    let blocked = |unit: &str| {
+        goal.relations
+            .get(SLURMCTLD_ENDPOINT)
+            .and_then(|r| r.get(unit))
+            .is_some_and(|g| g.status == "blocked")
+    };
+    let known = |unit: &str| {
+        cache
+            .relations
+            .values()
+            .any(|r| r.endpoint == SLURMCTLD_ENDPOINT && r.units.contains_key(unit))
+    };
+    let pending = expected
+        .iter()
+        .filter(|u| !known(u) && !blocked(u))
+        .map(|u| (*u).to_owned())
+        .collect();
+    Ok(Some(Enlisting {
+        expected: expected.len(),
+        pending,
+    }))
 }
 
 /// Where the leader keeps the slurmctld version it last read, so a hook does not spawn
@@ -151,8 +214,46 @@ pub fn observe<B: SecretBackend>(
         (Ok(c), Some(why)) => (c, Some(why.to_string())),
         (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
     };
+    let before = event_record(ctx, &cache);
     if rebuild.is_none() && !update_for_event(ctx, backend, &mut cache)? {
         rebuild = Some("event for a relation the cache does not know".into());
+    }
+    let applied_record = host
+        .read(APPLIED_PATH)
+        .ok()
+        .flatten()
+        .and_then(|raw| AppliedRecord::from_bytes(&raw));
+    let published = published_secret(&cache);
+    // A refusal by slurmctld is in the status the unit shows, not in the cached one: such a
+    // hook runs in full so the status stays the refusal's.
+    let refused = applied_record.as_ref().is_some_and(|r| r.refused.is_some());
+    let unchanged = !refused
+        && rebuild.is_none()
+        && before.is_some()
+        && before == event_record(ctx, &cache)
+        && !cache.reload_deferred
+        && cache.status.is_some()
+        && published.is_some();
+    if unchanged {
+        return Ok(Observed {
+            key_secret: published,
+            secret_key: None,
+            auth_refused: None,
+            slurm_key_on_disk: None,
+            applied_record,
+            accepted_files: Vec::new(),
+            settings,
+            cache,
+            rebuilt: None,
+            cache_file,
+            munge_key_on_disk: None,
+            fresh_munge_key: Vec::new(),
+            files_on_disk: BTreeMap::new(),
+            slurm_version,
+            slurm_version_fresh,
+            unchanged: true,
+            enlisting: None,
+        });
     }
     if let Some(why) = &rebuild {
         tracing::info!("rebuilding the relation cache in full ({why})");
@@ -161,11 +262,6 @@ pub fn observe<B: SecretBackend>(
         cache.applied = applied;
     }
     cache.prune_shapes();
-    let applied_record = host
-        .read(APPLIED_PATH)
-        .ok()
-        .flatten()
-        .and_then(|raw| AppliedRecord::from_bytes(&raw));
     if let Some(applied) = applied_record.as_ref().and_then(|r| r.applied.clone()) {
         // Written as soon as slurmctld took the files: it wins over the cache's copy, which is
         // saved only at the end of a successful hook.
@@ -175,6 +271,14 @@ pub fn observe<B: SecretBackend>(
     for (_, copy) in ACCEPTED_FILES {
         accepted_files.push(host.read(copy).ok().flatten());
     }
+    // a unit new to the cache may be one of a batch; a deferred reload needs to know whether
+    // the batch is complete. A change to a known unit is applied at once.
+    let joining = matches!(before, Some((None, _)));
+    let enlisting = if joining || cache.reload_deferred {
+        enlisting(ctx, backend, &cache)?
+    } else {
+        None
+    };
     let mut files_on_disk = BTreeMap::new();
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
         files_on_disk.insert(path, host.read(path)?);
@@ -213,6 +317,8 @@ pub fn observe<B: SecretBackend>(
         slurm_version_fresh,
         applied_record,
         accepted_files,
+        unchanged: false,
+        enlisting,
     })
 }
 
@@ -266,6 +372,26 @@ pub fn must_read_key(event: &Event, on_disk: bool) -> bool {
             | Event::SecretChanged(_)
     );
     may_change || !on_disk
+}
+
+/// What a relation-joined/changed of our endpoint is about, as the cache holds it: the remote
+/// unit's record (or none), the remote application's partition. `None` for other events.
+fn event_record(
+    ctx: &HookContext,
+    cache: &Cache,
+) -> Option<(Option<super::cache::CachedNode>, Option<String>)> {
+    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
+        return None;
+    };
+    if r.relation.endpoint != SLURMCTLD_ENDPOINT {
+        return None;
+    }
+    let entry = cache.relations.get(&key(&r.relation))?;
+    let unit = r
+        .remote_unit
+        .as_ref()
+        .and_then(|u| entry.units.get(u).cloned());
+    Some((unit, entry.partition.clone()))
 }
 
 fn key(rel: &RelationId) -> String {

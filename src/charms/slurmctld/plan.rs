@@ -7,7 +7,7 @@ use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
 use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
-use super::observe::{Observed, VERSION_PATH};
+use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
@@ -24,8 +24,9 @@ pub const MUNGE_KEY_LEN: usize = 1024;
 /// Everything one leader hook does, decided before anything is done.
 #[derive(Debug, Clone)]
 pub struct ControllerPlan {
-    /// The munge key file (written only if its bytes or mode differ).
-    pub munge_key: FileWrite,
+    /// The munge key file (written only if its bytes or mode differ); `None` when the event
+    /// changed nothing (the key was not read).
+    pub munge_key: Option<FileWrite>,
     /// The key differs from the one on disk: munge must be restarted after writing it.
     pub restart_munge: bool,
     /// cgroup.conf, gres.conf and slurm.conf, in that order; empty when rendering failed
@@ -99,6 +100,9 @@ pub fn munge_key(obs: &Observed) -> Vec<u8> {
 
 /// Plans one leader hook, given the key ([`munge_key`]) and the secret that holds it.
 pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan {
+    if obs.unchanged {
+        return unchanged(obs, key_secret);
+    }
     let key = key.to_vec();
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     let info = ClusterInfo {
@@ -210,77 +214,90 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                 FileWrite::new(GRES_CONF, gres, 0o644, Some(Owner::SLURM)),
                 FileWrite::new(SLURM_CONF, slurm, 0o644, Some(Owner::SLURM)),
             ]);
-            let changed = files.iter().any(|f| {
-                let on_disk = if f.path == SLURM_KEY {
-                    obs.slurm_key_on_disk.as_deref()
-                } else {
-                    obs.files_on_disk.get(f.path).and_then(Option::as_deref)
-                };
-                on_disk != Some(f.bytes.as_slice())
-            });
+            let changed = cache.reload_deferred
+                || files.iter().any(|f| {
+                    let on_disk = if f.path == SLURM_KEY {
+                        obs.slurm_key_on_disk.as_deref()
+                    } else {
+                        obs.files_on_disk.get(f.path).and_then(Option::as_deref)
+                    };
+                    on_disk != Some(f.bytes.as_slice())
+                });
             let decision = decide(
                 cache.applied.as_ref(),
                 &rendered.applied,
                 changed,
                 obs.slurm_version,
             );
-            let old = cache.applied.clone();
-            let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
-            if decision.reload != Reload::Nothing {
-                applied_before = Some(
-                    AppliedRecord {
-                        applied: old.clone(),
-                        pending: Some(rendered.applied.files_hash.clone()),
-                        refused: None,
-                    }
-                    .to_bytes(),
-                );
-            }
-            let after = AppliedRecord {
-                applied: Some(rendered.applied.clone()),
-                pending: None,
-                refused: None,
-            };
-            if obs.applied_record.as_ref() != Some(&after) {
-                applied_after = Some(after.to_bytes());
-            }
-            if reloads || (decision.reload == Reload::Nothing && !changed && old.is_some()) {
-                accepted = ACCEPTED_FILES
-                    .iter()
-                    .zip(&files)
-                    .map(|((_, copy), f)| FileWrite::new(copy, f.bytes.clone(), 0o600, None))
-                    .collect();
-            }
-            if reloads {
-                let new: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
-                refused_record = Some(AppliedRecord {
-                    applied: old,
+            if defer(&decision, obs.enlisting.as_ref()) {
+                // the files are written; slurmctld keeps running what it has (`applied` stays
+                // as it was) until the batch is in or the next update-status
+                cache.reload_deferred = true;
+                (files, Decision::nothing())
+            } else {
+                cache.reload_deferred = false;
+                let old = cache.applied.clone();
+                let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
+                if decision.reload != Reload::Nothing {
+                    applied_before = Some(
+                        AppliedRecord {
+                            applied: old.clone(),
+                            pending: Some(rendered.applied.files_hash.clone()),
+                            refused: None,
+                        }
+                        .to_bytes(),
+                    );
+                }
+                let after = AppliedRecord {
+                    applied: Some(rendered.applied.clone()),
                     pending: None,
-                    refused: Some(Refusal {
-                        files_hash: rendered.applied.files_hash.clone(),
-                        reason: String::new(),
-                        input: first_new_line(&obs.accepted_files, &new),
-                    }),
-                });
-                if obs.accepted_files.iter().all(Option::is_some) {
-                    rollback = ACCEPTED_FILES
+                    refused: None,
+                };
+                if obs.applied_record.as_ref() != Some(&after) {
+                    applied_after = Some(after.to_bytes());
+                }
+                if reloads || (decision.reload == Reload::Nothing && !changed && old.is_some()) {
+                    accepted = ACCEPTED_FILES
                         .iter()
-                        .zip(&obs.accepted_files)
                         .zip(&files)
-                        .filter_map(|(((live, _), copy), f)| {
-                            let bytes = copy.clone()?;
-                            Some(FileWrite::new(live, bytes, f.mode, f.owner))
-                        })
+                        .map(|((_, copy), f)| FileWrite::new(copy, f.bytes.clone(), 0o600, None))
                         .collect();
                 }
+                if reloads {
+                    let new: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
+                    refused_record = Some(AppliedRecord {
+                        applied: old,
+                        pending: None,
+                        refused: Some(Refusal {
+                            files_hash: rendered.applied.files_hash.clone(),
+                            reason: String::new(),
+                            input: first_new_line(&obs.accepted_files, &new),
+                        }),
+                    });
+                    if obs.accepted_files.iter().all(Option::is_some) {
+                        rollback = ACCEPTED_FILES
+                            .iter()
+                            .zip(&obs.accepted_files)
+                            .zip(&files)
+                            .filter_map(|(((live, _), copy), f)| {
+                                let bytes = copy.clone()?;
+                                Some(FileWrite::new(live, bytes, f.mode, f.owner))
+                            })
+                            .collect();
+                    }
+                }
+                cache.applied = Some(rendered.applied);
+                (files, decision)
             }
-            cache.applied = Some(rendered.applied);
-            (files, decision)
         }
         _ => (Vec::new(), Decision::nothing()),
     };
+    if cache.reload_deferred {
+        status = enlisting_status(obs.enlisting.as_ref(), &status);
+    }
+    cache.status = Some((status_word(status.kind).to_owned(), status.message.clone()));
     ControllerPlan {
-        munge_key: FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE)),
+        munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
         files,
         decision,
@@ -295,17 +312,7 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         refused_record,
         accepted,
         rollback,
-        version: obs
-            .slurm_version
-            .filter(|_| obs.slurm_version_fresh)
-            .map(|v| {
-                FileWrite::new(
-                    VERSION_PATH,
-                    format!("slurm {v}\n"),
-                    0o644,
-                    Some(Owner::ROOT),
-                )
-            }),
+        version: version_file(obs),
     }
 }
 
@@ -326,6 +333,91 @@ pub fn refused_status(r: &Refusal) -> Status {
             300,
         ),
     )
+}
+
+/// The plan of an event that changed nothing: no files, no reload, no relation data, the
+/// cached status again, the cache file left as it is.
+fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
+    let status = obs
+        .cache
+        .status
+        .as_ref()
+        .and_then(|(kind, message)| {
+            status_kind(kind).map(|kind| Status::new(kind, message.clone()))
+        })
+        .unwrap_or_else(|| Status::new(StatusKind::Waiting, "no change"));
+    ControllerPlan {
+        munge_key: None,
+        restart_munge: false,
+        files: Vec::new(),
+        decision: Decision::nothing(),
+        relation_data: Vec::new(),
+        warnings: Vec::new(),
+        status,
+        cache: None,
+        version: version_file(obs),
+        grants: Vec::new(),
+        key_secret: key_secret.clone(),
+        applied_before: None,
+        applied_after: None,
+        refused_record: None,
+        accepted: Vec::new(),
+        rollback: Vec::new(),
+    }
+}
+
+/// The slurmctld version to persist when this hook read it from the command.
+fn version_file(obs: &Observed) -> Option<FileWrite> {
+    obs.slurm_version
+        .filter(|_| obs.slurm_version_fresh)
+        .map(|v| {
+            FileWrite::new(
+                VERSION_PATH,
+                format!("slurm {v}\n"),
+                0o644,
+                Some(Owner::ROOT),
+            )
+        })
+}
+
+fn status_word(kind: StatusKind) -> &'static str {
+    match kind {
+        StatusKind::Maintenance => "maintenance",
+        StatusKind::Blocked => "blocked",
+        StatusKind::Waiting => "waiting",
+        StatusKind::Active => "active",
+    }
+}
+
+fn status_kind(word: &str) -> Option<StatusKind> {
+    Some(match word {
+        "maintenance" => StatusKind::Maintenance,
+        "blocked" => StatusKind::Blocked,
+        "waiting" => StatusKind::Waiting,
+        "active" => StatusKind::Active,
+        _ => return None,
+    })
+}
+
+/// Whether to hold back a restart or reconfigure: more slurmd units of the batch goal-state
+/// lists are still to join (only asked on relation-joined/changed, so update-status and every
+/// other hook apply). Stopping (no nodes left) is never deferred.
+fn defer(decision: &Decision, enlisting: Option<&Enlisting>) -> bool {
+    let reloads = matches!(decision.reload, Reload::Restart | Reload::Reconfigure);
+    reloads && enlisting.is_some_and(|e| !e.pending.is_empty())
+}
+
+/// The status while a reload is deferred: how far the batch is ("enlisting 37 of 100 nodes").
+fn enlisting_status(enlisting: Option<&Enlisting>, ready: &Status) -> Status {
+    let Some(e) = enlisting else {
+        return ready.clone();
+    };
+    let joined = e.expected.saturating_sub(e.pending.len());
+    let msg = format!(
+        "enlisting {joined} of {} nodes (slurmctld reloads once all joined, or at the next update-status); {}",
+        e.expected, ready.message
+    );
+    Status::new(StatusKind::Waiting, short(&msg, 300))
 }
 
 /// The cache's bytes, unless they are exactly the file this hook read.

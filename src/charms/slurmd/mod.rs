@@ -4,7 +4,8 @@
 //! `slurmd -C`, GPUs, files, device files, slurmd's state, the controller's answer; reads only)
 //! → [`plan::plan`] (pure: the `node` and `partition` records, munge key, configless settings,
 //! service actions, unit state, the action's outcome, the status) → [`apply`] (writes only,
-//! fixed order) → `status-set` once. `install` first installs the packages. An action adds to
+//! fixed order) → `status-set` once → the steady record ([`steady`]: an update-status that
+//! finds the host unchanged sets that status again and does nothing else). `install` first installs the packages. An action adds to
 //! the plan (overrides, the configured flag, unit state, results), so its effect is published
 //! in the same hook.
 
@@ -17,6 +18,7 @@ pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod steady;
 
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
@@ -64,11 +66,23 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         }
         _ => {}
     }
-    let obs = observe::observe(ctx, backend, host)?;
+    let mut slurmd_c = None;
+    if matches!(ctx.event, Event::UpdateStatus) {
+        let (steady_status, asked) = steady::unchanged(host)?;
+        if let Some(status) = steady_status {
+            return Ok(backend.status_set(StatusScope::Unit, &status)?);
+        }
+        slurmd_c = asked;
+    }
+    steady::forget(host)?;
+    let obs = observe::observe(ctx, backend, host, slurmd_c)?;
     let plan = plan::plan(&obs);
     let outcome = apply::apply(backend, host, &plan)?;
-    let status = outcome.unwrap_or(plan.status);
-    Ok(backend.status_set(StatusScope::Unit, &status)?)
+    let status = outcome.unwrap_or_else(|| plan.status.clone());
+    backend.status_set(StatusScope::Unit, &status)?;
+    let restarted = !plan.services.is_empty();
+    let record = steady::record(&obs, &status, restarted, || steady::service_pids(host))?;
+    steady::remember(host, record.as_ref())
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)

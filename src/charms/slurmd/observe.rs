@@ -11,7 +11,7 @@ use super::{
     SLURMD_DROP_IN,
 };
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host, HostError};
+use crate::charms::host::{Cmd, CmdOutput, Host, HostError};
 use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::{
@@ -114,6 +114,7 @@ pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
+    slurmd_c: Option<Result<CmdOutput, HostError>>,
 ) -> Result<Observed, CharmError> {
     let leader = backend.is_leader()?;
     let config = backend.config_get()?;
@@ -169,7 +170,12 @@ pub fn observe<B: SecretBackend>(
         )),
         _ => None,
     };
-    let facts = match host.run_ok(&Cmd::new("slurmd", ["-C"])) {
+    // `slurmd -C` once per hook: the steady check may have asked it already.
+    let slurmd_c = match slurmd_c {
+        Some(out) => out,
+        None => host.run_ok(&Cmd::new("slurmd", ["-C"])),
+    };
+    let facts = match slurmd_c {
         Ok(out) => parse_slurmd_c(&out.stdout).map_err(FactsError::Output),
         Err(e) => Err(FactsError::Run(Arc::new(e))),
     };
@@ -289,7 +295,7 @@ fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrai
 }
 
 /// The `/dev/nvidia*` files that exist on the host.
-fn device_files(host: &Host<'_>) -> Result<BTreeSet<String>, CharmError> {
+pub fn device_files(host: &Host<'_>) -> Result<BTreeSet<String>, CharmError> {
     let dir = host.path("/dev");
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,

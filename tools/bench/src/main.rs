@@ -913,6 +913,11 @@ struct Enlist {
     tail_ctl_hooks: f64,
     tail_node_hooks: f64,
     stopped_by_budget: bool,
+    /// Mean seconds per added unit (whole `add-unit`, settled) over the first and the last
+    /// quarter of the run, and last / first (issue 13: linear means within 1.3).
+    head_unit_s: f64,
+    tail_unit_s: f64,
+    tail_over_head: f64,
 }
 
 fn enlist(b: &Bench) -> Result<Enlist> {
@@ -981,6 +986,12 @@ fn enlist(b: &Bench) -> Result<Enlist> {
     e.tail_other_s = tail.iter().map(|x| x.0 - x.1 - x.2).sum::<f64>() / k;
     e.tail_ctl_hooks = tail.iter().map(|x| x.3 as f64).sum::<f64>() / k;
     e.tail_node_hooks = tail.iter().map(|x| x.4 as f64).sum::<f64>() / k;
+    let head = &per_unit[..per_unit.len().div_ceil(4)];
+    e.head_unit_s = head.iter().map(|x| x.0).sum::<f64>() / head.len().max(1) as f64;
+    e.tail_unit_s = tail.iter().map(|x| x.0).sum::<f64>() / k;
+    if e.head_unit_s > 0.0 {
+        e.tail_over_head = e.tail_unit_s / e.head_unit_s;
+    }
     Ok(e)
 }
 
@@ -1145,6 +1156,13 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
         } else {
             ""
         }
+    );
+    let _ = writeln!(
+        s,
+        "Per added unit (whole `add-unit`, settled): first quarter {:.1} ms, last quarter {:.1} ms: **{:.2}×**.\n",
+        e.head_unit_s * 1e3,
+        e.tail_unit_s * 1e3,
+        e.tail_over_head
     );
     if let Some(x) = extra {
         let _ = writeln!(s, "{x}\n");

@@ -1,0 +1,151 @@
+//! The steady update-status: when nothing about this node changed since the last hook that
+//! ran in full and found the controller answering, update-status re-reads only the host (its
+//! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
+//! slurmd and munged), sets the status that
+//! hook set, and makes no other hook-tool call and no controller check (issue 13).
+//!
+//! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
+//! unit state, leadership gained) changes only with an event, and every event other than
+//! update-status runs in full and forgets the steady record first. The controller is checked
+//! again after anything changes (slurmd restarted, facts or GPUs changed), and whenever the
+//! last check failed (no record is kept then).
+//!
+//! **Where:** `<root>/var/lib/slurm-charms/slurmd/steady.json`: the fingerprint of the host
+//! facts and the status, written last by a full hook whose controller check succeeded and
+//! whose status is active. A missing or unreadable file just means a full hook.
+
+use super::facts::{NodeFacts, parse_slurmd_c};
+use super::observe::Observed;
+use super::probe::ControllerProbe;
+use crate::charms::error::CharmError;
+use crate::charms::host::{Cmd, CmdOutput, Host, HostError, Owner};
+use crate::charms::slurmctld::cache::fnv1a;
+use crate::gpu::{DetectOptions, Inventory};
+use juju_runtime::{Status, StatusKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Host path of the steady record.
+pub const STEADY_PATH: &str = "/var/lib/slurm-charms/slurmd/steady.json";
+
+/// What a steady update-status needs from the last full hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Steady {
+    /// [`fingerprint`] of the host facts that hook saw.
+    pub fingerprint: String,
+    /// The status it set (active only).
+    pub message: String,
+}
+
+/// A stable digest of the host facts a hook acts on. `Debug` output of validated values from
+/// this very binary: an upgraded charm runs upgrade-charm in full, which rewrites the record.
+pub fn fingerprint(
+    facts: &NodeFacts,
+    inventory: &Inventory,
+    device_files: &BTreeSet<String>,
+    slurmd_active: bool,
+    pids: &str,
+) -> String {
+    let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}\n{slurmd_active}\n{pids}");
+    fnv1a(&[env!("CARGO_PKG_VERSION").as_bytes(), text.as_bytes()])
+}
+
+/// The record a full hook leaves behind, when it may be trusted: the controller answered, the
+/// facts and GPUs were read, the status is active, no action ran and nothing was (re)started
+/// (`restarted`: a restarted slurmd is checked again by the next hook). `None` otherwise (the
+/// next update-status then runs in full and checks the controller again). `pids` is asked only
+/// when a record is kept.
+pub fn record(
+    obs: &Observed,
+    status: &Status,
+    restarted: bool,
+    pids: impl FnOnce() -> Result<String, CharmError>,
+) -> Result<Option<Steady>, CharmError> {
+    let answering = obs.controller == Some(ControllerProbe::Answering);
+    if restarted || !answering || status.kind != StatusKind::Active || obs.action.is_some() {
+        return Ok(None);
+    }
+    let (Ok(facts), Ok(inventory)) = (obs.facts.as_ref(), obs.inventory.as_ref()) else {
+        return Ok(None);
+    };
+    Ok(Some(Steady {
+        fingerprint: fingerprint(
+            facts,
+            inventory,
+            &obs.device_files_present,
+            obs.slurmd_active,
+            &pids()?,
+        ),
+        message: status.message.clone(),
+    }))
+}
+
+/// The main PIDs of slurmd and munged (`systemctl show --property=MainPID --value`): a
+/// daemon restarted behind the charm's back (a new munge key, an operator's restart) changes
+/// them, and the next update-status then runs in full and checks the controller again.
+pub fn service_pids(host: &Host<'_>) -> Result<String, CharmError> {
+    let cmd = Cmd::new(
+        "systemctl",
+        ["show", "--property=MainPID", "--value", "slurmd", "munge"],
+    );
+    let out = host.run(&cmd)?;
+    Ok(if out.success() {
+        out.stdout.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        "unknown".to_owned()
+    })
+}
+
+/// Writes `steady` (or removes the record when there is none to trust).
+pub fn remember(host: &Host<'_>, steady: Option<&Steady>) -> Result<(), CharmError> {
+    match steady.map(serde_json::to_vec) {
+        Some(Ok(bytes)) => {
+            host.write(STEADY_PATH, &bytes, 0o600, Some(Owner::ROOT))?;
+        }
+        _ => forget(host)?,
+    }
+    Ok(())
+}
+
+/// Removes the record (every full hook does this first).
+pub fn forget(host: &Host<'_>) -> Result<(), CharmError> {
+    if host.exists(STEADY_PATH) {
+        host.remove(STEADY_PATH)?;
+    }
+    Ok(())
+}
+
+/// What the steady check found: the status to set again when this update-status finds the
+/// host as the last full hook left it (`None` when anything differs or cannot be read: the hook
+/// then runs in full), and the `slurmd -C` result it asked for, so the full hook does not run
+/// (and wait for) the command a second time.
+pub type SteadyCheck = (Option<Status>, Option<Result<CmdOutput, HostError>>);
+
+/// Checks whether this update-status finds the host as the last full hook left it.
+pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
+    let Some(raw) = host.read(STEADY_PATH)? else {
+        return Ok((None, None));
+    };
+    let Ok(steady) = serde_json::from_slice::<Steady>(&raw) else {
+        tracing::warn!("{STEADY_PATH} is unreadable; running the hook in full");
+        return Ok((None, None));
+    };
+    let slurmd_c = host.run_ok(&Cmd::new("slurmd", ["-C"]));
+    let facts = match &slurmd_c {
+        Ok(out) => match parse_slurmd_c(&out.stdout) {
+            Ok(facts) => facts,
+            Err(_) => return Ok((None, Some(slurmd_c))),
+        },
+        Err(_) => return Ok((None, Some(slurmd_c))),
+    };
+    let Ok(inventory) = crate::gpu::detect(&DetectOptions::from_host_root(host.root())) else {
+        return Ok((None, Some(slurmd_c)));
+    };
+    let devices = super::observe::device_files(host)?;
+    let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
+    let active = state.success() || state.stdout.trim() == "activating";
+    let now = fingerprint(&facts, &inventory, &devices, active, &service_pids(host)?);
+    let status =
+        (now == steady.fingerprint).then(|| Status::new(StatusKind::Active, steady.message));
+    Ok((status, Some(slurmd_c)))
+}
