@@ -3,15 +3,18 @@
 //! ones the renderer refuses. Skipped loudly when the binaries are missing; with
 //! `SLURM_ACCEPTANCE_REQUIRED=1` or CI's `E2E_REQUIRED=1` a skip is a failure.
 
+#[path = "common/daemon.rs"]
+mod daemon;
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
 #[path = "hostile_unit_support.rs"]
 mod hostile;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use daemon::Daemon;
 use fixtures::cluster;
 use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
@@ -256,26 +259,6 @@ fn slurmd_rejects_what_the_renderer_refuses() {
     }
 }
 
-struct Ctld(Child);
-
-impl Drop for Ctld {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.0.try_wait() {
-            return;
-        }
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts slurmctld in the foreground. Node names are made resolvable with a private
 /// /etc/hosts in a mount namespace when `unshare` works (else the nodes carry NodeAddr).
 fn start_ctld(
@@ -284,7 +267,7 @@ fn start_ctld(
     conf: &Path,
     names: &[&str],
     private_hosts: bool,
-) -> Ctld {
+) -> Daemon {
     let log = std::fs::File::create(dir.join("slurmctld.out")).unwrap();
     let mut cmd;
     if private_hosts {
@@ -309,7 +292,7 @@ fn start_ctld(
         cmd = Command::new(slurmctld);
         cmd.arg("-D").arg("-f").arg(conf);
     }
-    Ctld(
+    Daemon(
         cmd.stdout(log.try_clone().unwrap())
             .stderr(log)
             .stdin(Stdio::null())
@@ -320,7 +303,7 @@ fn start_ctld(
 
 /// Waits until `scontrol ping` says UP; panics with the log and `context` when slurmctld
 /// exits or a minute passes.
-fn wait_up(ctld: &mut Ctld, scontrol_bin: &Path, conf: &Path, dir: &Path, context: &str) {
+fn wait_up(ctld: &mut Daemon, scontrol_bin: &Path, conf: &Path, dir: &Path, context: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let log = || std::fs::read_to_string(dir.join("slurmctld.out")).unwrap_or_default();
     loop {

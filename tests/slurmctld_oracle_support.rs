@@ -8,7 +8,11 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "common/daemon.rs"]
+mod daemon;
+
+use daemon::Daemon;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use slurm_charms::slurm::*;
@@ -247,27 +251,6 @@ impl Oracle {
             }
             out
         })
-    }
-}
-
-/// A daemon killed (TERM, then KILL) when dropped.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.0.try_wait() {
-            return;
-        }
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

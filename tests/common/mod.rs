@@ -3,6 +3,7 @@
 //! binary holds no test code.
 #![allow(dead_code)]
 
+pub mod daemon;
 pub mod state;
 
 use juju_runtime::{Event, RelationEvent, RelationId};
