@@ -134,7 +134,8 @@ else
 fi
 idle=0
 for _ in $(seq 1 240); do
-    if [[ $(in_host "$ctl" sinfo -h -t idle -o '%D' 2>/dev/null) == 2 ]]; then
+    # `idle` exactly: `sinfo -t idle` also lists `idle*` (not responding), which srun refuses.
+    if [[ $(in_host "$ctl" sinfo -h -N -t idle -o '%T' 2>/dev/null | grep -cx idle) == 2 ]]; then
         idle=1
         break
     fi
