@@ -7,10 +7,11 @@
 //! accepted value is tried alone to name the culprit. Cases: `SLURM_VALUE_CASES` (default 24).
 //!
 //! Keys covered: every node and partition key the overrides accept, and every global key
-//! whose rule is typed (integers, booleans, durations, `PreemptMode`). Global keys kept as
-//! text (plugin names, paths, user names: about 150) are not fed arbitrary values here;
-//! slurmctld loads plugins and resolves users at start, which no static rule can predict
-//! (see docs/slurm-config.md).
+//! whose rule is typed (integers, booleans, durations, `PreemptMode`, plugin names, log levels,
+//! port ranges). Global keys kept as text (paths, user names, `*Parameters`: about 130) are
+//! not fed arbitrary values here; slurmctld resolves them against the system at start, which
+//! no static rule can predict (see docs/slurm-config.md). Every plugin name the charm accepts
+//! is tried on its own in `tests/slurm_plugin_values.rs`.
 
 #[path = "slurmctld_oracle_support.rs"]
 mod oracle;

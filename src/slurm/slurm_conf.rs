@@ -174,7 +174,8 @@ pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigEr
             "0 needs PriorityUsageResetPeriod (Slurm stops: usage would roll over)",
         ));
     }
-    if let Some(mode) = get("PreemptMode") {
+    if get("PreemptMode").is_some() || get("PreemptType").is_some() {
+        let mode = get("PreemptMode").unwrap_or("OFF");
         let words: Vec<String> = mode.split(',').map(str::to_ascii_uppercase).collect();
         let off = !words
             .iter()

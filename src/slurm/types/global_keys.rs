@@ -3,12 +3,14 @@
 //! slurm-22-05-8-1, slurm-24-11-5-1 and slurm-26-05-3-1 (the keys present in all three):
 //! `S_P_UINT16/32/64` become [`ValueRule::Int`], `S_P_BOOLEAN` [`ValueRule::Bool`], strings
 //! that `_validate_and_set_defaults` reads with `time_str2mins`/`time_str2secs`
-//! [`ValueRule::Duration`], other strings [`ValueRule::Text`]; keys Slurm stops on
+//! [`ValueRule::Duration`], plugin names, log levels and port ranges their `plugin.rs`
+//! rules, other strings [`ValueRule::Text`]; keys Slurm stops on
 //! (`fatal: ... has been removed`) are [`ValueRule::Removed`]; keys whose value
 //! `_validate_and_set_defaults` bounds further are [`ValueRule::Range`]. A key outside this list stops
 //! slurmctld (`Parsing error at unrecognized key`) on at least one supported version.
 
 use super::integer::IntWidth;
+use super::plugin;
 use super::rule::ValueRule;
 
 /// Slurm's `MAX_JOB_ID` (`0x03FFFFFF`): a larger `MaxJobId` is reset with an error.
@@ -35,16 +37,31 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
         ValueRule::Int(IntWidth::U16, false),
     ),
     ("AccountingStorageTRES", ValueRule::Text),
-    ("AccountingStorageType", ValueRule::Text),
+    (
+        "AccountingStorageType",
+        ValueRule::Plugin(&plugin::ACCOUNTING_STORAGE),
+    ),
     ("AccountingStorageUser", ValueRule::Text),
     ("AccountingStoreFlags", ValueRule::Text),
     ("AccountingStoreJobComment", ValueRule::Removed),
-    ("AcctGatherEnergyType", ValueRule::Text),
-    ("AcctGatherFilesystemType", ValueRule::Text),
+    (
+        "AcctGatherEnergyType",
+        ValueRule::Plugin(&plugin::ACCT_GATHER_ENERGY),
+    ),
+    (
+        "AcctGatherFilesystemType",
+        ValueRule::Plugin(&plugin::ACCT_GATHER_FILESYSTEM),
+    ),
     ("AcctGatherInfinibandType", ValueRule::Text),
-    ("AcctGatherInterconnectType", ValueRule::Text),
+    (
+        "AcctGatherInterconnectType",
+        ValueRule::Plugin(&plugin::ACCT_GATHER_INTERCONNECT),
+    ),
     ("AcctGatherNodeFreq", ValueRule::Int(IntWidth::U16, false)),
-    ("AcctGatherProfileType", ValueRule::Text),
+    (
+        "AcctGatherProfileType",
+        ValueRule::Plugin(&plugin::ACCT_GATHER_PROFILE),
+    ),
     ("AllowSpecResourcesUsage", ValueRule::Bool),
     ("AuthAltParameters", ValueRule::Text),
     ("AuthAltTypes", ValueRule::Text),
@@ -100,13 +117,16 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("InteractiveStepOptions", ValueRule::Text),
     ("JobAcctGatherFrequency", ValueRule::Text),
     ("JobAcctGatherParams", ValueRule::Text),
-    ("JobAcctGatherType", ValueRule::Text),
+    (
+        "JobAcctGatherType",
+        ValueRule::Plugin(&plugin::JOBACCT_GATHER),
+    ),
     ("JobCompHost", ValueRule::Text),
     ("JobCompLoc", ValueRule::Text),
     ("JobCompParams", ValueRule::Text),
     ("JobCompPass", ValueRule::Text),
     ("JobCompPort", ValueRule::Int(IntWidth::U32, false)),
-    ("JobCompType", ValueRule::Text),
+    ("JobCompType", ValueRule::Plugin(&plugin::JOBCOMP)),
     ("JobCompUser", ValueRule::Text),
     ("JobContainerType", ValueRule::Text),
     ("JobCredentialPrivateKey", ValueRule::Text),
@@ -133,7 +153,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("MaxStepCount", ValueRule::Range(1, u32::MAX as u64 - 2)),
     ("MaxTasksPerNode", ValueRule::Int(IntWidth::U16, false)),
     ("MCSParameters", ValueRule::Text),
-    ("MCSPlugin", ValueRule::Text),
+    ("MCSPlugin", ValueRule::Plugin(&plugin::MCS)),
     ("MessageTimeout", ValueRule::Range(1, u16::MAX as u64 - 2)),
     ("MinJobAge", ValueRule::Int(IntWidth::U32, false)),
     ("MpiDefault", ValueRule::Text),
@@ -149,7 +169,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("PowerPlugin", ValueRule::Text),
     ("PreemptExemptTime", ValueRule::Duration),
     ("PreemptMode", ValueRule::PreemptMode),
-    ("PreemptType", ValueRule::Text),
+    ("PreemptType", ValueRule::Plugin(&plugin::PREEMPT)),
     ("PrEpParameters", ValueRule::Text),
     ("PrEpPlugins", ValueRule::Text),
     ("PriorityCalcPeriod", ValueRule::PositiveDuration),
@@ -160,7 +180,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("PriorityParameters", ValueRule::Text),
     ("PrioritySiteFactorParameters", ValueRule::Text),
     ("PrioritySiteFactorPlugin", ValueRule::Text),
-    ("PriorityType", ValueRule::Text),
+    ("PriorityType", ValueRule::Plugin(&plugin::PRIORITY)),
     (
         "PriorityUsageResetPeriod",
         ValueRule::Word(&[
@@ -215,12 +235,12 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("SbcastParameters", ValueRule::Text),
     ("SchedulerParameters", ValueRule::Text),
     ("SchedulerTimeSlice", ValueRule::Int(IntWidth::U16, false)),
-    ("SchedulerType", ValueRule::Text),
+    ("SchedulerType", ValueRule::Plugin(&plugin::SCHED)),
     ("ScronParameters", ValueRule::Text),
     ("SelectType", ValueRule::Text),
     ("SelectTypeParameters", ValueRule::Text),
     ("SlurmctldAddr", ValueRule::Text),
-    ("SlurmctldDebug", ValueRule::Text),
+    ("SlurmctldDebug", ValueRule::LogLevel),
     ("SlurmctldHost", ValueRule::Text),
     ("SlurmctldLogFile", ValueRule::Text),
     ("SlurmctldParameters", ValueRule::Text),
@@ -228,22 +248,22 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("SlurmctldPort", ValueRule::Text),
     ("SlurmctldPrimaryOffProg", ValueRule::Text),
     ("SlurmctldPrimaryOnProg", ValueRule::Text),
-    ("SlurmctldSyslogDebug", ValueRule::Text),
+    ("SlurmctldSyslogDebug", ValueRule::LogLevel),
     ("SlurmctldTimeout", ValueRule::Int(IntWidth::U16, false)),
-    ("SlurmdDebug", ValueRule::Text),
+    ("SlurmdDebug", ValueRule::LogLevel),
     ("SlurmdLogFile", ValueRule::Text),
     ("SlurmdParameters", ValueRule::Text),
     ("SlurmdPidFile", ValueRule::Text),
     ("SlurmdPort", ValueRule::Int(IntWidth::U32, false)),
     ("SlurmdSpoolDir", ValueRule::Text),
-    ("SlurmdSyslogDebug", ValueRule::Text),
+    ("SlurmdSyslogDebug", ValueRule::LogLevel),
     ("SlurmdTimeout", ValueRule::Int(IntWidth::U16, false)),
     ("SlurmdUser", ValueRule::Text),
     ("SlurmSchedLogFile", ValueRule::Text),
     ("SlurmSchedLogLevel", ValueRule::Int(IntWidth::U16, false)),
     ("SlurmUser", ValueRule::Text),
     ("SrunEpilog", ValueRule::Text),
-    ("SrunPortRange", ValueRule::Text),
+    ("SrunPortRange", ValueRule::PortRange),
     ("SrunProlog", ValueRule::Text),
     ("StateSaveLocation", ValueRule::Text),
     ("SuspendExcNodes", ValueRule::Text),
@@ -261,7 +281,7 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("TCPTimeout", ValueRule::Range(1, u16::MAX as u64 - 2)),
     ("TmpFS", ValueRule::Text),
     ("TopologyParam", ValueRule::Text),
-    ("TopologyPlugin", ValueRule::Text),
+    ("TopologyPlugin", ValueRule::Plugin(&plugin::TOPOLOGY)),
     ("TrackWCKey", ValueRule::Bool),
     ("TreeWidth", ValueRule::Int(IntWidth::U16, false)),
     ("UnkillableStepProgram", ValueRule::Text),

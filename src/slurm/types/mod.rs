@@ -18,7 +18,8 @@
 //! - [`GresCount`]: a GRES count with Slurm's `K`/`M`/`G` suffixes.
 //! - [`SlurmDuration`]: time limits; [`SlurmInt`]/[`IntWidth`]: integers with Slurm's limits;
 //!   `flags`: booleans and enumerated settings; [`ValueRule`]: which of those each key takes
-//!   (node, partition and global tables).
+//!   (node, partition and global tables); [`PluginKind`]: plugin names, log levels and port
+//!   ranges Slurm resolves at start.
 
 #[macro_use]
 mod newtype;
@@ -33,6 +34,7 @@ mod integer;
 mod links;
 mod node_name;
 mod partition_name;
+mod plugin;
 mod rule;
 
 pub use cores::CoreList;
@@ -49,6 +51,7 @@ pub use integer::{IntWidth, SlurmInt};
 pub use links::LinksRow;
 pub use node_name::{Hostlist, NodeName};
 pub use partition_name::PartitionName;
+pub use plugin::{LOG_LEVELS, PluginKind};
 pub use rule::{
     NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
 };

@@ -7,6 +7,7 @@ use super::VocabError;
 use super::duration::SlurmDuration;
 use super::flags;
 use super::integer::{IntWidth, SlurmInt};
+use super::plugin::{self, PluginKind};
 
 /// The kind of value a key takes, after Slurm's parser (`read_config.c`'s option tables and
 /// the checks that follow them).
@@ -52,6 +53,12 @@ pub enum ValueRule {
     Word(&'static [&'static str]),
     /// A node's `Port`: 1..=65535 (`node_conf.c`: `Invalid Port`, fatal).
     Port,
+    /// A plugin of this kind, by a name every supported version ships ([`PluginKind`]).
+    Plugin(&'static PluginKind),
+    /// `SlurmctldDebug` and friends ([`super::plugin::check_log_level`]).
+    LogLevel,
+    /// `SrunPortRange` ([`super::plugin::check_port_range`]).
+    PortRange,
 }
 
 impl ValueRule {
@@ -129,6 +136,9 @@ impl ValueRule {
                 Ok(_) => Err(VocabError::new("port", value, "expected 1..=65533")),
                 Err(e) => Err(VocabError { what: "port", ..e }),
             },
+            ValueRule::Plugin(kind) => kind.check(value),
+            ValueRule::LogLevel => plugin::check_log_level(value),
+            ValueRule::PortRange => plugin::check_port_range(value),
         }
     }
 
@@ -159,6 +169,9 @@ impl ValueRule {
             ValueRule::Word(_) => "one of a list of words",
             ValueRule::Removed => "refused (removed from Slurm)",
             ValueRule::TresWeights => "<TRES>=<weight>[,...]",
+            ValueRule::Plugin(_) => "<kind>/<plugin> every supported Slurm ships",
+            ValueRule::LogLevel => "quiet..debug5 or 0..=9",
+            ValueRule::PortRange => "first-last ports",
         }
     }
 }
