@@ -72,6 +72,10 @@ const REFUSED: &[(OverrideScope, &str)] = &[
     (OverrideScope::SlurmConf, "FirstJobId=100\nMaxJobId=50"),
     (OverrideScope::SlurmConf, "PreemptMode=REQUEUE"),
     (OverrideScope::SlurmConf, "PriorityDecayHalfLife=0"),
+    (OverrideScope::SlurmConf, "PreemptType=preempt/qos"),
+    // Plugin names and log levels (src/slurm/types/plugin.rs).
+    (OverrideScope::SlurmConf, "SchedulerType=sched/bakfill"),
+    (OverrideScope::SlurmConf, "SlurmctldDebug=loud"),
     (OverrideScope::SlurmConf, "FastSchedule=2"),
     (OverrideScope::SlurmConf, "VSizeFactor=0388"),
     (OverrideScope::Node, "Port=0"),
