@@ -315,3 +315,58 @@ fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothi
     );
     assert!(c.status("slurmctld/0").1.starts_with("3 nodes, 5 GPUs"));
 }
+
+/// `detect-gpus` on `unit`: (its results, the hook tools it called).
+fn detect_gpus(c: &mut Cluster, unit: &str) -> (serde_json::Value, Vec<String>) {
+    c.sim.clear_records();
+    let r = c
+        .sim
+        .run_action(unit, "detect-gpus", serde_json::json!({}))
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    let rec = c
+        .sim
+        .records()
+        .iter()
+        .find(|h| h.unit == unit)
+        .expect("the action ran")
+        .clone();
+    (
+        r.results,
+        rec.calls.iter().map(|t| t.tool.clone()).collect(),
+    )
+}
+
+#[test]
+fn detect_gpus_on_an_unchanged_host_answers_with_two_tool_calls_and_the_same_results() {
+    let mut c = settled(2);
+    // with no steady record (a full hook just ran with an action) the action runs in full
+    update_status_cost(&mut c, "slurmd/1");
+    update_status_cost(&mut c, "slurmd/1");
+    let (steady, tools) = detect_gpus(&mut c, "slurmd/1");
+    assert_eq!(tools, ["action-get", "action-set"], "steady detect-gpus");
+    // the same action in full (the steady record removed): the very same results
+    std::fs::remove_file(
+        c.root("slurmd/1")
+            .join("var/lib/slurm-charms/slurmd/steady.json"),
+    )
+    .unwrap();
+    let (full, tools) = detect_gpus(&mut c, "slurmd/1");
+    assert!(tools.len() > 2, "{tools:?}");
+    assert_eq!(steady, full);
+    assert_eq!(steady["health"]["status"], "healthy", "{steady}");
+    // a GPU more: the host changed, so the action runs in full and reports it
+    update_status_cost(&mut c, "slurmd/1");
+    update_status_cost(&mut c, "slurmd/1");
+    c.set_gpus(
+        "slurmd/1",
+        &[
+            ("Tesla T4", 0, "00000000:3B:00.0"),
+            ("Tesla T4", 1, "00000000:D8:00.0"),
+            ("Tesla T4", 2, "00000000:AF:00.0"),
+        ],
+    );
+    let (changed, tools) = detect_gpus(&mut c, "slurmd/1");
+    assert!(tools.len() > 2, "{tools:?}");
+    assert_ne!(changed, full, "the third GPU is reported");
+}

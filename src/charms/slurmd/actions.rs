@@ -62,14 +62,44 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    let mut results = match crate::gpu::action_results(inv, &node_name(obs)) {
+    Ok(detect_results(
+        inv,
+        &node_name(obs),
+        super::health::report(obs).as_ref(),
+    ))
+}
+
+/// `detect-gpus` on a host the steady check found unchanged ([`super::steady`]): the last full
+/// hook saw these very facts and GPUs and ended active, so no GPU was failing or missing then
+/// and none is now; the health part is assessed from the GPUs alone.
+pub fn steady_detect_results(
+    facts: &super::facts::NodeFacts,
+    inv: &crate::gpu::Inventory,
+) -> Map<String, Value> {
+    let health = crate::gpu::assess(&inv.health, &[]);
+    detect_results(inv, facts.node.name.as_ref(), Some(&health))
+}
+
+/// `detect-gpus`'s results: the inventory and, when assessed, the GPUs' health.
+fn detect_results(
+    inv: &crate::gpu::Inventory,
+    node: &str,
+    health: Option<&crate::gpu::HealthReport>,
+) -> Map<String, Value> {
+    let mut results = match crate::gpu::action_results(inv, node) {
         Value::Object(m) => m,
         other => Map::from_iter([("summary".to_string(), other)]),
     };
-    if let Some(report) = super::health::report(obs) {
-        results.insert("health".to_string(), health_results(&report));
+    if let Some(report) = health {
+        results.insert("health".to_string(), health_results(report));
     }
-    Ok(results)
+    results
+}
+
+/// True for `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
+/// removed on purpose), so the action changes what the unit remembers.
+pub fn accepts_missing(params: &Map<String, Value>) -> bool {
+    matches!(params.get("accept-missing"), Some(Value::Bool(true)))
 }
 
 /// `health.status` (`healthy` or `failing`) and `health.problems.<n>` (the drain reason's words).

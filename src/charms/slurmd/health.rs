@@ -81,8 +81,7 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
 fn accepts_missing(obs: &Observed) -> bool {
     matches!(
         &obs.action,
-        Some((name, params)) if name == "detect-gpus"
-            && matches!(params.get("accept-missing"), Some(serde_json::Value::Bool(true)))
+        Some((name, params)) if name == "detect-gpus" && super::actions::accepts_missing(params)
     )
 }
 

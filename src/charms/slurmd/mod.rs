@@ -67,12 +67,26 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         _ => {}
     }
     let mut slurmd_c = None;
-    if matches!(ctx.event, Event::UpdateStatus) {
-        let (steady_status, asked) = steady::unchanged(host)?;
-        if let Some(status) = steady_status {
-            return Ok(backend.status_set(StatusScope::Unit, &status)?);
+    let detect_gpus = matches!(&ctx.event, Event::Action(a) if a.name == "detect-gpus");
+    if matches!(ctx.event, Event::UpdateStatus) || detect_gpus {
+        let check = steady::unchanged(host)?;
+        match (check.status, check.seen) {
+            (Some(status), _) if !detect_gpus => {
+                return Ok(backend.status_set(StatusScope::Unit, &status)?);
+            }
+            (Some(_), Some((facts, inventory))) => {
+                // A read-only detect-gpus on an unchanged host: the results, nothing else.
+                // `accept-missing=true` changes the remembered GPUs, so it runs in full.
+                let params = backend.action_get()?;
+                if !actions::accepts_missing(&params) {
+                    let results = actions::steady_detect_results(&facts, &inventory);
+                    let flat = juju_runtime::flatten_action_results(&results)?;
+                    return Ok(backend.action_set(&flat)?);
+                }
+            }
+            _ => {}
         }
-        slurmd_c = asked;
+        slurmd_c = check.slurmd_c;
     }
     steady::forget(host)?;
     let obs = observe::observe(ctx, backend, host, slurmd_c)?;

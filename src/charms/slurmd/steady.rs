@@ -2,7 +2,8 @@
 //! ran in full and found the controller answering, update-status re-reads only the host (its
 //! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
 //! slurmd and munged), sets the status that
-//! hook set, and makes no other hook-tool call and no controller check (issue 13).
+//! hook set, and makes no other hook-tool call and no controller check (issue 13). A `detect-gpus` that finds the host
+//! unchanged answers from the facts and GPUs this check read (`action-get`, `action-set`).
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
 //! unit state, leadership gained) changes only with an event, and every event other than
@@ -115,37 +116,54 @@ pub fn forget(host: &Host<'_>) -> Result<(), CharmError> {
     Ok(())
 }
 
-/// What the steady check found: the status to set again when this update-status finds the
-/// host as the last full hook left it (`None` when anything differs or cannot be read: the hook
-/// then runs in full), and the `slurmd -C` result it asked for, so the full hook does not run
-/// (and wait for) the command a second time.
-pub type SteadyCheck = (Option<Status>, Option<Result<CmdOutput, HostError>>);
+/// What the steady check found.
+#[derive(Debug, Default)]
+pub struct SteadyCheck {
+    /// The status to set again when the host is as the last full hook left it; `None` when
+    /// anything differs or cannot be read (the hook then runs in full).
+    pub status: Option<Status>,
+    /// The `slurmd -C` result it asked for, so the full hook does not run (and wait for) the
+    /// command a second time.
+    pub slurmd_c: Option<Result<CmdOutput, HostError>>,
+    /// The facts and GPUs it read, when the host is unchanged (a steady `detect-gpus` answers
+    /// from them).
+    pub seen: Option<(NodeFacts, Inventory)>,
+}
 
-/// Checks whether this update-status finds the host as the last full hook left it.
+/// Checks whether this hook finds the host as the last full hook left it.
 pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
     let Some(raw) = host.read(STEADY_PATH)? else {
-        return Ok((None, None));
+        return Ok(SteadyCheck::default());
     };
     let Ok(steady) = serde_json::from_slice::<Steady>(&raw) else {
         tracing::warn!("{STEADY_PATH} is unreadable; running the hook in full");
-        return Ok((None, None));
+        return Ok(SteadyCheck::default());
     };
     let slurmd_c = host.run_ok(&Cmd::new("slurmd", ["-C"]));
+    let differs = |slurmd_c| SteadyCheck {
+        slurmd_c: Some(slurmd_c),
+        ..SteadyCheck::default()
+    };
     let facts = match &slurmd_c {
         Ok(out) => match parse_slurmd_c(&out.stdout) {
             Ok(facts) => facts,
-            Err(_) => return Ok((None, Some(slurmd_c))),
+            Err(_) => return Ok(differs(slurmd_c)),
         },
-        Err(_) => return Ok((None, Some(slurmd_c))),
+        Err(_) => return Ok(differs(slurmd_c)),
     };
     let Ok(inventory) = crate::gpu::detect(&DetectOptions::from_host_root(host.root())) else {
-        return Ok((None, Some(slurmd_c)));
+        return Ok(differs(slurmd_c));
     };
     let devices = super::observe::device_files(host)?;
     let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
     let active = state.success() || state.stdout.trim() == "activating";
     let now = fingerprint(&facts, &inventory, &devices, active, &service_pids(host)?);
-    let status =
-        (now == steady.fingerprint).then(|| Status::new(StatusKind::Active, steady.message));
-    Ok((status, Some(slurmd_c)))
+    if now != steady.fingerprint {
+        return Ok(differs(slurmd_c));
+    }
+    Ok(SteadyCheck {
+        status: Some(Status::new(StatusKind::Active, steady.message)),
+        slurmd_c: Some(slurmd_c),
+        seen: Some((facts, inventory)),
+    })
 }
