@@ -54,7 +54,7 @@ fn check_gres_type(value: &str) -> Result<(), VocabError> {
         );
     }
     if !value.bytes().any(|b| b.is_ascii_lowercase()) {
-        return bad("a GRES type needs at least one letter");
+        return bad("a GRES type needs a letter (Slurm reads a digits-only gpu:<type> as a count)");
     }
     if value == "no_consume" {
         return bad("no_consume is a Gres flag, not a type");
