@@ -13,7 +13,10 @@ fn slurmd_c_values_slurm_refuses_block_that_unit_alone() {
     for (line, key) in [
         ("CPUs=70000 RealMemory=31848", "CPUs"),
         ("CPUs=4294967295 RealMemory=31848", "CPUs"),
-        ("CPUs=8 CoresPerSocket=70000 RealMemory=31848", "CoresPerSocket"),
+        (
+            "CPUs=8 CoresPerSocket=70000 RealMemory=31848",
+            "CoresPerSocket",
+        ),
         ("CPUs=8 Boards=70000 RealMemory=31848", "Boards"),
         ("CPUs=8 RealMemory=-1", "RealMemory"),
     ] {

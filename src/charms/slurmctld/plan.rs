@@ -270,7 +270,13 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                         .to_bytes(),
                     );
                 }
-                let fingerprints = refusal::fingerprints(&rendered.nodes);
+                // Same files, same nodes: the accepted fingerprints carry over (computing them
+                // is O(nodes), paid only when slurmctld is brought in line).
+                let fingerprints = if decision.reload == Reload::Nothing {
+                    record.fingerprints.clone()
+                } else {
+                    refusal::fingerprints(&rendered.nodes)
+                };
                 let after = AppliedRecord {
                     applied: Some(rendered.applied.clone()),
                     pending: None,
