@@ -37,7 +37,7 @@ pub enum Finding {
         reason: String,
     },
     /// Two or more GPUs report one minor number, so one `/dev/nvidia<minor>` would stand for
-    /// several GPUs; all of them are left out ([`super::sanity`]).
+    /// several GPUs; all of them are left out (`src/gpu/sanity.rs`).
     SharedMinor {
         /// The minor number they share.
         minor: u32,
@@ -57,7 +57,7 @@ pub enum Finding {
         reason: String,
     },
     /// NVML reports impossible attributes for a MIG instance (slices, memory); it is left out
-    /// ([`super::sanity::implausible_mig`]).
+    /// (`src/gpu/sanity.rs`).
     ImplausibleMig {
         /// PCI bus id of the parent GPU.
         pci_bus_id: String,
