@@ -36,7 +36,8 @@ impl GresName {
 /// MIG types `<parent>_<g>g.<mem>gb`), byte-identical in slurm.conf `Gres=` and gres.conf
 /// `Type=`: `[a-z0-9._-]+` with at least one letter, at most 128 characters, not
 /// `no_consume` (a `Gres=` flag). `:` and `,` would split a `Gres=` item. A type without a
-/// letter (`1234`, or `___` from a name of spaces) is refused although slurmctld would load it:
+/// letter (`1234`, or `___` from a name of spaces) is refused, although slurmctld's node parser
+/// (`_get_gres_cnt` in `src/interfaces/gres.c`) would take `Gres=gpu:1234:2`:
 /// a job asks for GPUs with `--gres=gpu:<type>:<count>`, and `slurm_get_next_tres`
 /// (`src/common/slurm_protocol_defs.c`) reads a number after the last `:` as the count, so
 /// `--gres=gpu:1234` would ask for 1234 GPUs of any type instead of one of type `1234`.
