@@ -237,6 +237,10 @@ fn slurmd_rejects_what_the_renderer_refuses() {
         format!(
             "NodeName=gpu-1 Name=gpu Type=tesla_t4 File={d}/nvidia[0-1]\nNodeName=gpu-1 Name=gpu Type=tesla_t4 Count=1\n"
         ),
+        // Overlapping device files (issue 11): one file in two records.
+        format!(
+            "NodeName=gpu-1 Name=gpu Type=tesla_t4 File={d}/nvidia[0-1]\nNodeName=gpu-1 Name=gpu Type=nvidia_l40s File={d}/nvidia0\nNodeName=gpu-1 Name=gpu Type=nvidia_l40s File={d}/nvidia3\n"
+        ),
     ];
     for text in bad {
         assert!(

@@ -15,6 +15,7 @@ use super::host::{count_nvidia_pci, mig_minors};
 use super::links::{links_row, normalize_bus_id};
 use super::model::{Gpu, Inventory, MigInstance};
 use super::naming::{mig_profile, mig_type, slurm_type};
+use super::sanity::{drop_shared_minors, implausible_mig};
 use crate::slurm::types::{DevicePath, GresType, MultipleFiles};
 
 /// Highest NVLink index NVML knows (`NVML_NVLINK_MAX_LINKS`).
@@ -114,15 +115,17 @@ fn read_all(nvml: &Nvml, root: &Path) -> Result<Inventory, GpuError> {
                 false
             }
             Err(skip) => {
-                inv.findings.push(Finding::DeviceSkipped {
-                    index,
-                    reason: skip.reason,
-                });
+                inv.findings
+                    .push(skip.finding.unwrap_or(Finding::DeviceSkipped {
+                        index,
+                        reason: skip.reason,
+                    }));
                 skip.lost
             }
         };
         inv.health.push(probe_health(nvml, index, lost));
     }
+    drop_shared_minors(&mut inv.gpus, &mut inv.findings);
     fill_links(&mut inv.gpus);
     Ok(inv)
 }
@@ -150,21 +153,15 @@ fn fill_links(gpus: &mut [Gpu]) {
 struct Skip {
     reason: String,
     lost: bool,
-}
-
-impl From<String> for Skip {
-    fn from(reason: String) -> Self {
-        Skip {
-            reason,
-            lost: false,
-        }
-    }
+    /// The finding to report instead of [`Finding::DeviceSkipped`].
+    finding: Option<Finding>,
 }
 
 fn what(call: &str, e: NvmlError) -> Skip {
     Skip {
         lost: matches!(e, NvmlError::GpuLost),
         reason: format!("cannot read {call}: {e}"),
+        finding: None,
     }
 }
 
@@ -266,7 +263,13 @@ fn read_gpu(
     let nvlink_remotes = read_nvlinks(&dev);
     let mig = match dev.mig_mode() {
         Ok(mode) if mode.current == 1 => {
-            let list = read_mig(nvml, &dev, &name, minor, minors, findings);
+            let parent = MigParent {
+                name: &name,
+                minor,
+                pci_bus_id: &pci_bus_id,
+                memory_total_bytes,
+            };
+            let list = read_mig(nvml, &dev, &parent, minors, findings);
             if list.is_empty() {
                 findings.push(Finding::MigWithoutInstances { index, minor });
             }
@@ -275,10 +278,15 @@ fn read_gpu(
         Ok(_) | Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)) => None,
         Err(e) => return Err(what("the MIG mode", e)),
     };
-    let gres_type = GresType::try_from(slurm_type(&name)).map_err(|e| {
-        Skip::from(format!(
-            "its NVML name {name:?} gives no usable Slurm type: {e}"
-        ))
+    let gres_type = GresType::try_from(slurm_type(&name)).map_err(|e| Skip {
+        reason: e.to_string(),
+        lost: false,
+        finding: Some(Finding::UnusableName {
+            index,
+            pci_bus_id: pci_bus_id.clone(),
+            name: format!("{name:?}"),
+            reason: e.reason,
+        }),
     })?;
     let gpu = Gpu {
         index,
@@ -310,15 +318,23 @@ fn read_nvlinks(dev: &Device<'_>) -> Vec<String> {
     remotes
 }
 
+/// The GPU a MIG instance belongs to, as far as its instances need it.
+struct MigParent<'a> {
+    name: &'a str,
+    minor: u32,
+    pci_bus_id: &'a str,
+    memory_total_bytes: Option<u64>,
+}
+
 /// The MIG instances of a GPU in MIG mode, skipping empty slots (NOT_FOUND).
 fn read_mig(
     nvml: &Nvml,
     dev: &Device<'_>,
-    parent_name: &str,
-    minor: u32,
+    parent: &MigParent<'_>,
     minors: &HashMap<String, u32>,
     findings: &mut Vec<Finding>,
 ) -> Vec<MigInstance> {
+    let minor = parent.minor;
     let max = match dev.mig_device_count() {
         Ok(n) => n,
         Err(e) => {
@@ -344,9 +360,15 @@ fn read_mig(
                 continue;
             }
         };
-        match read_mig_instance(nvml, &mig, parent_name, minor, minors) {
+        match read_mig_instance(nvml, &mig, parent, minors) {
             Ok(inst) => out.push(inst),
-            Err(reason) => findings.push(Finding::MigInstanceSkipped {
+            Err(MigSkip::Implausible(reason)) => findings.push(Finding::ImplausibleMig {
+                pci_bus_id: parent.pci_bus_id.to_owned(),
+                minor,
+                slot,
+                reason,
+            }),
+            Err(MigSkip::Unreadable(reason)) => findings.push(Finding::MigInstanceSkipped {
                 minor,
                 slot,
                 reason,
@@ -356,15 +378,37 @@ fn read_mig(
     out
 }
 
+/// Why a MIG instance is left out.
+enum MigSkip {
+    /// NVML could not read it (or the nvidia-caps minors are missing).
+    Unreadable(String),
+    /// NVML's attributes of it cannot be true ([`implausible_mig`]).
+    Implausible(String),
+}
+
+impl From<String> for MigSkip {
+    fn from(reason: String) -> Self {
+        MigSkip::Unreadable(reason)
+    }
+}
+
 fn read_mig_instance(
     nvml: &Nvml,
     mig: &Device<'_>,
-    parent_name: &str,
-    minor: u32,
+    parent: &MigParent<'_>,
     minors: &HashMap<String, u32>,
-) -> Result<MigInstance, String> {
+) -> Result<MigInstance, MigSkip> {
+    let (parent_name, minor) = (parent.name, parent.minor);
     let uuid = mig.uuid().map_err(|e| why("the MIG UUID", e))?;
     let attrs = mig.attributes().map_err(|e| why("the MIG attributes", e))?;
+    if let Some(reason) = implausible_mig(
+        attrs.gpu_instance_slice_count,
+        attrs.compute_instance_slice_count,
+        attrs.memory_size_mb,
+        parent.memory_total_bytes,
+    ) {
+        return Err(MigSkip::Implausible(reason));
+    }
     let (gi, ci) = instance_ids(nvml, mig).map_err(|e| why("the MIG instance ids", e))?;
     // Slurm takes the profile from the name when it can, and falls back to the attributes.
     let profile = mig_profile(
@@ -376,10 +420,10 @@ fn read_mig_instance(
     let gi_key = format!("gpu{minor}/gi{gi}/access");
     let ci_key = format!("gpu{minor}/gi{gi}/ci{ci}/access");
     let (Some(gi_minor), Some(ci_minor)) = (minors.get(&gi_key), minors.get(&ci_key)) else {
-        return Err(format!(
+        return Err(MigSkip::Unreadable(format!(
             "no {gi_key} / {ci_key} in /proc/driver/nvidia-caps/mig-minors \
              (is the nvidia-caps module loaded?)"
-        ));
+        )));
     };
     let slurm_type = GresType::try_from(mig_type(parent_name, &profile))
         .map_err(|e| format!("no usable Slurm type: {e}"))?;

@@ -36,6 +36,38 @@ pub enum Finding {
         /// What failed.
         reason: String,
     },
+    /// Two or more GPUs report one minor number, so one `/dev/nvidia<minor>` would stand for
+    /// several GPUs; all of them are left out (`src/gpu/sanity.rs`).
+    SharedMinor {
+        /// The minor number they share.
+        minor: u32,
+        /// The PCI bus ids of the GPUs reporting it.
+        pci_bus_ids: Vec<String>,
+    },
+    /// A GPU's NVML name gives no Slurm GRES type (empty, only spaces, only digits, a `:`…);
+    /// the GPU is left out.
+    UnusableName {
+        /// NVML index of the GPU.
+        index: u32,
+        /// Its PCI bus id.
+        pci_bus_id: String,
+        /// The NVML name, quoted, escaped onto one line and abbreviated.
+        name: String,
+        /// Why the type derived from it is refused.
+        reason: String,
+    },
+    /// NVML reports impossible attributes for a MIG instance (slices, memory); it is left out
+    /// (`src/gpu/sanity.rs`).
+    ImplausibleMig {
+        /// PCI bus id of the parent GPU.
+        pci_bus_id: String,
+        /// Minor number of the parent GPU.
+        minor: u32,
+        /// MIG device index on the parent.
+        slot: u32,
+        /// What is impossible.
+        reason: String,
+    },
 }
 
 impl Finding {
@@ -43,7 +75,11 @@ impl Finding {
     pub fn is_blocking(&self) -> bool {
         matches!(
             self,
-            Finding::DriverNotLoaded { .. } | Finding::RebootRequired
+            Finding::DriverNotLoaded { .. }
+                | Finding::RebootRequired
+                | Finding::SharedMinor { .. }
+                | Finding::UnusableName { .. }
+                | Finding::ImplausibleMig { .. }
         )
     }
 }
@@ -79,6 +115,32 @@ impl fmt::Display for Finding {
             } => write!(
                 f,
                 "MIG device {slot} of /dev/nvidia{minor} skipped: {reason}"
+            ),
+            Finding::SharedMinor { minor, pci_bus_ids } => write!(
+                f,
+                "GPUs {} all report minor number {minor} (/dev/nvidia{minor}): none of them is \
+                 given to Slurm; check the driver (nvidia-smi -q) and reboot",
+                pci_bus_ids.join(", ")
+            ),
+            Finding::UnusableName {
+                index,
+                pci_bus_id,
+                name,
+                reason,
+            } => write!(
+                f,
+                "GPU {index} ({pci_bus_id}) is not given to Slurm: its NVML name {name} gives no \
+                 GRES type ({reason})"
+            ),
+            Finding::ImplausibleMig {
+                pci_bus_id,
+                minor,
+                slot,
+                reason,
+            } => write!(
+                f,
+                "MIG device {slot} of GPU {pci_bus_id} (/dev/nvidia{minor}) is not given to \
+                 Slurm: {reason}"
             ),
         }
     }

@@ -36,6 +36,9 @@
 //!   call), uncorrectable ECC errors (volatile counter), retired pages pending, a row-remap
 //!   failure, a handle NVML cannot open; [`assess`] adds GPUs remembered from the last hook that
 //!   NVML no longer lists.
+//! - **Sanity** (`src/gpu/sanity.rs`): GPUs sharing a minor number, MIG instances with
+//!   impossible sizes and names that give no Slurm type are left out with a blocking
+//!   [`Finding`] naming them.
 
 mod action;
 mod cores;
@@ -49,6 +52,7 @@ mod host;
 mod links;
 mod model;
 mod naming;
+mod sanity;
 
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};

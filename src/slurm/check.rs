@@ -206,8 +206,21 @@ fn check_node_records<'a>(
 ) -> Result<(), ConfigError> {
     // Nodes have few GRES names: a Vec beats a map.
     let mut by_name: Vec<(&str, NameSummary)> = Vec::new();
+    // (GRES name, File= device) seen so far: a device belongs to one record of a name.
+    let mut files: FxHashSet<(&str, String)> = FxHashSet::default();
     for r in records {
         check_record(node, r)?;
+        if let Some(super::types::GresDevices::File(f)) = &r.devices {
+            for path in f.files() {
+                if !files.insert((r.name.as_str(), path.to_string())) {
+                    return Err(ConfigError::DuplicateDeviceFile {
+                        node: node.to_string(),
+                        name: r.name.to_string(),
+                        file: path.to_string(),
+                    });
+                }
+            }
+        }
         let has_file = r.devices.is_some();
         let at = match by_name.iter().position(|(n, _)| *n == r.name.as_str()) {
             Some(i) => i,

@@ -141,6 +141,21 @@ pub enum ConfigError {
         /// The GRES name.
         name: String,
     },
+    /// Two `File=` records of one GRES name on one node name the same device file (slurmd:
+    /// `gpu duplicate device file name`, then `fatal: Gres GPU plugin failed to load
+    /// configuration`).
+    #[error(
+        "gres.conf for node {node}, {name}: device file {file} is in more than one record; \
+         each device belongs to one record"
+    )]
+    DuplicateDeviceFile {
+        /// The node name (or `*`).
+        node: String,
+        /// The GRES name.
+        name: String,
+        /// The device file named twice.
+        file: String,
+    },
     /// A gres.conf record has both File and MultipleFiles (fatal, mutually exclusive).
     #[error("gres.conf for node {node}: File and MultipleFiles are mutually exclusive")]
     FileAndMultipleFiles {

@@ -13,6 +13,7 @@
 use super::cache::Applied;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Host path of the applied record.
 pub const APPLIED_PATH: &str = "/var/lib/slurm-charms/slurmctld/applied.json";
@@ -44,6 +45,10 @@ pub struct Refusal {
     pub reason: String,
     /// The first line of the refused files that the accepted ones lack: the failing input.
     pub input: String,
+    /// The units told of the refusal (unit → relation cache key): those whose node records
+    /// changed since the last accepted set ([`super::refusal`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub units: BTreeMap<String, String>,
 }
 
 /// The record at [`APPLIED_PATH`].
@@ -57,6 +62,10 @@ pub struct AppliedRecord {
     /// The last set slurmctld refused.
     #[serde(default)]
     pub refused: Option<Refusal>,
+    /// Node name → fingerprint of its record in the last set slurmctld accepted
+    /// ([`super::refusal::fingerprints`]); empty when unknown.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: BTreeMap<String, String>,
 }
 
 impl AppliedRecord {

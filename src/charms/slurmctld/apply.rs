@@ -11,8 +11,9 @@ use super::plan::{ControllerPlan, refused_status};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
+use crate::interface::VERDICTS_KEY;
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
-use juju_runtime::{SecretBackend, SecretContent, SecretId, SecretOptions, Status};
+use juju_runtime::{Bag, SecretBackend, SecretContent, SecretId, SecretOptions, Status};
 
 /// Creates the application-owned key secret (leader only) holding `key`; Juju commits it with
 /// the rest of the hook. The content goes to Juju through a private file, never argv.
@@ -67,16 +68,41 @@ pub fn apply<B: SecretBackend>(
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
         Err(ReloadError::Charm(e)) => return Err(e),
     };
+    let (refused, reason) = match refused {
+        Some((status, reason)) => (Some(status), reason),
+        None => (None, String::new()),
+    };
     for relation in &plan.grants {
         backend.secret_grant(&plan.key_secret, relation, None)?;
     }
+    // Refused: the units whose records changed are told, with the daemon's reason.
+    let told = match (&refused, &plan.on_refusal) {
+        (Some(_), Some(on)) => on.verdicts.as_slice(),
+        _ => &[],
+    };
     for RelationWrite {
         relation,
         app,
         data,
     } in &plan.relation_data
     {
+        if data.contains_key(VERDICTS_KEY) && told.iter().any(|(r, _, _)| r == relation) {
+            continue;
+        }
         backend.relation_set(relation, *app, data)?;
+    }
+    if !told.is_empty() {
+        for (relation, base, units) in told {
+            let mut verdicts = base.clone();
+            for unit in units {
+                verdicts
+                    .0
+                    .entry(unit.clone())
+                    .or_insert_with(|| super::refusal::verdict(&reason));
+            }
+            let data = Bag::from([(VERDICTS_KEY.to_string(), verdicts.to_relation_value())]);
+            backend.relation_set(relation, true, &data)?;
+        }
     }
     Ok(refused)
 }
@@ -95,8 +121,12 @@ fn set(files: &[FileWrite]) -> Vec<SetFile<'_>> {
 
 /// slurmctld refused the new files: puts the last accepted set back (and, after a restart,
 /// starts slurmctld on it again), records the refusal so the same files are not offered on
-/// every hook, and returns the status that names the failing input.
-fn roll_back(host: &Host<'_>, plan: &ControllerPlan, reason: String) -> Result<Status, CharmError> {
+/// every hook, and returns the status that names the failing input, and the reason (cut short).
+fn roll_back(
+    host: &Host<'_>,
+    plan: &ControllerPlan,
+    reason: String,
+) -> Result<(Status, String), CharmError> {
     let reason = crate::charms::util::short(reason.trim(), 200);
     tracing::error!("slurmctld refused the new files: {reason}");
     if plan.rollback.is_empty() {
@@ -116,7 +146,7 @@ fn roll_back(host: &Host<'_>, plan: &ControllerPlan, reason: String) -> Result<S
     }
     host.write(APPLIED_PATH, &record.to_bytes(), 0o600, Some(Owner::ROOT))?;
     let refusal = record.refused.unwrap_or_default();
-    Ok(refused_status(&refusal))
+    Ok((refused_status(&refusal), refusal.reason))
 }
 
 /// Why slurmctld could not be brought in line.
@@ -149,8 +179,12 @@ impl From<HostError> for ReloadError {
 
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the cache as it was and the retry publishes again.
-pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError> {
-    if let Some(bytes) = &plan.cache {
+pub fn persist(host: &Host<'_>, plan: &ControllerPlan, refused: bool) -> Result<(), CharmError> {
+    let cache = match &plan.on_refusal {
+        Some(on) if refused && !on.verdicts.is_empty() => &on.cache,
+        _ => &plan.cache,
+    };
+    if let Some(bytes) = cache {
         // A directory (or anything but a file) in the cache's place was read as corrupt and
         // rebuilt; it is replaced now.
         if host.clear_non_file(CACHE_PATH)? {

@@ -18,6 +18,7 @@ pub mod desired;
 pub mod observe;
 pub mod owners;
 pub mod plan;
+pub mod refusal;
 
 use crate::charms::error::CharmError;
 use crate::charms::host::Host;
@@ -70,7 +71,7 @@ pub fn handle<B: SecretBackend>(
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
-    apply::persist(host, &plan)
+    apply::persist(host, &plan, refused.is_some())
 }
 
 /// Secret hooks every slurmctld unit answers before its usual work: the leader removes a key

@@ -8,13 +8,16 @@ use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
+use super::refusal;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::charms::slurmd::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY};
+use crate::interface::{
+    AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts,
+};
 use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
 use std::collections::BTreeMap;
 
@@ -62,6 +65,20 @@ pub struct ControllerPlan {
     /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
     /// complete accepted set is known).
     pub rollback: Vec<FileWrite>,
+    /// What changes if slurmctld refuses the files (`None` when nothing is reloaded).
+    pub on_refusal: Option<OnRefusal>,
+}
+
+/// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
+/// records changed learn it ([`super::refusal`]). The daemon's reason is known only then, so
+/// [`super::apply`] makes the verdict values.
+#[derive(Debug, Clone)]
+pub struct OnRefusal {
+    /// Per relation: its verdicts without the refusal, and the units to tell.
+    pub verdicts: Vec<(RelationId, Verdicts, Vec<String>)>,
+    /// The cache to persist instead of [`ControllerPlan::cache`]: the verdicts of those
+    /// relations marked unknown, so the next hook (which runs in full) publishes them again.
+    pub cache: Option<Vec<u8>>,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -144,6 +161,15 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         rendered.gres_conf = None;
     }
     cache.owners = rendered.owners.clone();
+    let record = obs.applied_record.clone().unwrap_or_default();
+    let refused_before = record
+        .refused
+        .as_ref()
+        .filter(|r| r.files_hash == rendered.applied.files_hash);
+    if let Some(r) = refused_before {
+        // The units whose records slurmctld refused keep hearing it.
+        refusal::tell(&mut rendered.verdicts, r);
+    }
     // Verdicts: each relation's rejected units, published where they changed.
     for (key, rel) in cache.relations.iter_mut() {
         let value = rendered
@@ -173,11 +199,6 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
     }
     cache.logged = logged;
     let mut status = status(&cache, &rendered);
-    let record = obs.applied_record.clone().unwrap_or_default();
-    let refused_before = record
-        .refused
-        .as_ref()
-        .filter(|r| r.files_hash == rendered.applied.files_hash);
     if let Some(r) = refused_before {
         // The same files slurmctld refused: not offered again until an input changes.
         status = refused_status(r);
@@ -244,14 +265,23 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                             applied: old.clone(),
                             pending: Some(rendered.applied.files_hash.clone()),
                             refused: None,
+                            fingerprints: record.fingerprints.clone(),
                         }
                         .to_bytes(),
                     );
                 }
+                // Same files, same nodes: the accepted fingerprints carry over (computing them
+                // is O(nodes), paid only when slurmctld is brought in line).
+                let fingerprints = if decision.reload == Reload::Nothing {
+                    record.fingerprints.clone()
+                } else {
+                    refusal::fingerprints(&rendered.nodes)
+                };
                 let after = AppliedRecord {
                     applied: Some(rendered.applied.clone()),
                     pending: None,
                     refused: None,
+                    fingerprints: fingerprints.clone(),
                 };
                 if obs.applied_record.as_ref() != Some(&after) {
                     applied_after = Some(after.to_bytes());
@@ -272,7 +302,14 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                             files_hash: rendered.applied.files_hash.clone(),
                             reason: String::new(),
                             input: first_new_line(&obs.accepted_files, &new),
+                            units: refusal::changed_units(
+                                &rendered.nodes,
+                                &record.fingerprints,
+                                &fingerprints,
+                                &cache,
+                            ),
                         }),
+                        fingerprints: record.fingerprints.clone(),
                     });
                     if obs.accepted_files.iter().all(Option::is_some) {
                         rollback = ACCEPTED_FILES
@@ -296,6 +333,10 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status_word(status.kind).to_owned(), status.message.clone()));
+    let on_refusal = refused_record
+        .as_ref()
+        .and_then(|r| r.refused.as_ref())
+        .map(|r| on_refusal(obs, &cache, &rendered.verdicts, r));
     ControllerPlan {
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
@@ -312,7 +353,43 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         refused_record,
         accepted,
         rollback,
+        on_refusal,
         version: version_file(obs),
+    }
+}
+
+/// What a refusal of this hook's files changes: the told units' relations get their verdicts
+/// again (with the reason, by [`super::apply`]); the cache marks those verdicts unknown.
+fn on_refusal(
+    obs: &Observed,
+    cache: &Cache,
+    verdicts: &BTreeMap<String, Verdicts>,
+    refusal: &Refusal,
+) -> OnRefusal {
+    let mut told: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (unit, key) in &refusal.units {
+        told.entry(key.as_str()).or_default().push(unit.clone());
+    }
+    if told.is_empty() {
+        return OnRefusal {
+            verdicts: Vec::new(),
+            cache: None,
+        };
+    }
+    let mut refused_cache = cache.clone();
+    let mut out = Vec::new();
+    for (key, units) in told {
+        let Some(rel) = refused_cache.relations.get_mut(key) else {
+            continue;
+        };
+        let base = verdicts.get(key).cloned().unwrap_or_default();
+        out.push((RelationId::new(rel.endpoint.clone(), rel.id), base, units));
+        // Not a value any hook publishes: the next hook compares, differs, and publishes.
+        rel.verdicts_published = Some(String::from("?"));
+    }
+    OnRefusal {
+        verdicts: out,
+        cache: persist(&refused_cache, obs.cache_file.as_deref()),
     }
 }
 
@@ -327,8 +404,9 @@ pub fn refused_status(r: &Refusal) -> Status {
         StatusKind::Blocked,
         short(
             &format!(
-                "slurmctld refused the new files{input}: {}; kept the last accepted files",
-                r.reason
+                "slurmctld refused the new files{}{input}: {}; kept the last accepted files",
+                refusal::named(r),
+                r.reason,
             ),
             300,
         ),
@@ -363,6 +441,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         refused_record: None,
         accepted: Vec::new(),
         rollback: Vec::new(),
+        on_refusal: None,
     }
 }
 

@@ -117,6 +117,8 @@ pub fn desired(obs: &Observed) -> Desired {
     if let Some(inv) = inventory {
         for f in &inv.findings {
             if f.is_blocking() {
+                // Logged too: the status shows the first problem only.
+                warnings.push(f.to_string());
                 blocked.get_or_insert(f.to_string());
             } else {
                 warnings.push(f.to_string());

@@ -35,7 +35,12 @@ impl GresName {
 /// A GRES type as NVML naming produces it (the NVML name ASCII-lower-cased, spaces as `_`;
 /// MIG types `<parent>_<g>g.<mem>gb`), byte-identical in slurm.conf `Gres=` and gres.conf
 /// `Type=`: `[a-z0-9._-]+` with at least one letter, at most 128 characters, not
-/// `no_consume` (a `Gres=` flag). `:` and `,` would split a `Gres=` item.
+/// `no_consume` (a `Gres=` flag). `:` and `,` would split a `Gres=` item. A type without a
+/// letter (`1234`, or `___` from a name of spaces) is refused, although slurmctld's node parser
+/// (`_get_gres_cnt` in `src/interfaces/gres.c`) would take `Gres=gpu:1234:2`:
+/// a job asks for GPUs with `--gres=gpu:<type>:<count>`, and `slurm_get_next_tres`
+/// (`src/common/slurm_protocol_defs.c`) reads a number after the last `:` as the count, so
+/// `--gres=gpu:1234` would ask for 1234 GPUs of any type instead of one of type `1234`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct GresType(String);
@@ -54,7 +59,7 @@ fn check_gres_type(value: &str) -> Result<(), VocabError> {
         );
     }
     if !value.bytes().any(|b| b.is_ascii_lowercase()) {
-        return bad("a GRES type needs at least one letter");
+        return bad("a GRES type needs a letter (Slurm reads a digits-only gpu:<type> as a count)");
     }
     if value == "no_consume" {
         return bad("no_consume is a Gres flag, not a type");

@@ -1,0 +1,150 @@
+//! Who learns of a refusal: when slurmctld refuses new files (see [`super::accepted`]), the
+//! units whose node records changed since the last set it accepted are the ones whose change
+//! did not reach Slurm. Each gets a verdict with the daemon's reason, abbreviated (its unit
+//! status then says its node was not enlisted and why), and the controller's status names them.
+//!
+//! "Changed" is judged by a fingerprint per node (its record, application and `new_node`),
+//! kept with the last accepted set in [`super::accepted::AppliedRecord`]; with no accepted
+//! fingerprints known (first enlistment, or a record written by an older charm) every node
+//! counts as changed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::accepted::Refusal;
+use super::cache::{Cache, fnv1a};
+use super::desired::AcceptedNode;
+use crate::charms::util::short;
+use crate::interface::{NodeRecord, Verdicts};
+
+/// Longest part of the daemon's reason quoted in a unit's verdict (characters).
+pub const MAX_REASON_IN_VERDICT: usize = 120;
+
+/// Most unit names the controller's status lists; the rest are counted.
+const MAX_NAMED: usize = 5;
+
+/// Node name → fingerprint of what the files say about it.
+pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> BTreeMap<String, String> {
+    // Nodes of one shape share one record: serialize each shape once.
+    let mut shapes: BTreeMap<*const NodeRecord, String> = BTreeMap::new();
+    nodes
+        .iter()
+        .map(|(name, n)| {
+            let shape = shapes
+                .entry(Arc::as_ptr(&n.record))
+                .or_insert_with(|| n.record.to_relation_value());
+            let new_node: &[u8] = if n.new_node { b"1" } else { b"0" };
+            let fp = fnv1a(&[shape.as_bytes(), b"\n", n.app.as_bytes(), b"\n", new_node]);
+            (name.clone(), fp)
+        })
+        .collect()
+}
+
+/// The units (unit → relation cache key) whose node's fingerprint in `new` differs from the
+/// last accepted one in `accepted` (or is absent there).
+pub fn changed_units(
+    nodes: &BTreeMap<String, AcceptedNode>,
+    accepted: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+    cache: &Cache,
+) -> BTreeMap<String, String> {
+    let changed: Vec<&AcceptedNode> = nodes
+        .iter()
+        .filter(|(name, _)| accepted.get(*name) != new.get(*name))
+        .map(|(_, n)| n)
+        .collect();
+    if changed.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut out = BTreeMap::new();
+    for n in changed {
+        let key = cache
+            .relations
+            .iter()
+            .find(|(_, r)| r.app == n.app && r.units.contains_key(&n.unit))
+            .map(|(k, _)| k.clone());
+        if let Some(key) = key {
+            out.insert(n.unit.clone(), key);
+        }
+    }
+    out
+}
+
+/// A told unit's verdict: the daemon's reason, abbreviated.
+pub fn verdict(reason: &str) -> String {
+    format!(
+        "slurmctld refused the files with this node's new record ({}); it runs on the last \
+         accepted files",
+        short(reason, MAX_REASON_IN_VERDICT)
+    )
+}
+
+/// Adds the verdict of each unit `refusal` tells to `verdicts` (per relation cache key); a
+/// unit already left out for its own reason keeps that reason.
+pub fn tell(verdicts: &mut BTreeMap<String, Verdicts>, refusal: &Refusal) {
+    for (unit, key) in &refusal.units {
+        verdicts
+            .entry(key.clone())
+            .or_default()
+            .0
+            .entry(unit.clone())
+            .or_insert_with(|| verdict(&refusal.reason));
+    }
+}
+
+/// The part of the controller's status naming the told units: ` (not enlisted: a/0, a/1)`.
+pub fn named(refusal: &Refusal) -> String {
+    if refusal.units.is_empty() {
+        return String::new();
+    }
+    let mut names: Vec<&str> = refusal
+        .units
+        .keys()
+        .map(String::as_str)
+        .take(MAX_NAMED)
+        .collect();
+    let more = refusal.units.len().saturating_sub(MAX_NAMED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    names.sort_unstable();
+    format!(" (not enlisted: {}{more})", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_and_names() {
+        let refusal = Refusal {
+            files_hash: "h".into(),
+            reason: "x".repeat(500),
+            input: String::new(),
+            units: (0..7)
+                .map(|i| (format!("a/{i}"), "slurmd:1".to_string()))
+                .collect(),
+        };
+        let mut v = BTreeMap::new();
+        v.entry("slurmd:1".to_string())
+            .or_insert_with(Verdicts::default)
+            .0
+            .insert("a/0".to_string(), "own reason".to_string());
+        tell(&mut v, &refusal);
+        let rel = &v["slurmd:1"].0;
+        assert_eq!(rel["a/0"], "own reason");
+        assert!(
+            rel["a/6"].starts_with("slurmctld refused"),
+            "{}",
+            rel["a/6"]
+        );
+        assert!(rel["a/6"].chars().count() < 250, "{}", rel["a/6"]);
+        assert_eq!(
+            named(&refusal),
+            " (not enlisted: a/0, a/1, a/2, a/3, a/4 and 2 more)"
+        );
+        assert_eq!(named(&Refusal::default()), "");
+    }
+}
