@@ -49,6 +49,7 @@ mod host;
 mod links;
 mod model;
 mod naming;
+mod sharing;
 
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};
@@ -60,3 +61,4 @@ pub use health::{
 };
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
+pub use sharing::{GpuSharing, MAX_SHARES_PER_GPU, SharingError, SharingOutcome};

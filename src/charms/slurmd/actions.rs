@@ -69,6 +69,7 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
     if let Some(report) = super::health::report(obs) {
         results.insert("health".to_string(), health_results(&report));
     }
+    super::sharing::action_results(obs, inv, &node_name(obs), &mut results);
     Ok(results)
 }
 

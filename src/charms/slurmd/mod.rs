@@ -18,6 +18,7 @@ pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod sharing;
 pub mod steady;
 
 use crate::charms::error::CharmError;

@@ -76,6 +76,8 @@ pub struct Observed {
     pub verdict: Option<String>,
     /// `gpu-features`: publish node Features derived from the GPUs (default true).
     pub gpu_features: bool,
+    /// `gpu-sharing`, parsed (shard/mps GRES on the whole GPUs).
+    pub gpu_sharing: Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
     /// `nvidia-driver`, parsed.
     pub driver_source: Result<DriverSource, String>,
     /// The driver install already tried (unit state `driver-install`, raw).
@@ -206,6 +208,7 @@ pub fn observe<B: SecretBackend>(
     Ok(Observed {
         node_drain,
         driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
+        gpu_sharing: crate::gpu::GpuSharing::parse(&config_str(&config, "gpu-sharing")),
         driver_attempt: state.get(DRIVER_STATE).cloned(),
         boot_id: host
             .read(BOOT_ID)?
