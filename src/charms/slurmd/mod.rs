@@ -14,6 +14,7 @@ pub mod apply;
 pub mod desired;
 pub mod driver;
 pub mod facts;
+pub mod gres_drain;
 pub mod health;
 pub mod observe;
 pub mod plan;
