@@ -216,3 +216,59 @@ fn mig_nodes_keep_whole_gres_and_say_so() {
         "{msg}"
     );
 }
+
+/// Slurm 22.05 loads GresTypes only when slurmd starts: a node whose slurmd restarted before
+/// the controller's new files registers too few GRES and is drained INVALID. The next full
+/// hook restarts slurmd once, and resumes the node once it registers right.
+#[test]
+fn a_node_slurm_finds_short_of_gres_is_restarted_once_then_resumed() {
+    let mut c = cluster();
+    c.sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    sharing(&mut c, "mps:100");
+    let sinfo = |c: &Cluster, line: &str| {
+        std::fs::write(c.root("slurmd/0").join("sinfo.txt"), format!("{line}\n")).unwrap()
+    };
+    let mut hook = |c: &mut Cluster| {
+        c.clear_commands("slurmd/0");
+        c.sim.update_status(Some("slurmd")).unwrap();
+        c.assert_no_errors();
+        c.commands("slurmd/0")
+            .into_iter()
+            .filter(|l| l.contains("restart") || l.starts_with("scontrol update"))
+            .collect::<Vec<_>>()
+    };
+    let invalid = "inval|gres/mps count reported lower than configured (0 < 200)";
+    sinfo(&c, invalid);
+    assert_eq!(hook(&mut c), ["systemctl restart --no-block slurmd"]);
+    // Still invalid after the restart: not restarted again (a GPU may really be missing),
+    // blocked with Slurm's reason.
+    for _ in 0..2 {
+        assert_eq!(hook(&mut c), Vec::<String>::new());
+        let (kind, msg) = c.status("slurmd/0");
+        assert_eq!(kind, "blocked", "{msg}");
+        assert!(
+            msg.starts_with("Slurm holds slurmd-0 invalid (gres/mps count reported lower"),
+            "{msg}"
+        );
+    }
+    // Registered right again, Slurm's drain left: resumed.
+    sinfo(
+        &c,
+        "drained|gres/mps count reported lower than configured (0 < 200)",
+    );
+    assert_eq!(
+        hook(&mut c),
+        ["scontrol update nodename=slurmd-0 state=resume"]
+    );
+    assert_eq!(c.status("slurmd/0").0, "active");
+    // An operator's drain is never touched.
+    sinfo(&c, "drained|disk replacement");
+    assert_eq!(hook(&mut c), Vec::<String>::new());
+    // A new record (sharing changed) may be restarted once again.
+    sharing(&mut c, "mps:50");
+    sinfo(&c, invalid);
+    assert_eq!(hook(&mut c), ["systemctl restart --no-block slurmd"]);
+    assert_eq!(c.status("slurmd/0").0, "active");
+}

@@ -8,12 +8,14 @@
 //! in. Seen by the next full hook (update-status) through the node's state in Slurm.
 //!
 //! Once per published record (unit state [`GRES_RESTART_STATE`]): a mismatch that a restart
-//! does not cure (a GPU really missing) is left drained, with a warning, not restarted in a
-//! loop. Never while a GPU is failing (the health check owns the node then).
+//! does not cure (a GPU really missing) is left drained and the unit blocked with Slurm's
+//! reason, not restarted in a loop. Never while a GPU is failing (the health check owns the node then).
 
 use super::observe::Observed;
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::slurmctld::cache::fnv1a;
+use crate::charms::util::short;
+use juju_runtime::{Status, StatusKind};
 
 /// Unit-state key: digest of the published `node` record a GRES-mismatch restart was made for.
 pub const GRES_RESTART_STATE: &str = "gres-mismatch-restart";
@@ -64,11 +66,17 @@ pub fn plan_gres_drain(obs: &Observed, plan: &mut SlurmdPlan) {
         .or(obs.gres_restart_raw.as_ref())
         == Some(&digest);
     if tried {
-        plan.warnings.push(format!(
-            "{} stays invalid ({reason}): a slurmd restart did not cure it; check the GPUs \
-             and run detect-gpus",
+        // Blocked, not active: the steady update-status (which does not ask Slurm) stays off,
+        // so the resume is seen once the node registers right.
+        let why = format!(
+            "Slurm holds {} invalid ({reason}); a slurmd restart did not cure it: check the GPUs \
+             (detect-gpus)",
             node.node
-        ));
+        );
+        plan.warnings.push(why.clone());
+        if plan.status.kind == StatusKind::Active {
+            plan.status = Status::new(StatusKind::Blocked, short(&why, 200));
+        }
         return;
     }
     plan.warnings
