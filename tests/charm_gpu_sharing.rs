@@ -230,7 +230,7 @@ fn a_node_slurm_finds_short_of_gres_is_restarted_once_then_resumed() {
     let sinfo = |c: &Cluster, line: &str| {
         std::fs::write(c.root("slurmd/0").join("sinfo.txt"), format!("{line}\n")).unwrap()
     };
-    let mut hook = |c: &mut Cluster| {
+    let hook = |c: &mut Cluster| {
         c.clear_commands("slurmd/0");
         c.sim.update_status(Some("slurmd")).unwrap();
         c.assert_no_errors();
