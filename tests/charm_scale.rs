@@ -338,13 +338,17 @@ fn detect_gpus(c: &mut Cluster, unit: &str) -> (serde_json::Value, Vec<String>) 
 }
 
 #[test]
-fn detect_gpus_on_an_unchanged_host_answers_with_two_tool_calls_and_the_same_results() {
+fn detect_gpus_on_an_unchanged_host_answers_with_three_tool_calls_and_the_same_results() {
     let mut c = settled(2);
     // with no steady record (a full hook just ran with an action) the action runs in full
     update_status_cost(&mut c, "slurmd/1");
     update_status_cost(&mut c, "slurmd/1");
     let (steady, tools) = detect_gpus(&mut c, "slurmd/1");
-    assert_eq!(tools, ["action-get", "action-set"], "steady detect-gpus");
+    assert_eq!(
+        tools,
+        ["action-get", "config-get", "action-set"],
+        "steady detect-gpus"
+    );
     // the same action in full (the steady record removed): the very same results
     std::fs::remove_file(
         c.root("slurmd/1")
@@ -355,6 +359,28 @@ fn detect_gpus_on_an_unchanged_host_answers_with_two_tool_calls_and_the_same_res
     assert!(tools.len() > 2, "{tools:?}");
     assert_eq!(steady, full);
     assert_eq!(steady["health"]["status"], "healthy", "{steady}");
+    // shared GPUs: the steady answer reads the option and shows the shared records too
+    c.sim
+        .set_config(
+            "slurmd",
+            [("gpu-sharing".to_string(), serde_json::json!("shard:4"))].into(),
+        )
+        .unwrap();
+    c.sim.settle().unwrap();
+    update_status_cost(&mut c, "slurmd/1");
+    update_status_cost(&mut c, "slurmd/1");
+    let (steady, tools) = detect_gpus(&mut c, "slurmd/1");
+    assert_eq!(tools.len(), 3, "{tools:?}");
+    assert_eq!(
+        steady["gpu-sharing"], "shard:4 (shard:4 per GPU)",
+        "{steady}"
+    );
+    std::fs::remove_file(
+        c.root("slurmd/1")
+            .join("var/lib/slurm-charms/slurmd/steady.json"),
+    )
+    .unwrap();
+    assert_eq!(steady, detect_gpus(&mut c, "slurmd/1").0);
     // a GPU more: the host changed, so the action runs in full and reports it
     update_status_cost(&mut c, "slurmd/1");
     update_status_cost(&mut c, "slurmd/1");

@@ -14,6 +14,9 @@
 //! `MultipleFiles=` records with `<parent cut at first '-'>_<profile>` types, the profile taken
 //! from the MIG device's name as Slurm 23.02+ does (`1g.5gb`, `1c.3g.20gb`; [`mig_profile`]).
 //!
+//! [`GpuSharing`] (the slurmd `gpu-sharing` option, parsed once) adds Slurm's shared GRES
+//! (`shard`, `mps`) on the whole GPUs' records (`sharing.rs`).
+//!
 //! Decisions where Slurm leaves room (each also documented on the item):
 //! - **Cores**: the affinity mask's CPUs are mapped to Slurm core ids through
 //!   `<root>/sys/devices/system/cpu/cpu*/topology` (cores numbered in (socket, core id) order, so
@@ -53,6 +56,7 @@ mod links;
 mod model;
 mod naming;
 mod sanity;
+mod sharing;
 
 pub use action::action_results;
 pub use detect::{DetectOptions, detect};
@@ -64,3 +68,4 @@ pub use health::{
 };
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
+pub use sharing::{GpuSharing, MAX_SHARES_PER_GPU, SharingError, SharingOutcome};

@@ -12,6 +12,7 @@
 
 pub mod cluster_info;
 pub mod node;
+mod node_sharing;
 pub mod partition;
 pub mod verdicts;
 

@@ -133,8 +133,8 @@ impl From<NodeRecord> for NodeRecordWire {
 
 impl NodeRecord {
     /// Checks a node line and its GRES records together and makes the record: only the
-    /// parameters the relation carries, GPU records only (`Name=gpu`, typed, with device
-    /// files), `Gres` agreeing with the records (same types, each count equal to its devices),
+    /// parameters the relation carries, GPU records (`Name=gpu`, typed, with device files) and
+    /// shared records on them (`shard`/`mps`, see [`super::node_sharing`]), `Gres` agreeing with the records (same types, each count equal to its devices),
     /// no device file twice, and every check the renderer makes on one node
     /// ([`crate::slurm::check_slurm_conf`], [`crate::slurm::check_gres_conf`],
     /// [`crate::slurm::check_consistency`] on a cluster of this node alone).
@@ -149,12 +149,16 @@ impl NodeRecord {
                 "State and Reason are set by the controller",
             ));
         }
+        super::node_sharing::check_shared(&node, &gres)?;
         for (i, g) in gres.iter().enumerate() {
             let field = format!("gres[{i}]");
+            if g.name.is_shared() {
+                continue;
+            }
             if g.name != "gpu" {
                 return Err(invalid(
                     field,
-                    format!("Name {}: only gpu GRES are carried", g.name),
+                    format!("Name {}: only gpu, shard and mps GRES are carried", g.name),
                 ));
             }
             if g.gres_type.is_none() {
@@ -170,7 +174,7 @@ impl NodeRecord {
                 return Err(invalid(field, "Count and Flags are not carried"));
             }
         }
-        for g in &node.gres {
+        for g in node.gres.iter().filter(|g| !g.name.is_shared()) {
             if g.name != "gpu" || g.gres_type.is_none() || g.no_consume || g.count == 0 {
                 return Err(invalid(
                     "node_parameters.Gres",
@@ -182,7 +186,7 @@ impl NodeRecord {
         // but not their capability files, so a MultipleFiles set may not repeat.
         let mut files = std::collections::BTreeSet::new();
         let mut sets = std::collections::BTreeSet::new();
-        for (i, g) in gres.iter().enumerate() {
+        for (i, g) in gres.iter().enumerate().filter(|(_, g)| !g.name.is_shared()) {
             let twice = match &g.devices {
                 Some(GresDevices::File(f)) => f
                     .files()
@@ -209,6 +213,7 @@ impl NodeRecord {
     fn check_renders(&self) -> Result<(), InterfaceError> {
         let mut conf = SlurmConf::new("ingest", "ingest");
         conf.nodes.push(self.node.clone());
+        conf.set_gres_types_from_nodes();
         let mut gres = GresConf::default();
         if !self.gres.is_empty() {
             gres.nodes.insert(self.node.name.clone(), self.gres.clone());

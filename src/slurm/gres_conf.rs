@@ -196,7 +196,12 @@ impl GresLine {
     }
 
     /// Number of GRES this record provides: files, 1 for MultipleFiles, else Count (default 1).
+    /// A shared GRES (`shard`, `mps`) with a `Count` provides that many shares whatever its
+    /// files (Slurm: "each GPU can have arbitrary count of MPS elements").
     pub fn device_count(&self) -> u64 {
+        if let (true, Some(c)) = (self.name.is_shared(), self.count) {
+            return c;
+        }
         match &self.devices {
             Some(d) => d.count(),
             None => self.count.unwrap_or(1),

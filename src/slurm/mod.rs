@@ -9,6 +9,7 @@
 pub mod check;
 pub mod error;
 pub mod gres_conf;
+mod gres_types;
 mod gres_wire;
 pub mod hostlist;
 pub mod keys;

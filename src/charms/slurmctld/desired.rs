@@ -339,6 +339,8 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             gres.nodes.insert(name.clone(), shape.lines.clone());
         }
     }
+    // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry.
+    slurm.set_gres_types_from_nodes();
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     // Without `default-partition`, the first partition by name is the default, so jobs
     // submitted without `-p` run (slurmctld logs "default partition not set" otherwise); once

@@ -66,6 +66,7 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
         inv,
         &node_name(obs),
         super::health::report(obs).as_ref(),
+        &obs.gpu_sharing,
     ))
 }
 
@@ -75,16 +76,18 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
 pub fn steady_detect_results(
     facts: &super::facts::NodeFacts,
     inv: &crate::gpu::Inventory,
+    sharing: &Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
 ) -> Map<String, Value> {
     let health = crate::gpu::assess(&inv.health, &[]);
-    detect_results(inv, facts.node.name.as_ref(), Some(&health))
+    detect_results(inv, facts.node.name.as_ref(), Some(&health), sharing)
 }
 
-/// `detect-gpus`'s results: the inventory and, when assessed, the GPUs' health.
+/// `detect-gpus`'s results: the inventory, the GPUs' health when assessed, and the sharing.
 fn detect_results(
     inv: &crate::gpu::Inventory,
     node: &str,
     health: Option<&crate::gpu::HealthReport>,
+    sharing: &Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
 ) -> Map<String, Value> {
     let mut results = match crate::gpu::action_results(inv, node) {
         Value::Object(m) => m,
@@ -93,6 +96,7 @@ fn detect_results(
     if let Some(report) = health {
         results.insert("health".to_string(), health_results(report));
     }
+    super::sharing::action_results(sharing, inv, node, &mut results);
     results
 }
 

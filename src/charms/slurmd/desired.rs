@@ -50,9 +50,16 @@ pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, String> 
     Ok(pairs.into_iter().collect())
 }
 
-/// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`.
+/// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`
+/// (`2 GPUs: gpu:tesla_t4:2,shard:8` with sharing; shares are not GPUs).
 pub fn gpu_summary(node: &NodeRecord) -> String {
-    let total: u64 = node.node().gres.iter().map(|g| g.count).sum();
+    let total: u64 = node
+        .node()
+        .gres
+        .iter()
+        .filter(|g| !g.name.is_shared())
+        .map(|g| g.count)
+        .sum();
     if total == 0 {
         return "no GPUs".into();
     }
@@ -107,7 +114,12 @@ pub fn desired(obs: &Observed) -> Desired {
             None
         }
     };
-    let gres = inventory.map(|i| i.gres()).unwrap_or_default();
+    let mut gres = inventory.map(|i| i.gres()).unwrap_or_default();
+    let sharing_note =
+        super::sharing::add_shared_records(&obs.gpu_sharing, &mut gres, &mut warnings);
+    if let Err(e) = &obs.gpu_sharing {
+        blocked.get_or_insert(e.to_string());
+    }
     let features = match inventory {
         Some(inv) if obs.gpu_features => crate::gpu::gpu_features(inv),
         _ => Vec::new(),
@@ -156,6 +168,13 @@ pub fn desired(obs: &Observed) -> Desired {
             publish_node = Some(raw);
         }
         gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
+        if obs.gpu_sharing.is_err() {
+            // A bad `gpu-sharing` changes nothing: the published record stays as it is.
+            if obs.own_node_raw.is_some() {
+                publish_node = None;
+                gres_changed = false;
+            }
+        }
     }
 
     let mut publish_partition = None;
@@ -217,7 +236,7 @@ pub fn desired(obs: &Observed) -> Desired {
         Status::new(StatusKind::Waiting, "Waiting for slurmctld")
     } else {
         let summary = node.as_ref().map(gpu_summary).unwrap_or_default();
-        Status::new(StatusKind::Active, summary)
+        Status::new(StatusKind::Active, format!("{summary}{sharing_note}"))
     };
     Desired {
         node,

@@ -58,10 +58,24 @@ pub fn mem_spec_limit(real_memory: u64) -> u64 {
     (real_memory / 2).min(1024)
 }
 
-/// `Gres=` elements for the records: one `gpu:<type>:<count>` per type, in first-seen order.
+/// `Gres=` elements for the records: one `gpu:<type>:<count>` per type, in first-seen order,
+/// then one untyped `<shard|mps>:<total shares>` per shared GRES name.
 pub fn gres_specs(records: &[GresLine]) -> Vec<GresSpec> {
     let mut out: Vec<GresSpec> = Vec::new();
-    for r in records {
+    let mut shared: Vec<GresSpec> = Vec::new();
+    for r in records.iter().filter(|r| r.name.is_shared()) {
+        let n = r.device_count();
+        match shared.iter_mut().find(|s| s.name == r.name) {
+            Some(s) => s.count = s.count.saturating_add(n),
+            None => shared.push(GresSpec {
+                name: r.name.clone(),
+                gres_type: None,
+                no_consume: false,
+                count: n,
+            }),
+        }
+    }
+    for r in records.iter().filter(|r| !r.name.is_shared()) {
         let Some(t) = &r.gres_type else {
             continue;
         };
@@ -71,6 +85,7 @@ pub fn gres_specs(records: &[GresLine]) -> Vec<GresSpec> {
             None => out.push(GresSpec::gpu(t.clone(), n)),
         }
     }
+    out.extend(shared);
     out
 }
 

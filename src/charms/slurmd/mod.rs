@@ -14,10 +14,12 @@ pub mod apply;
 pub mod desired;
 pub mod driver;
 pub mod facts;
+pub mod gres_drain;
 pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod sharing;
 pub mod steady;
 
 use crate::charms::error::CharmError;
@@ -75,11 +77,17 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
                 return Ok(backend.status_set(StatusScope::Unit, &status)?);
             }
             (Some(_), Some((facts, inventory))) => {
-                // A read-only detect-gpus on an unchanged host: the results, nothing else.
-                // `accept-missing=true` changes the remembered GPUs, so it runs in full.
+                // A read-only detect-gpus on an unchanged host: the results (the sharing from
+                // the config), nothing else. `accept-missing=true` changes the remembered GPUs,
+                // so it runs in full.
                 let params = backend.action_get()?;
                 if !actions::accepts_missing(&params) {
-                    let results = actions::steady_detect_results(&facts, &inventory);
+                    let config = backend.config_get()?;
+                    let sharing = crate::gpu::GpuSharing::parse(&crate::charms::util::config_str(
+                        &config,
+                        "gpu-sharing",
+                    ));
+                    let results = actions::steady_detect_results(&facts, &inventory, &sharing);
                     let flat = juju_runtime::flatten_action_results(&results)?;
                     return Ok(backend.action_set(&flat)?);
                 }

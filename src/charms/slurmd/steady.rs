@@ -3,7 +3,8 @@
 //! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
 //! slurmd and munged), sets the status that
 //! hook set, and makes no other hook-tool call and no controller check (issue 13). A `detect-gpus` that finds the host
-//! unchanged answers from the facts and GPUs this check read (`action-get`, `action-set`).
+//! unchanged answers from the facts and GPUs this check read (`action-get`, `config-get`,
+//! `action-set`).
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
 //! unit state, leadership gained) changes only with an event, and every event other than

@@ -30,7 +30,30 @@ impl GresName {
     pub fn gpu() -> Self {
         Self("gpu".to_string())
     }
+
+    /// `shard`: Slurm's GPU-sharing GRES without isolation (22.05+).
+    pub fn shard() -> Self {
+        Self("shard".to_string())
+    }
+
+    /// `mps`: Slurm's CUDA Multi-Process Service GRES (a share of a GPU's threads).
+    pub fn mps() -> Self {
+        Self("mps".to_string())
+    }
+
+    /// True for the GRES Slurm treats as "shared" on top of a GPU (`shard`, `mps`): their
+    /// `Count` is shares of the GPU named by `File`, not one per file.
+    pub fn is_shared(&self) -> bool {
+        self.0 == "shard" || self.0 == "mps"
+    }
 }
+
+/// The most shares (`shard` or `mps` `Count`) one GPU may have: `(2^63 - 2) / 100 / 4096`.
+/// Slurm reads counts with `strtoll` (a node's total must stay below 2^63 - 1) and gres/mps
+/// computes `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` as `request * 100 / count`, so with at most
+/// [`super::MAX_DEVICE_FILES`] GPUs on a node, a node's total times 100 still fits.
+pub const MAX_SHARES_PER_GPU: u64 =
+    (i64::MAX as u64 - 1) / 100 / super::devices::MAX_DEVICE_FILES as u64;
 
 /// A GRES type as NVML naming produces it (the NVML name ASCII-lower-cased, spaces as `_`;
 /// MIG types `<parent>_<g>g.<mem>gb`), byte-identical in slurm.conf `Gres=` and gres.conf

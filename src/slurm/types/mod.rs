@@ -46,7 +46,7 @@ pub use flags::{
     check_preempt_mode, check_suspend_time, parse_bool,
 };
 pub use global_keys::{DEFAULT_MAX_JOB_ID, GLOBAL_KEYS, MAX_JOB_ID};
-pub use gres_name::{GresCount, GresName, GresType};
+pub use gres_name::{GresCount, GresName, GresType, MAX_SHARES_PER_GPU};
 pub use integer::{IntWidth, SlurmInt};
 pub use links::LinksRow;
 pub use node_name::{Hostlist, NodeName};

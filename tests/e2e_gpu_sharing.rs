@@ -1,0 +1,436 @@
+//! End to end on real Slurm (issue 15 item 2): the real charms, run by the Juju simulator,
+//! drive Debian's munged, slurmctld and slurmd (docs/e2e.md) with the slurmd `gpu-sharing`
+//! option. `shard:2` on a one-GPU node: two jobs asking `--gres=shard:1` run at the same time
+//! on that GPU, each holding one shard, and both see it. Then `mps:100`: a job asking
+//! `--gres=mps:50` gets `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50` (gres/mps: request * 100 /
+//! the GPU's count). A bad value blocks the unit and leaves the running cluster alone.
+//!
+//! Hosts: juju-e2e-0 slurmctld/0; juju-e2e-1 slurmd/0 (1 x T4).
+
+mod e2e;
+
+use e2e::{Cluster, Suite};
+use juju_sim::{DeploySpec, Simulator, UnitExtras};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const REGISTER: Duration = Duration::from_secs(60);
+
+fn host(n: u32) -> (String, String) {
+    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
+}
+
+fn charm_dir(work: &Path, name: &str) -> PathBuf {
+    let repo = e2e::repo_root();
+    let dir = work.join(format!("charm-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml_dir = if name == "slurmd" {
+        repo.clone()
+    } else {
+        repo.join("charm").join(name)
+    };
+    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
+        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
+    dir
+}
+
+fn t4() -> Value {
+    let cpus: Vec<u32> =
+        (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
+    json!({
+        "name": "Tesla T4",
+        "uuid": "GPU-7e540000-0000-4000-8000-000000000000",
+        "pci_bus_id": "00000000:3B:00.0",
+        "minor": 0,
+        "memory_total": 16106127360u64,
+        "cpu_affinity": cpus,
+    })
+}
+
+struct Scenario {
+    cluster: Cluster,
+    sim: Simulator,
+    work: tempfile::TempDir,
+}
+
+impl Scenario {
+    fn ctl(&self) -> String {
+        host(0).0
+    }
+
+    fn status(&self, unit: &str) -> (String, String) {
+        let s = self.sim.unit_status(unit).unwrap();
+        (s.status, s.message)
+    }
+
+    fn no_hook_errors(&self) {
+        for u in ["slurmctld/0", "slurmd/0"] {
+            let failed: Vec<String> = self
+                .sim
+                .records()
+                .iter()
+                .filter(|r| !r.succeeded())
+                .map(|r| format!("{} {}: {}{}", r.unit, r.hook, r.stdout, r.stderr))
+                .collect();
+            assert!(
+                !self.sim.is_error(u),
+                "{u} in error: {:?}\n{}\n{}",
+                self.sim.unit_status(u),
+                failed.join("\n"),
+                self.cluster.logs()
+            );
+        }
+    }
+
+    fn set_sharing(&mut self, value: &str) {
+        self.sim
+            .set_config("slurmd", [("gpu-sharing".to_string(), json!(value))].into())
+            .expect("set gpu-sharing");
+        self.sim.settle().expect("settle");
+        self.no_hook_errors();
+    }
+
+    fn update_status(&mut self) {
+        self.sim.update_status(None).expect("update-status");
+        self.no_hook_errors();
+    }
+
+    /// Runs update-status (every 5 minutes under Juju) until the node is idle with `gres`:
+    /// Slurm 22.05 loads a new GresTypes only when slurmd starts, so a node whose slurmd
+    /// restarted before the controller's new files is drained for a GRES count mismatch
+    /// until the charm's next hook restarts it (`src/charms/slurmd/gres_drain.rs`).
+    fn converge(&mut self, gres: &str) {
+        let (ctl, n1) = (self.ctl(), host(1).0);
+        for _ in 0..8 {
+            self.update_status();
+            let n = self.cluster.node(&ctl, &n1);
+            if n.as_ref().is_ok_and(|n| {
+                n.get("State") == Some("IDLE")
+                    && n.get("Gres").map(e2e::strip_sockets) == Some(gres.to_string())
+            }) {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(3));
+        }
+        self.cluster.wait_node_idle(&ctl, &n1, gres, REGISTER);
+    }
+
+    /// `sbatch --gres=<gres> --wrap <script>` on the controller; the job id.
+    fn sbatch(&self, gres: &str, script: &str) -> String {
+        let r = self
+            .cluster
+            .run(
+                &self.ctl(),
+                "sbatch",
+                &[
+                    "--parsable",
+                    // a slice of memory each (CR_CPU_Memory gives a job the whole node otherwise)
+                    "--mem=64",
+                    &format!("--gres={gres}"),
+                    "-o",
+                    "/tmp/job-%j.out",
+                    "--wrap",
+                    script,
+                ],
+            )
+            .ok();
+        r.stdout.trim().to_string()
+    }
+
+    /// `squeue`'s state of each job: `id -> STATE` (pending ones with their reason).
+    fn states(&self) -> BTreeMap<String, String> {
+        let r = self
+            .cluster
+            .run(&self.ctl(), "squeue", &["-h", "-o", "%i %T%r"])
+            .ok();
+        r.stdout
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(i, s)| (i.to_string(), s.to_string()))
+            .collect()
+    }
+}
+
+fn start(suite: Suite) -> Scenario {
+    let hosts: Vec<(String, String)> = (0..2).map(host).collect();
+    let spec: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|(h, a)| (h.as_str(), a.as_str()))
+        .collect();
+    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::Builder::new()
+        .prefix("e2e-gpu-sharing-")
+        .tempdir()
+        .unwrap();
+    let nvml = work.path().join("nvml");
+    std::fs::create_dir_all(&nvml).unwrap();
+    let so = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libfake_nvml.so");
+    std::fs::copy(&so, nvml.join("libnvidia-ml.so.1")).unwrap();
+    std::fs::write(
+        nvml.join(format!("{}.json", host(0).0)),
+        r#"{"devices":[]}"#,
+    )
+    .unwrap();
+    cluster.add_gpus(&host(1).0, &[0]);
+    std::fs::write(
+        nvml.join(format!("{}.json", host(1).0)),
+        json!({ "devices": [t4()] }).to_string(),
+    )
+    .unwrap();
+    Scenario {
+        cluster,
+        sim: Simulator::new().expect("simulator"),
+        work,
+    }
+}
+
+fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
+    let units: BTreeMap<String, String> = [("slurmctld/0", 0), ("slurmd/0", 1)]
+        .into_iter()
+        .map(|(u, n)| (u.to_string(), host(n).0))
+        .collect();
+    let roots: BTreeMap<String, PathBuf> = s
+        .cluster
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), h.root.clone()))
+        .collect();
+    let prefixes: BTreeMap<String, Vec<String>> = s
+        .cluster
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), s.cluster.prefix(&h.name)))
+        .collect();
+    let nvml = s.work.path().join("nvml");
+    move |unit: &str| {
+        let h = &units[unit];
+        let mut env = BTreeMap::new();
+        env.insert("SLURM_CHARMS_ROOT".into(), roots[h].display().to_string());
+        env.insert("LD_LIBRARY_PATH".into(), nvml.display().to_string());
+        env.insert(
+            "FAKE_NVML_CONFIG".into(),
+            nvml.join(format!("{h}.json")).display().to_string(),
+        );
+        UnitExtras {
+            env,
+            path: vec![e2e::stand_in_bin()],
+            command_prefix: prefixes[h].clone(),
+        }
+    }
+}
+
+#[test]
+fn e2e_gpu_sharing_shard_and_mps_22_05() {
+    gpu_sharing(Suite::Bookworm);
+}
+
+#[test]
+fn e2e_gpu_sharing_shard_and_mps_24_11() {
+    gpu_sharing(Suite::Trixie);
+}
+
+#[test]
+fn e2e_gpu_sharing_shard_and_mps_26_05() {
+    gpu_sharing(Suite::Sid);
+}
+
+fn gpu_sharing(suite: Suite) {
+    let name = format!("e2e_gpu_sharing on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
+        return;
+    }
+    let mut s = start(suite);
+    let extras = std::sync::Arc::new(extras_for(&s));
+    let (e1, e2) = (extras.clone(), extras.clone());
+    let ctl_charm = charm_dir(s.work.path(), "slurmctld");
+    let node_charm = charm_dir(s.work.path(), "slurmd");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmctld", &ctl_charm)
+                .config("default-partition", "slurmd")
+                .extras_fn(move |u| e1(u)),
+        )
+        .expect("deploy slurmctld");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmd", &node_charm)
+                .config("gpu-sharing", "shard:2")
+                .extras_fn(move |u| e2(u)),
+        )
+        .expect("deploy slurmd");
+    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
+    let r = s
+        .sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    s.update_status();
+    let (ctl, n1) = (s.ctl(), host(1).0);
+    s.cluster
+        .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:1,shard:tesla_t4:2", REGISTER);
+    let conf = std::fs::read_to_string(s.cluster.root(&ctl).join("etc/slurm/gres.conf")).unwrap();
+    e2e::eprint_block("gres.conf with shard:2", &conf);
+    assert!(
+        conf.contains(&format!(
+            "NodeName={n1} Name=shard File=/dev/nvidia0 Count=2\n"
+        )),
+        "{conf}"
+    );
+    assert_eq!(
+        s.status("slurmd/0"),
+        (
+            "active".into(),
+            "1 GPU: gpu:tesla_t4:1,shard:2 (shard:2 per GPU)".into()
+        )
+    );
+
+    // Two shard jobs run at once on the one GPU, and both see it.
+    let script =
+        "echo GPU=$CUDA_VISIBLE_DEVICES; test -c /dev/nvidia0 && echo SEES_NVIDIA0; sleep 300";
+    let a = s.sbatch("shard:1", script);
+    let b = s.sbatch("shard:1", script);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let st = s.states();
+        if st.get(&a).map(String::as_str) == Some("RUNNINGNone")
+            && st.get(&b).map(String::as_str) == Some("RUNNINGNone")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "shard jobs not running together: {st:?}\n{}",
+            s.cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let st = s.states();
+    e2e::eprint_block("squeue with the two shard jobs", &format!("{st:?}"));
+    // Each job holds one shard of the GPU (gpu index 0), none holds the GPU itself.
+    for job in [&a, &b] {
+        let detail = s
+            .cluster
+            .run(&ctl, "scontrol", &["show", "job", "-d", job])
+            .ok()
+            .stdout;
+        let gres_line = detail
+            .lines()
+            .find(|l| l.contains("Nodes=") && l.contains(" GRES="))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        e2e::eprint_block(
+            &format!("job {job}: scontrol show job -d (GRES)"),
+            &gres_line,
+        );
+        let gres = gres_line.split(" GRES=").nth(1).unwrap_or_default();
+        // 22.05: `shard:1(IDX:0)` (GPU 0); 24.11+: `shard:1(1/2)` (1 of the GPU's 2 shards)
+        assert!(
+            gres.starts_with("shard:")
+                && (gres.ends_with(":1(IDX:0)") || gres.ends_with(":1(1/2)")),
+            "job {job}: {detail}"
+        );
+        assert!(!gres_line.contains("gpu:"), "job {job}: {detail}");
+    }
+    let used = s
+        .cluster
+        .run(&ctl, "scontrol", &["show", "node", &n1, "-d"])
+        .ok()
+        .stdout;
+    e2e::eprint_block("scontrol show node -d (two shards in use)", &used);
+    for job in [&a, &b] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let out = loop {
+            let r = s.cluster.run(&n1, "cat", &[&format!("/tmp/job-{job}.out")]);
+            if r.success() && r.stdout.contains("SEES_NVIDIA0") {
+                break r.stdout;
+            }
+            assert!(Instant::now() < deadline, "job {job} output: {r}");
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        assert!(out.contains("GPU=0\n"), "job {job}: {out}");
+    }
+    // Nothing in any daemon log about the shard setup.
+    let complaints = e2e::daemon_complaints(&s.cluster, &[]);
+    assert!(complaints.is_empty(), "{}", complaints.join("\n"));
+    s.cluster
+        .run(&ctl, "scancel", &[a.as_str(), b.as_str()])
+        .ok();
+
+    // MPS: a job asking 50 of the GPU's 100 gets 50 percent of its threads.
+    s.set_sharing("mps:100");
+    s.converge("gpu:tesla_t4:1,mps:tesla_t4:100");
+    let env = s
+        .cluster
+        .run(&ctl, "srun", &["--gres=mps:50", "env"])
+        .ok()
+        .stdout;
+    e2e::eprint_block(
+        "srun --gres=mps:50 env (CUDA_*)",
+        &env.lines()
+            .filter(|l| l.starts_with("CUDA"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    assert_eq!(
+        e2e::env_var(&env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+        Some("50"),
+        "{env}"
+    );
+    assert_eq!(
+        e2e::env_var(&env, "CUDA_VISIBLE_DEVICES"),
+        Some("0"),
+        "{env}"
+    );
+    let conf = std::fs::read_to_string(s.cluster.root(&ctl).join("etc/slurm/slurm.conf")).unwrap();
+    assert!(conf.contains("\nGresTypes=gpu,mps\n"), "{conf}");
+
+    // A bad value: blocked, naming the option and the rule; the cluster keeps running as is.
+    s.set_sharing("shard:0");
+    s.update_status();
+    let (kind, msg) = s.status("slurmd/0");
+    assert_eq!(kind, "blocked", "{msg}");
+    assert!(
+        msg.starts_with("config option `gpu-sharing` \"shard:0\": N is a whole number from 1 to"),
+        "{msg}"
+    );
+    s.cluster
+        .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:1,mps:tesla_t4:100", REGISTER);
+    let env = s
+        .cluster
+        .run(&ctl, "srun", &["--gres=mps:25", "env"])
+        .ok()
+        .stdout;
+    assert_eq!(
+        e2e::env_var(&env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+        Some("25"),
+        "{env}"
+    );
+    // Switching shard -> mps changes GresTypes; what the daemons say on the way, and nothing
+    // else. 22.05's slurmd keeps its GRES plugins over a reconfigure until the charm restarts
+    // it; slurmctld's saved state still holds the shard GRES of the node and of the jobs.
+    let transition = [
+        // the two shard jobs this test cancels (24.11, 26.05 log the step's SIGTERM status, 15)
+        "CANCELLED AT",
+        "stepd_cleanup: done with step (rc[0xf]",
+        "stepd_cleanup: done with step (step_rc: 15,",
+        "no plugin configured to unpack data type",
+        "GresPlugins changed from gpu,shard to gpu,mps ignored",
+        "Restart the slurmctld daemon to change GresPlugins",
+        "Invalid GRES configured on node",
+        "Ignoring gres.conf record, invalid name: mps",
+        "count reported lower than configured (0 < 100)",
+        "_slurm_rpc_node_registration node=",
+    ];
+    let complaints = e2e::daemon_complaints(&s.cluster, &transition);
+    assert!(complaints.is_empty(), "{}", complaints.join("\n"));
+}
