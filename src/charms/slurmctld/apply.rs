@@ -149,7 +149,11 @@ impl From<HostError> for ReloadError {
 
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the cache as it was and the retry publishes again.
-pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError> {
+pub fn persist(
+    host: &Host<'_>,
+    plan: &ControllerPlan,
+    refused_now: bool,
+) -> Result<(), CharmError> {
     if let Some(bytes) = &plan.cache {
         // A directory (or anything but a file) in the cache's place was read as corrupt and
         // rebuilt; it is replaced now.
@@ -157,6 +161,17 @@ pub fn persist(host: &Host<'_>, plan: &ControllerPlan) -> Result<(), CharmError>
             tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
         }
         host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
+    }
+    if let Some(index) = &plan.index {
+        // the quick path stays off while slurmctld refuses the files (the status is the
+        // refusal's, not the cached one)
+        let refused = host
+            .read(super::accepted::APPLIED_PATH)
+            .ok()
+            .flatten()
+            .and_then(|raw| super::accepted::AppliedRecord::from_bytes(&raw))
+            .is_some_and(|r| r.refused.is_some());
+        super::index::write(host, index, !refused && !refused_now);
     }
     if let Some(version) = &plan.version {
         write(host, version)?;

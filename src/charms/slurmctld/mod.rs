@@ -15,6 +15,7 @@ pub mod apply;
 pub mod cache;
 pub mod decide;
 pub mod desired;
+pub mod index;
 pub mod observe;
 pub mod owners;
 pub mod plan;
@@ -67,10 +68,14 @@ pub fn handle<B: SecretBackend>(
         None => apply::create_key_secret(backend, &key)?,
     };
     let plan = plan::plan(&obs, &key, &key_secret);
+    if !obs.quick {
+        // a hook that fails from here on leaves the quick path off
+        index::invalidate(host)?;
+    }
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
-    apply::persist(host, &plan)
+    apply::persist(host, &plan, refused.is_some())
 }
 
 /// Secret hooks every slurmctld unit answers before its usual work: the leader removes a key

@@ -5,6 +5,7 @@
 
 use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
 use super::cache::{Cache, fnv1a};
+use super::index::{IndexWrite, header_hash, plan_index};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
@@ -62,6 +63,8 @@ pub struct ControllerPlan {
     /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
     /// complete accepted set is known).
     pub rollback: Vec<FileWrite>,
+    /// The quick index to write after the cache (`None` on the quick path: it is current).
+    pub index: Option<IndexWrite>,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -296,6 +299,8 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status_word(status.kind).to_owned(), status.message.clone()));
+    let cache_bytes = persist(&cache, obs.cache_file.as_deref());
+    let index = index_for(obs, &cache, cache_bytes.as_deref());
     ControllerPlan {
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
@@ -306,14 +311,25 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         relation_data,
         warnings,
         status,
-        cache: persist(&cache, obs.cache_file.as_deref()),
+        cache: cache_bytes,
         applied_before,
         applied_after,
         refused_record,
         accepted,
         rollback,
         version: version_file(obs),
+        index,
     }
+}
+
+/// The quick index for the cache this hook leaves behind: `written` is the new cache file,
+/// `None` when the one read stays.
+fn index_for(obs: &Observed, cache: &Cache, written: Option<&[u8]>) -> Option<IndexWrite> {
+    if obs.quick {
+        return None;
+    }
+    let hash = written.or(obs.cache_file.as_deref()).and_then(header_hash);
+    Some(plan_index(obs.index_before.as_ref(), cache, hash.as_deref()))
 }
 
 /// The status while slurmctld refuses the files the inputs render to.
@@ -363,6 +379,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         refused_record: None,
         accepted: Vec::new(),
         rollback: Vec::new(),
+        index: index_for(obs, &obs.cache, None),
     }
 }
 

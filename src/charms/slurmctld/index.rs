@@ -1,0 +1,351 @@
+//! The controller's quick index: what a relation event whose data equals the cached record
+//! needs to know, laid out so that such an event reads a constant amount of data whatever the
+//! number of related units (issue 13: an unchanged event must not read, hash or parse the whole
+//! relation cache, 0.65 MB at 10,000 units).
+//!
+//! **Where:** `<root>/var/lib/slurm-charms/slurmctld/relation-index/`:
+//!
+//! * `head.json`: the hash of the relation cache it was written for (the cache file's first
+//!   line, [`super::cache`]), the status the last hook set, the key secret published, and per
+//!   relation a digest of its cached `partition`. It exists only while an unchanged event may
+//!   take the quick path: it is removed before a leader hook writes anything else (so a hook
+//!   that fails half-way leaves none) and written last, after the cache, only when nothing waits
+//!   to be applied (no deferred reload, no refusal by slurmctld, a status and a key secret).
+//! * `b/00` … `b/7f`: [`BUCKETS`] bucket files; each lists, for the units whose key hashes to
+//!   it, the relation key, the unit and the FNV-1a digest of the raw `node` value its cached
+//!   record was made from. A changed unit rewrites one bucket; a full rebuild all of them.
+//!
+//! **The quick path** ([`unchanged`]): on `slurmd-relation-changed`/`-joined` it reads the head,
+//! the cache file's first line (not its body), one bucket (1/128 of the index: about 40 units at
+//! 10,000) and the event's one bag; when the bag's value hashes to the digest on record, the
+//! event changes nothing and the hook sets the cached status again. Anything unexpected (no
+//! head, another cache hash, a unit not listed, an unreadable file) falls back to the full
+//! path, which is always correct; the index is only ever a shortcut.
+
+use super::cache::{Cache, fnv1a};
+use crate::charms::host::{Host, Owner};
+use crate::interface::{ClusterInfo, MungeKeyRef, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
+use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
+use std::io::{BufRead, Read};
+
+/// Directory of the index.
+pub const INDEX_DIR: &str = "/var/lib/slurm-charms/slurmctld/relation-index";
+/// The head file.
+pub const HEAD_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-index/head.json";
+/// Directory of the bucket files.
+pub const BUCKET_DIR: &str = "/var/lib/slurm-charms/slurmctld/relation-index/b";
+/// Number of bucket files (a power of two; changing it changes [`INDEX_VERSION`]).
+pub const BUCKETS: u64 = 128;
+/// Format version of the head and buckets.
+pub const INDEX_VERSION: u32 = 1;
+/// First line of a bucket file.
+const BUCKET_MAGIC: &str = "slurmctld-relation-index 1";
+
+/// `(relation key, unit)` → digest of the raw `node` value.
+pub type Digests = BTreeMap<(String, String), String>;
+
+/// The index head ([`HEAD_PATH`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Head {
+    /// [`INDEX_VERSION`].
+    pub version: u32,
+    /// The hash on the first line of the relation cache this head was written with.
+    pub cache_hash: String,
+    /// The status to set again (`kind` word, message).
+    pub status: (String, String),
+    /// The key secret published in `cluster_info`.
+    pub key_secret: String,
+    /// Relation key → digest of its cached `partition` (empty: none).
+    pub relations: BTreeMap<String, String>,
+}
+
+/// What the quick path found: the event changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unchanged {
+    /// The status to set again.
+    pub status: (String, String),
+    /// The published key secret.
+    pub key_secret: SecretId,
+}
+
+/// Why the quick path did not apply, with what it already read (so the full path does not
+/// ask Juju for the same bag twice).
+#[derive(Debug, Clone, Default)]
+pub struct Fallback {
+    /// The event's bag, when the quick path read it.
+    pub bag: Option<Bag>,
+}
+
+/// Digest of a raw relation value as the index and the cache keep it.
+pub fn digest(raw: &str) -> String {
+    fnv1a(&[raw.as_bytes()])
+}
+
+/// The digest of a cached `partition` (empty when there is none).
+pub fn partition_digest(partition: Option<&str>) -> String {
+    partition.map(digest).unwrap_or_default()
+}
+
+fn bucket_of(relation: &str, unit: &str) -> u64 {
+    let mut h = fnv::FnvHasher::default();
+    h.write(relation.as_bytes());
+    h.write(&[0]);
+    h.write(unit.as_bytes());
+    h.finish() % BUCKETS
+}
+
+fn bucket_path(bucket: u64) -> String {
+    format!("{BUCKET_DIR}/{bucket:02x}")
+}
+
+/// Every unit's raw-value digest in a cache (units whose record has none are left out).
+pub fn digests(cache: &Cache) -> Digests {
+    cache
+        .relations
+        .iter()
+        .flat_map(|(key, rel)| {
+            rel.units
+                .iter()
+                .filter(|(_, n)| !n.digest.is_empty())
+                .map(move |(unit, n)| ((key.clone(), unit.clone()), n.digest.clone()))
+        })
+        .collect()
+}
+
+/// The hash on a relation cache file's first line, reading no more than that line.
+pub fn cache_hash_on_disk(host: &Host<'_>, path: &str) -> Option<String> {
+    let file = std::fs::File::open(host.path(path)).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::with_capacity(256, file)
+        .take(4096)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    header_hash(&line)
+}
+
+/// The hash on the first line of cache bytes ([`Cache::to_bytes`]).
+pub fn header_hash(bytes: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct HeaderHash {
+        hash: String,
+    }
+    let end = bytes
+        .iter()
+        .position(|b| *b == b'\n')
+        .unwrap_or(bytes.len());
+    serde_json::from_slice::<HeaderHash>(&bytes[..end])
+        .ok()
+        .map(|h| h.hash)
+}
+
+/// The head on disk, when there is one of this format.
+pub fn read_head(host: &Host<'_>) -> Option<Head> {
+    let raw = host.read(HEAD_PATH).ok()??;
+    serde_json::from_slice::<Head>(&raw)
+        .ok()
+        .filter(|h| h.version == INDEX_VERSION)
+}
+
+/// The quick path: `Ok(Ok(_))` when the event's data equals what the index records (the
+/// event changes nothing), `Ok(Err(_))` when the full path must run. Only a hook-tool failure
+/// is an error.
+pub fn unchanged<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
+    cache_path: &str,
+) -> Result<Result<Unchanged, Fallback>, juju_runtime::HookToolError> {
+    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
+        return Ok(Err(Fallback::default()));
+    };
+    if r.relation.endpoint != SLURMCTLD_ENDPOINT {
+        return Ok(Err(Fallback::default()));
+    }
+    let Some(head) = read_head(host) else {
+        return Ok(Err(Fallback::default()));
+    };
+    if cache_hash_on_disk(host, cache_path).as_deref() != Some(head.cache_hash.as_str()) {
+        return Ok(Err(Fallback::default()));
+    }
+    let key = r.relation.to_string();
+    let Some(partition) = head.relations.get(&key) else {
+        return Ok(Err(Fallback::default()));
+    };
+    let Ok(key_secret) = SecretId::parse(&head.key_secret) else {
+        return Ok(Err(Fallback::default()));
+    };
+    let hit = Unchanged {
+        status: head.status.clone(),
+        key_secret,
+    };
+    match &r.remote_unit {
+        Some(unit) => {
+            let Some(known) = lookup(host, &key, unit) else {
+                return Ok(Err(Fallback::default()));
+            };
+            let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
+            let same = bag
+                .get(NODE_KEY)
+                .filter(|v| !v.is_empty())
+                .is_some_and(|v| digest(v) == known);
+            Ok(if same {
+                Ok(hit)
+            } else {
+                Err(Fallback { bag: Some(bag) })
+            })
+        }
+        None => {
+            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
+            let value = bag
+                .get(PARTITION_KEY)
+                .filter(|v| !v.is_empty())
+                .map(|v| super::cache::admit_partition(v));
+            Ok(if partition_digest(value.as_deref()) == *partition {
+                Ok(hit)
+            } else {
+                Err(Fallback { bag: Some(bag) })
+            })
+        }
+    }
+}
+
+/// The digest a bucket file records for a unit.
+fn lookup(host: &Host<'_>, relation: &str, unit: &str) -> Option<String> {
+    let raw = host.read(&bucket_path(bucket_of(relation, unit))).ok()??;
+    let text = std::str::from_utf8(&raw).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != BUCKET_MAGIC {
+        return None;
+    }
+    lines.find_map(|line| {
+        let mut parts = line.split('\t');
+        let (r, u, d) = (parts.next()?, parts.next()?, parts.next()?);
+        (r == relation && u == unit).then(|| d.to_owned())
+    })
+}
+
+/// The index files a leader hook writes at its end (see [`plan_index`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexWrite {
+    /// Remove every bucket first and write all of them (the old index was not trusted).
+    pub full: bool,
+    /// Bucket files to write, by path.
+    pub buckets: Vec<(String, Vec<u8>)>,
+    /// The head to write last; `None`: the quick path stays off until a later hook.
+    pub head: Option<Head>,
+}
+
+/// Plans the index for the cache a hook persists: `before` is the digests of the index on
+/// disk when it was trusted (its head matched the cache read), `None` to rewrite it in full.
+/// `cache_hash` is the hash of the cache file as it will be after the hook. Pure.
+pub fn plan_index(before: Option<&Digests>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
+    let after = digests(cache);
+    let touched: BTreeSet<u64> = match before {
+        None => (0..BUCKETS).collect(),
+        Some(before) => {
+            let mut t = BTreeSet::new();
+            for (k, d) in &after {
+                if before.get(k) != Some(d) {
+                    t.insert(bucket_of(&k.0, &k.1));
+                }
+            }
+            for k in before.keys() {
+                if !after.contains_key(k) {
+                    t.insert(bucket_of(&k.0, &k.1));
+                }
+            }
+            t
+        }
+    };
+    let mut contents: BTreeMap<u64, String> = touched
+        .iter()
+        .map(|b| (*b, format!("{BUCKET_MAGIC}\n")))
+        .collect();
+    for ((rel, unit), d) in &after {
+        if let Some(text) = contents.get_mut(&bucket_of(rel, unit)) {
+            text.push_str(&format!("{rel}\t{unit}\t{d}\n"));
+        }
+    }
+    let buckets = contents
+        .into_iter()
+        .map(|(b, text)| (bucket_path(b), text.into_bytes()))
+        .collect();
+    IndexWrite {
+        full: before.is_none(),
+        buckets,
+        head: head_for(cache, cache_hash),
+    }
+}
+
+/// The head for a cache, when the quick path may use it: a status and a published key secret
+/// are known and no reload waits.
+fn head_for(cache: &Cache, cache_hash: Option<&str>) -> Option<Head> {
+    if cache.reload_deferred {
+        return None;
+    }
+    let key_secret = cache
+        .relations
+        .values()
+        .filter_map(|r| r.cluster_info_published.as_deref())
+        .filter_map(|raw| ClusterInfo::from_relation_value(raw).ok())
+        .find_map(|c| match c.munge_key {
+            MungeKeyRef::Secret(id) => Some(id),
+            MungeKeyRef::Inline(_) => None,
+        })?;
+    Some(Head {
+        version: INDEX_VERSION,
+        cache_hash: cache_hash?.to_owned(),
+        status: cache.status.clone()?,
+        key_secret: key_secret.to_string(),
+        relations: cache
+            .relations
+            .iter()
+            .map(|(k, r)| (k.clone(), partition_digest(r.partition.as_deref())))
+            .collect(),
+    })
+}
+
+/// Turns the quick path off before a hook writes anything (a hook that fails half-way then
+/// leaves no head behind). A head that cannot be removed fails the hook: a stale one could
+/// skip a change.
+pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError> {
+    host.remove(HEAD_PATH)
+}
+
+/// Writes the planned index: buckets, then the head (only when `quick_ok`: slurmctld did not
+/// refuse the files). The index is a shortcut: a failure is logged and leaves the quick path
+/// off, the hook goes on.
+pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
+    let result = (|| -> Result<(), String> {
+        if index.full {
+            let dir = host.path(BUCKET_DIR);
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot clear {}: {e}", dir.display())),
+            }
+            // a non-directory where the index directory belongs is replaced
+            let top = host.path(INDEX_DIR);
+            if top.exists() && !top.is_dir() {
+                std::fs::remove_file(&top).map_err(|e| e.to_string())?;
+            }
+        }
+        for (path, bytes) in &index.buckets {
+            host.write(path, bytes, 0o600, Some(Owner::ROOT))
+                .map_err(|e| e.to_string())?;
+        }
+        if let (Some(head), true) = (&index.head, quick_ok) {
+            let bytes = serde_json::to_vec(head).map_err(|e| e.to_string())?;
+            host.write(HEAD_PATH, &bytes, 0o600, Some(Owner::ROOT))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        tracing::warn!("relation index not written ({e}); events take the full path");
+        host.remove(HEAD_PATH).ok();
+    }
+}
