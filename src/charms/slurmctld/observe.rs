@@ -269,6 +269,11 @@ pub fn observe<B: SecretBackend>(
         }
         _ => None,
     };
+    if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
+        // the event's unit took the full path: its bucket is written again (a bucket that was
+        // missing or wrong is repaired; identical bytes are not rewritten)
+        before.insert(unit, String::new());
+    }
     let before = event_record(ctx, &cache);
     if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched)? {
         rebuild = Some("event for a relation the cache does not know".into());
@@ -452,6 +457,15 @@ fn event_record(
         .as_ref()
         .and_then(|u| entry.units.get(u).cloned());
     Some((unit, entry.partition.clone()))
+}
+
+/// `(relation key, unit)` of a relation-joined/changed of our endpoint about a unit.
+fn event_unit(ctx: &HookContext) -> Option<(String, String)> {
+    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
+        return None;
+    };
+    let unit = r.remote_unit.clone()?;
+    (r.relation.endpoint == SLURMCTLD_ENDPOINT).then(|| (key(&r.relation), unit))
 }
 
 fn key(rel: &RelationId) -> String {
