@@ -198,3 +198,29 @@ fn a_missing_or_wrong_bucket_falls_back_and_is_repaired() {
     let full = run(CharmKind::Slurmctld, event("compute/42"), &stale).unwrap();
     assert!(full.calls.contains(&"config-get".to_string()), "{:?}", full.calls);
 }
+
+#[test]
+fn a_bucket_older_than_its_head_is_not_trusted() {
+    // A crash can leave an index file older than the head (they are written without fsync):
+    // the head's hash of each bucket catches it.
+    let (before, rel) = settled();
+    let event = || changed(&rel, "compute", Some("compute/7"));
+    let mut state = before.clone();
+    set_node(&mut state, "compute/7", &node_json("c7", 8));
+    let after = run(CharmKind::Slurmctld, event(), &state).unwrap();
+    let moved: Vec<&String> = after
+        .files
+        .keys()
+        .filter(|p| p.starts_with(BUCKETS) && after.files[*p] != before.files[*p])
+        .collect();
+    assert_eq!(moved.len(), 1, "one bucket changed: {moved:?}");
+    let mut crashed = after.clone();
+    crashed
+        .files
+        .insert(moved[0].clone(), before.files[moved[0]].clone());
+    // the old bucket records the old value: the event bringing it back must render it
+    set_node(&mut crashed, "compute/7", &node_json("c7", 4));
+    let out = run(CharmKind::Slurmctld, event(), &crashed).unwrap();
+    assert!(out.calls.contains(&"config-get".to_string()), "{:?}", out.calls);
+    assert_eq!(out.text(SLURM_CONF), before.text(SLURM_CONF));
+}

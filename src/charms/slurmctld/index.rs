@@ -16,14 +16,14 @@
 //!   record was made from. A changed unit rewrites one bucket; a full rebuild all of them.
 //!
 //! **The quick path** ([`unchanged`]): on `slurmd-relation-changed`/`-joined` it reads the head,
-//! the cache file's first line (not its body), one bucket (1/128 of the index: about 40 units at
+//! the cache file's first line (not its body), one bucket (1/128 of the index: about 80 units at
 //! 10,000) and the event's one bag; when the bag's value hashes to the digest on record, the
 //! event changes nothing and the hook sets the cached status again. Anything unexpected (no
 //! head, another cache hash, a unit not listed, an unreadable file) falls back to the full
 //! path, which is always correct; the index is only ever a shortcut.
 
 use super::cache::{Cache, fnv1a};
-use crate::charms::host::{Host, Owner};
+use crate::charms::host::Host;
 use crate::interface::{ClusterInfo, MungeKeyRef, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
 use serde::{Deserialize, Serialize};
@@ -60,6 +60,20 @@ pub struct Head {
     pub key_secret: String,
     /// Relation key → digest of its cached `partition` (empty: none).
     pub relations: BTreeMap<String, String>,
+    /// FNV-1a of each bucket file's bytes, by bucket number: a bucket that is not exactly what
+    /// this head was written with (an older one a crash left, an empty one) is not trusted, so
+    /// the index files need no `fsync` of their own.
+    pub buckets: Vec<String>,
+}
+
+/// The index on disk as the full path found it (its head matched the cache read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnDisk {
+    /// The digests its buckets hold (those of the cache read); the event's unit is set to an
+    /// empty digest so that its bucket is written again.
+    pub digests: Digests,
+    /// The head's bucket hashes.
+    pub buckets: Vec<String>,
 }
 
 /// What the quick path found: the event changes nothing.
@@ -81,7 +95,11 @@ pub struct Fallback {
 
 /// Digest of a raw relation value as the index and the cache keep it.
 pub fn digest(raw: &str) -> String {
-    fnv1a(&[raw.as_bytes()])
+    digest_bytes(raw.as_bytes())
+}
+
+fn digest_bytes(raw: &[u8]) -> String {
+    fnv1a(&[raw])
 }
 
 /// The digest of a cached `partition` (empty when there is none).
@@ -183,7 +201,7 @@ pub fn unchanged<B: ModelBackend>(
     };
     match &r.remote_unit {
         Some(unit) => {
-            let Some(known) = lookup(host, &key, unit) else {
+            let Some(known) = lookup(host, &head, &key, unit) else {
                 return Ok(Err(Fallback::default()));
             };
             let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
@@ -212,9 +230,14 @@ pub fn unchanged<B: ModelBackend>(
     }
 }
 
-/// The digest a bucket file records for a unit.
-fn lookup(host: &Host<'_>, relation: &str, unit: &str) -> Option<String> {
-    let raw = host.read(&bucket_path(bucket_of(relation, unit))).ok()??;
+/// The digest a bucket file records for a unit, when the bucket is the one `head` lists.
+fn lookup(host: &Host<'_>, head: &Head, relation: &str, unit: &str) -> Option<String> {
+    let bucket = bucket_of(relation, unit);
+    let raw = host.read(&bucket_path(bucket)).ok()??;
+    let expected = head.buckets.get(usize::try_from(bucket).ok()?)?;
+    if digest_bytes(&raw) != *expected {
+        return None;
+    }
     let text = std::str::from_utf8(&raw).ok()?;
     let mut lines = text.lines();
     if lines.next()? != BUCKET_MAGIC {
@@ -241,8 +264,12 @@ pub struct IndexWrite {
 /// Plans the index for the cache a hook persists: `before` is the digests of the index on
 /// disk when it was trusted (its head matched the cache read), `None` to rewrite it in full.
 /// `cache_hash` is the hash of the cache file as it will be after the hook. Pure.
-pub fn plan_index(before: Option<&Digests>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
+pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
     let after = digests(cache);
+    let old_hashes = before
+        .map(|b| b.buckets.clone())
+        .filter(|b| b.len() as u64 == BUCKETS);
+    let before = before.map(|b| &b.digests).filter(|_| old_hashes.is_some());
     let touched: BTreeSet<u64> = match before {
         None => (0..BUCKETS).collect(),
         Some(before) => {
@@ -269,20 +296,24 @@ pub fn plan_index(before: Option<&Digests>, cache: &Cache, cache_hash: Option<&s
             text.push_str(&format!("{rel}\t{unit}\t{d}\n"));
         }
     }
-    let buckets = contents
-        .into_iter()
-        .map(|(b, text)| (bucket_path(b), text.into_bytes()))
-        .collect();
+    let mut hashes = old_hashes.unwrap_or_else(|| vec![String::new(); BUCKETS as usize]);
+    let mut buckets = Vec::new();
+    for (b, text) in contents {
+        if let Some(h) = usize::try_from(b).ok().and_then(|i| hashes.get_mut(i)) {
+            *h = digest_bytes(text.as_bytes());
+        }
+        buckets.push((bucket_path(b), text.into_bytes()));
+    }
     IndexWrite {
         full: before.is_none(),
         buckets,
-        head: head_for(cache, cache_hash),
+        head: head_for(cache, cache_hash, hashes),
     }
 }
 
 /// The head for a cache, when the quick path may use it: a status and a published key secret
 /// are known and no reload waits.
-fn head_for(cache: &Cache, cache_hash: Option<&str>) -> Option<Head> {
+fn head_for(cache: &Cache, cache_hash: Option<&str>, buckets: Vec<String>) -> Option<Head> {
     if cache.reload_deferred {
         return None;
     }
@@ -305,7 +336,31 @@ fn head_for(cache: &Cache, cache_hash: Option<&str>) -> Option<Head> {
             .iter()
             .map(|(k, r)| (k.clone(), partition_digest(r.partition.as_deref())))
             .collect(),
+        buckets,
     })
+}
+
+/// Writes an index file atomically (a temp file renamed over it), mode 0600, without `fsync`:
+/// after a crash a file may be older or empty, which the head's hashes reveal (the cache file's
+/// first line for the head, the head's bucket hashes for a bucket), so the quick path is then
+/// simply not taken. Saves 2 `fsync`s per changed event and 128 per full rebuild.
+fn write_unsynced(host: &Host<'_>, host_path: &str, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let path = host.path(host_path);
+    let dir = path.parent().ok_or("no parent directory")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".index.")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    tmp.write_all(bytes)
+        .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
+    tmp.persist(&path)
+        .map_err(|e| format!("{}: {}", path.display(), e.error))?;
+    Ok(())
 }
 
 /// Turns the quick path off before a hook writes anything (a hook that fails half-way then
@@ -334,13 +389,11 @@ pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
             }
         }
         for (path, bytes) in &index.buckets {
-            host.write(path, bytes, 0o600, Some(Owner::ROOT))
-                .map_err(|e| e.to_string())?;
+            write_unsynced(host, path, bytes)?;
         }
         if let (Some(head), true) = (&index.head, quick_ok) {
             let bytes = serde_json::to_vec(head).map_err(|e| e.to_string())?;
-            host.write(HEAD_PATH, &bytes, 0o600, Some(Owner::ROOT))
-                .map_err(|e| e.to_string())?;
+            write_unsynced(host, HEAD_PATH, &bytes)?;
         }
         Ok(())
     })();

@@ -8,7 +8,7 @@
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
 use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
 use super::desired::Settings;
-use super::index::{self, Digests, Unchanged};
+use super::index::{self, Unchanged};
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::CharmError;
@@ -78,7 +78,7 @@ pub struct Observed {
     pub quick: bool,
     /// The digests the quick index on disk holds, when it matched the cache read (the hook
     /// then rewrites only the buckets it changes); `None`: it is rewritten in full.
-    pub index_before: Option<Digests>,
+    pub index_before: Option<index::OnDisk>,
 }
 
 impl Observed {
@@ -262,17 +262,22 @@ pub fn observe<B: SecretBackend>(
         (Ok(c), Some(why)) => (c, Some(why.to_string())),
         (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
     };
-    let head_hash = index::read_head(host).map(|h| h.cache_hash);
-    let mut index_before = match (&cache_file, &rebuild) {
-        (Some(raw), None) if head_hash.is_some() && index::header_hash(raw) == head_hash => {
-            Some(index::digests(&cache))
+    let head = index::read_head(host);
+    let mut index_before = match (&cache_file, &rebuild, head) {
+        (Some(raw), None, Some(head))
+            if index::header_hash(raw).as_deref() == Some(head.cache_hash.as_str()) =>
+        {
+            Some(index::OnDisk {
+                digests: index::digests(&cache),
+                buckets: head.buckets,
+            })
         }
         _ => None,
     };
     if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
         // the event's unit took the full path: its bucket is written again (a bucket that was
-        // missing or wrong is repaired; identical bytes are not rewritten)
-        before.insert(unit, String::new());
+        // missing or wrong is repaired)
+        before.digests.insert(unit, String::new());
     }
     let before = event_record(ctx, &cache);
     if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched)? {
