@@ -55,7 +55,11 @@ fn settled() -> (State, RelationId) {
     )
     .unwrap();
     assert!(
-        out.status.as_ref().unwrap().message.starts_with("2000 nodes"),
+        out.status
+            .as_ref()
+            .unwrap()
+            .message
+            .starts_with("2000 nodes"),
         "{:?}",
         out.status
     );
@@ -69,7 +73,11 @@ fn set_node(state: &mut State, unit: &str, raw: &str) {
 }
 
 fn buckets(state: &State) -> usize {
-    state.files.keys().filter(|p| p.starts_with(BUCKETS)).count()
+    state
+        .files
+        .keys()
+        .filter(|p| p.starts_with(BUCKETS))
+        .count()
 }
 
 fn relation_gets(state: &State) -> usize {
@@ -79,7 +87,10 @@ fn relation_gets(state: &State) -> usize {
 #[test]
 fn an_unchanged_event_reads_neither_the_cache_body_nor_config() {
     let (settled, rel) = settled();
-    assert!(settled.files.contains_key(HEAD), "the index head is written");
+    assert!(
+        settled.files.contains_key(HEAD),
+        "the index head is written"
+    );
     assert_eq!(buckets(&settled), 128);
     // The cache's body is replaced by garbage, its first line (with the hash) kept: a hook that
     // read the body would find the hash wrong and rebuild the cache from every unit's bag.
@@ -96,7 +107,10 @@ fn an_unchanged_event_reads_neither_the_cache_body_nor_config() {
     )
     .unwrap();
     assert_eq!(out.calls, ["is-leader", "relation-get", "status-set"]);
-    assert_eq!(out.files[CACHE], garbage, "the cache was neither read nor rewritten");
+    assert_eq!(
+        out.files[CACHE], garbage,
+        "the cache was neither read nor rewritten"
+    );
     assert_eq!(out.status, settled.status, "the cached status again");
     assert_eq!(out.files[SLURM_CONF], settled.files[SLURM_CONF]);
     // The same tampered state without the index head: the body is read, found corrupt, and the
@@ -121,8 +135,17 @@ fn a_changed_record_takes_the_full_path_even_when_changed_back() {
     set_node(&mut state, "compute/7", &node_json("c7", 8));
     let out = run(CharmKind::Slurmctld, event(), &state).unwrap();
     assert!(out.text(SLURM_CONF).contains("NodeName=c7 CPUs=8 "));
-    assert!(out.calls.contains(&"config-get".to_string()), "{:?}", out.calls);
-    assert_eq!(relation_gets(&out), 1, "the bag is read once: {:?}", out.calls);
+    assert!(
+        out.calls.contains(&"config-get".to_string()),
+        "{:?}",
+        out.calls
+    );
+    assert_eq!(
+        relation_gets(&out),
+        1,
+        "the bag is read once: {:?}",
+        out.calls
+    );
     // The same data again: quick.
     let again = run(CharmKind::Slurmctld, event(), &out).unwrap();
     assert_eq!(again.calls.len(), 3, "{:?}", again.calls);
@@ -148,7 +171,13 @@ fn a_departed_unit_that_returns_with_the_same_data_is_enlisted_again() {
         departing_unit: Some("compute/5".into()),
     });
     let out = run(CharmKind::Slurmctld, departed, &state).unwrap();
-    assert!(out.status.as_ref().unwrap().message.starts_with("1999 nodes"));
+    assert!(
+        out.status
+            .as_ref()
+            .unwrap()
+            .message
+            .starts_with("1999 nodes")
+    );
     let mut back = out.clone();
     back.relations[0].departed_units.clear();
     back.relations[0]
@@ -161,7 +190,11 @@ fn a_departed_unit_that_returns_with_the_same_data_is_enlisted_again() {
     )
     .unwrap();
     assert!(
-        back.status.as_ref().unwrap().message.starts_with("2000 nodes"),
+        back.status
+            .as_ref()
+            .unwrap()
+            .message
+            .starts_with("2000 nodes"),
         "{:?}",
         back.status
     );
@@ -184,7 +217,11 @@ fn a_missing_or_wrong_bucket_falls_back_and_is_repaired() {
             .insert(p.clone(), b"slurmctld-relation-index 1\n".to_vec());
     }
     let out = run(CharmKind::Slurmctld, event("compute/42"), &state).unwrap();
-    assert!(out.calls.contains(&"config-get".to_string()), "{:?}", out.calls);
+    assert!(
+        out.calls.contains(&"config-get".to_string()),
+        "{:?}",
+        out.calls
+    );
     assert_eq!(out.files[SLURM_CONF], state.files[SLURM_CONF]);
     let again = run(CharmKind::Slurmctld, event("compute/42"), &out).unwrap();
     assert_eq!(again.calls.len(), 3, "repaired: {:?}", again.calls);
@@ -192,11 +229,16 @@ fn a_missing_or_wrong_bucket_falls_back_and_is_repaired() {
     let mut stale = again.clone();
     let head = String::from_utf8(stale.files[HEAD].clone()).unwrap();
     let hash = head.split("\"cache_hash\":\"").nth(1).unwrap()[..16].to_string();
-    stale
-        .files
-        .insert(HEAD.into(), head.replace(&hash, "0000000000000000").into_bytes());
+    stale.files.insert(
+        HEAD.into(),
+        head.replace(&hash, "0000000000000000").into_bytes(),
+    );
     let full = run(CharmKind::Slurmctld, event("compute/42"), &stale).unwrap();
-    assert!(full.calls.contains(&"config-get".to_string()), "{:?}", full.calls);
+    assert!(
+        full.calls.contains(&"config-get".to_string()),
+        "{:?}",
+        full.calls
+    );
 }
 
 #[test]
@@ -221,6 +263,10 @@ fn a_bucket_older_than_its_head_is_not_trusted() {
     // the old bucket records the old value: the event bringing it back must render it
     set_node(&mut crashed, "compute/7", &node_json("c7", 4));
     let out = run(CharmKind::Slurmctld, event(), &crashed).unwrap();
-    assert!(out.calls.contains(&"config-get".to_string()), "{:?}", out.calls);
+    assert!(
+        out.calls.contains(&"config-get".to_string()),
+        "{:?}",
+        out.calls
+    );
     assert_eq!(out.text(SLURM_CONF), before.text(SLURM_CONF));
 }

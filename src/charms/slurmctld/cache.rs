@@ -352,10 +352,7 @@ mod tests {
                 .to_string()
                 .contains("version 1")
         );
-        let old = raw.replace(
-            &format!("\"version\":{CACHE_VERSION}"),
-            "\"version\":1",
-        );
+        let old = raw.replace(&format!("\"version\":{CACHE_VERSION}"), "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()

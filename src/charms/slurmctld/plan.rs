@@ -5,9 +5,9 @@
 
 use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
 use super::cache::{Cache, fnv1a};
-use super::index::{IndexWrite, header_hash, plan_index};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
+use super::index::{IndexWrite, header_hash, plan_index};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::host::Owner;
@@ -329,7 +329,11 @@ fn index_for(obs: &Observed, cache: &Cache, written: Option<&[u8]>) -> Option<In
         return None;
     }
     let hash = written.or(obs.cache_file.as_deref()).and_then(header_hash);
-    Some(plan_index(obs.index_before.as_ref(), cache, hash.as_deref()))
+    Some(plan_index(
+        obs.index_before.as_ref(),
+        cache,
+        hash.as_deref(),
+    ))
 }
 
 /// The status while slurmctld refuses the files the inputs render to.
