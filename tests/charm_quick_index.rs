@@ -15,8 +15,8 @@ use slurm_charms::charms::{CharmKind, CmdOutput};
 const N: usize = 2000;
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 const CACHE: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
-const HEAD: &str = "/var/lib/slurm-charms/slurmctld/relation-index/head.json";
-const BUCKETS: &str = "/var/lib/slurm-charms/slurmctld/relation-index/b/";
+const HEAD: &str = "/var/cache/slurm-charms/slurmctld/relation-index/head.json";
+const BUCKETS: &str = "/var/cache/slurm-charms/slurmctld/relation-index/b/";
 
 fn node_json(name: &str, cpus: u32) -> String {
     format!(

@@ -3,7 +3,9 @@
 //! number of related units (issue 13: an unchanged event must not read, hash or parse the whole
 //! relation cache, 0.65 MB at 10,000 units).
 //!
-//! **Where:** `<root>/var/lib/slurm-charms/slurmctld/relation-index/`:
+//! **Where:** `<root>/var/cache/slurm-charms/slurmctld/relation-index/` (`/var/cache`: it can be
+//! regenerated at any time from the relation cache; kept apart from the state directory, so the
+//! index never competes with the applied record for space there):
 //!
 //! * `head.json`: the hash of the relation cache it was written for (the cache file's first
 //!   line, [`super::cache`]), the status the last hook set, the key secret published, and per
@@ -32,11 +34,11 @@ use std::hash::Hasher;
 use std::io::{BufRead, Read};
 
 /// Directory of the index.
-pub const INDEX_DIR: &str = "/var/lib/slurm-charms/slurmctld/relation-index";
+pub const INDEX_DIR: &str = "/var/cache/slurm-charms/slurmctld/relation-index";
 /// The head file.
-pub const HEAD_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-index/head.json";
+pub const HEAD_PATH: &str = "/var/cache/slurm-charms/slurmctld/relation-index/head.json";
 /// Directory of the bucket files.
-pub const BUCKET_DIR: &str = "/var/lib/slurm-charms/slurmctld/relation-index/b";
+pub const BUCKET_DIR: &str = "/var/cache/slurm-charms/slurmctld/relation-index/b";
 /// Number of bucket files (a power of two; changing it changes [`INDEX_VERSION`]).
 pub const BUCKETS: u64 = 128;
 /// Format version of the head and buckets.
