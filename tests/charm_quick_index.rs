@@ -270,3 +270,51 @@ fn a_bucket_older_than_its_head_is_not_trusted() {
     );
     assert_eq!(out.text(SLURM_CONF), before.text(SLURM_CONF));
 }
+
+#[test]
+fn a_file_where_the_index_belongs_is_replaced_and_never_fails_the_hook() {
+    let (settled, rel) = settled();
+    let event = || changed(&rel, "compute", Some("compute/3"));
+    for junk in [
+        "/var/cache/slurm-charms/slurmctld/relation-index",
+        "/var/cache/slurm-charms/slurmctld/relation-index/b",
+    ] {
+        let mut state = settled.clone();
+        state
+            .files
+            .retain(|p, _| !p.starts_with("/var/cache/slurm-charms/"));
+        state.files.insert(junk.into(), b"junk".to_vec());
+        let out = run(CharmKind::Slurmctld, event(), &state).unwrap();
+        assert_eq!(out.status, settled.status);
+        assert!(
+            out.files.contains_key(HEAD),
+            "{junk}: the index is written again"
+        );
+        assert_eq!(buckets(&out), 128, "{junk}");
+        let again = run(CharmKind::Slurmctld, event(), &out).unwrap();
+        assert_eq!(
+            again.calls.len(),
+            3,
+            "{junk}: quick again: {:?}",
+            again.calls
+        );
+    }
+    // an index that cannot be written at all (its parent is a file) leaves the quick path off,
+    // and the hook succeeds
+    let mut state = settled.clone();
+    state
+        .files
+        .retain(|p, _| !p.starts_with("/var/cache/slurm-charms/"));
+    state
+        .files
+        .insert("/var/cache/slurm-charms".into(), b"junk".to_vec());
+    let out = run(CharmKind::Slurmctld, event(), &state).unwrap();
+    assert_eq!(out.status, settled.status);
+    assert!(!out.files.contains_key(HEAD));
+    let again = run(CharmKind::Slurmctld, event(), &out).unwrap();
+    assert!(
+        again.calls.contains(&"config-get".to_string()),
+        "{:?}",
+        again.calls
+    );
+}

@@ -365,11 +365,35 @@ fn write_unsynced(host: &Host<'_>, host_path: &str, bytes: &[u8]) -> Result<(), 
     Ok(())
 }
 
+/// Removes whatever is at `path` (a directory with its content, or a file); absent is fine.
+fn clear(path: &std::path::Path) -> Result<(), String> {
+    let removed = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => Err(e),
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+    };
+    removed.map_err(|e| format!("cannot clear {}: {e}", path.display()))
+}
+
 /// Turns the quick path off before a hook writes anything (a hook that fails half-way then
 /// leaves no head behind). A head that cannot be removed fails the hook: a stale one could
 /// skip a change.
 pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError> {
-    host.remove(HEAD_PATH)
+    let path = host.path(HEAD_PATH);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        // no head can be there: absent, or a file where a directory of the index belongs
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(())
+        }
+        Err(source) => Err(crate::charms::host::HostError::Write { path, source }),
+    }
 }
 
 /// Writes the planned index: buckets, then the head (only when `quick_ok`: slurmctld did not
@@ -378,17 +402,12 @@ pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError>
 pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
     let result = (|| -> Result<(), String> {
         if index.full {
-            let dir = host.path(BUCKET_DIR);
-            match std::fs::remove_dir_all(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot clear {}: {e}", dir.display())),
-            }
             // a non-directory where the index directory belongs is replaced
             let top = host.path(INDEX_DIR);
-            if top.exists() && !top.is_dir() {
-                std::fs::remove_file(&top).map_err(|e| e.to_string())?;
+            if std::fs::symlink_metadata(&top).is_ok_and(|m| !m.is_dir()) {
+                clear(&top)?;
             }
+            clear(&host.path(BUCKET_DIR))?;
         }
         for (path, bytes) in &index.buckets {
             write_unsynced(host, path, bytes)?;

@@ -52,10 +52,8 @@ fn main() -> ExitCode {
         ("systemctl", "stop") => {
             let _ = std::fs::remove_file(root.join(format!("running-{unit}")));
         }
-        ("systemctl", "is-active") => {
-            if !root.join(format!("running-{unit}")).exists() {
-                return ExitCode::from(3);
-            }
+        ("systemctl", "is-active") if !root.join(format!("running-{unit}")).exists() => {
+            return ExitCode::from(3);
         }
         _ => {}
     }
