@@ -41,6 +41,8 @@ pub struct State {
     pub action_results: BTreeMap<String, String>,
     /// Out: the `action-fail` message.
     pub action_failure: Option<String>,
+    /// Out: the hook tools the hook called, in order.
+    pub calls: Vec<String>,
 }
 
 impl State {
@@ -112,6 +114,7 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
         commands_run: runner.lines(),
         action_results: backend.action_results(),
         action_failure: backend.action_failure(),
+        calls: backend.calls(),
     })
 }
 

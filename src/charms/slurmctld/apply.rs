@@ -192,6 +192,17 @@ pub fn persist(host: &Host<'_>, plan: &ControllerPlan, refused: bool) -> Result<
         }
         host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
     }
+    if let Some(index) = &plan.index {
+        // the quick path stays off while slurmctld refuses the files (the status is the
+        // refusal's, not the cached one)
+        let refused_before = host
+            .read(super::accepted::APPLIED_PATH)
+            .ok()
+            .flatten()
+            .and_then(|raw| super::accepted::AppliedRecord::from_bytes(&raw))
+            .is_some_and(|r| r.refused.is_some());
+        super::index::write(host, index, !refused_before && !refused);
+    }
     if let Some(version) = &plan.version {
         write(host, version)?;
     }

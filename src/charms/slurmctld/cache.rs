@@ -33,7 +33,7 @@ use std::hash::Hasher;
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 4;
+pub const CACHE_VERSION: u32 = 5;
 
 /// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
@@ -100,6 +100,10 @@ pub struct CachedNode {
     /// Why the record was left out (parse or validation error).
     #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
+    /// FNV-1a of the raw `node` value this entry was made from: what the quick index
+    /// ([`super::index`]) compares an event's bag with.
+    #[serde(rename = "d", default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
 }
 
 /// What slurmctld was last brought in line with.
@@ -206,10 +210,12 @@ impl Cache {
     /// runs the renderer's per-node checks, so an accepted record always renders) and records
     /// its shape. A record that fails is kept as rejected, with the reason, for this unit alone.
     pub fn ingest_node(&mut self, raw: &str) -> CachedNode {
+        let digest = super::index::digest(raw);
         match self.try_ingest(raw) {
-            Ok(node) => node,
+            Ok(node) => CachedNode { digest, ..node },
             Err(why) => CachedNode {
                 rejected: Some(bounded(why)),
+                digest,
                 ..CachedNode::default()
             },
         }
@@ -245,6 +251,7 @@ impl Cache {
             new_node: record.new_node(),
             shape: key,
             rejected: None,
+            digest: String::new(),
         })
     }
 
@@ -345,7 +352,7 @@ mod tests {
                 .to_string()
                 .contains("version 1")
         );
-        let old = raw.replace("\"version\":4", "\"version\":1");
+        let old = raw.replace(&format!("\"version\":{CACHE_VERSION}"), "\"version\":1");
         assert!(
             Cache::from_bytes(old.as_bytes())
                 .unwrap_err()

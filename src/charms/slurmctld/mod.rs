@@ -15,6 +15,7 @@ pub mod apply;
 pub mod cache;
 pub mod decide;
 pub mod desired;
+pub mod index;
 pub mod observe;
 pub mod owners;
 pub mod plan;
@@ -68,6 +69,10 @@ pub fn handle<B: SecretBackend>(
         None => apply::create_key_secret(backend, &key)?,
     };
     let plan = plan::plan(&obs, &key, &key_secret);
+    if !obs.quick {
+        // a hook that fails from here on leaves the quick path off
+        index::invalidate(host)?;
+    }
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;

@@ -8,6 +8,7 @@
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
 use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
 use super::desired::Settings;
+use super::index::{self, Unchanged};
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::error::CharmError;
@@ -23,7 +24,7 @@ use crate::interface::{
     CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT, VERDICTS_KEY,
 };
 use crate::slurm::SlurmVersion;
-use juju_runtime::{BagOwner, ModelBackend, RelationId, SecretBackend};
+use juju_runtime::{Bag, BagOwner, ModelBackend, RelationId, SecretBackend};
 use juju_runtime::{Event, HookContext, RelationEvent};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
 use std::collections::BTreeMap;
@@ -72,6 +73,48 @@ pub struct Observed {
     /// Related slurmd units goal-state expects, and which of them are not in the cache yet
     /// (asked only on relation-joined/changed, see [`enlisting`]).
     pub enlisting: Option<Enlisting>,
+    /// The quick index ([`super::index`]) showed the event changes nothing: neither the cache
+    /// nor config was read, and nothing but the status is written.
+    pub quick: bool,
+    /// The digests the quick index on disk holds, when it matched the cache read (the hook
+    /// then rewrites only the buckets it changes); `None`: it is rewritten in full.
+    pub index_before: Option<index::OnDisk>,
+}
+
+impl Observed {
+    /// What the quick path observed: the status and key secret to use again, nothing else.
+    fn quick(hit: Unchanged) -> Self {
+        Observed {
+            settings: Settings {
+                cluster_name: String::new(),
+                default_partition: String::new(),
+                slurm_conf_parameters: String::new(),
+                hostname: String::new(),
+                auth: AuthKind::Munge,
+            },
+            cache: Cache {
+                status: Some(hit.status),
+                ..Cache::default()
+            },
+            rebuilt: None,
+            cache_file: None,
+            munge_key_on_disk: None,
+            key_secret: Some(hit.key_secret),
+            secret_key: None,
+            auth_refused: None,
+            slurm_key_on_disk: None,
+            fresh_munge_key: Vec::new(),
+            files_on_disk: BTreeMap::new(),
+            slurm_version: None,
+            slurm_version_fresh: false,
+            applied_record: None,
+            accepted_files: Vec::new(),
+            unchanged: true,
+            enlisting: None,
+            quick: true,
+            index_before: None,
+        }
+    }
 }
 
 /// Units of an enlistment batch (`add-unit -n N`) that Juju lists in goal-state but that have
@@ -178,6 +221,11 @@ pub fn observe<B: SecretBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<Observed, CharmError> {
+    // An event whose data equals the cached record reads O(1) data (no config, no cache body).
+    let prefetched = match index::unchanged(ctx, backend, host, CACHE_PATH)? {
+        Ok(hit) => return Ok(Observed::quick(hit)),
+        Err(fallback) => fallback.bag,
+    };
     let config = backend.config_get()?;
     let (slurm_version, slurm_version_fresh) = slurm_version(ctx, host)?;
     let mut cluster_name = config_str(&config, "cluster-name");
@@ -214,9 +262,27 @@ pub fn observe<B: SecretBackend>(
         (Ok(c), Some(why)) => (c, Some(why.to_string())),
         (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
     };
+    let head = index::read_head(host);
+    let mut index_before = match (&cache_file, &rebuild, head) {
+        (Some(raw), None, Some(head))
+            if index::header_hash(raw).as_deref() == Some(head.cache_hash.as_str()) =>
+        {
+            Some(index::OnDisk {
+                digests: index::digests(&cache),
+                buckets: head.buckets,
+            })
+        }
+        _ => None,
+    };
+    if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
+        // the event's unit took the full path: its bucket is written again (a bucket that was
+        // missing or wrong is repaired)
+        before.digests.insert(unit, String::new());
+    }
     let before = event_record(ctx, &cache);
-    if rebuild.is_none() && !update_for_event(ctx, backend, &mut cache)? {
+    if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched)? {
         rebuild = Some("event for a relation the cache does not know".into());
+        index_before = None;
     }
     let applied_record = host
         .read(APPLIED_PATH)
@@ -253,6 +319,8 @@ pub fn observe<B: SecretBackend>(
             slurm_version_fresh,
             unchanged: true,
             enlisting: None,
+            quick: false,
+            index_before,
         });
     }
     if let Some(why) = &rebuild {
@@ -319,6 +387,8 @@ pub fn observe<B: SecretBackend>(
         accepted_files,
         unchanged: false,
         enlisting,
+        quick: false,
+        index_before,
     })
 }
 
@@ -394,6 +464,15 @@ fn event_record(
     Some((unit, entry.partition.clone()))
 }
 
+/// `(relation key, unit)` of a relation-joined/changed of our endpoint about a unit.
+fn event_unit(ctx: &HookContext) -> Option<(String, String)> {
+    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
+        return None;
+    };
+    let unit = r.remote_unit.clone()?;
+    (r.relation.endpoint == SLURMCTLD_ENDPOINT).then(|| (key(&r.relation), unit))
+}
+
 fn key(rel: &RelationId) -> String {
     rel.to_string()
 }
@@ -405,6 +484,21 @@ pub fn update_for_event<B: ModelBackend>(
     backend: &B,
     cache: &mut Cache,
 ) -> Result<bool, CharmError> {
+    update_with(ctx, backend, cache, None)
+}
+
+/// [`update_for_event`], given the event's bag when the quick path already read it.
+fn update_with<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    cache: &mut Cache,
+    prefetched: Option<Bag>,
+) -> Result<bool, CharmError> {
+    let mut prefetched = prefetched;
+    let mut get = |rel: &RelationId, owner: BagOwner| match prefetched.take() {
+        Some(bag) => Ok(bag),
+        None => backend.relation_get(rel, &owner),
+    };
     let ours = |r: &RelationEvent| r.relation.endpoint == SLURMCTLD_ENDPOINT;
     match &ctx.event {
         Event::RelationCreated(r) if ours(r) => {
@@ -431,7 +525,7 @@ pub fn update_for_event<B: ModelBackend>(
             }
             match &r.remote_unit {
                 Some(unit) => {
-                    let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
+                    let bag = get(&r.relation, BagOwner::Unit(unit.clone()))?;
                     let node = bag
                         .get(NODE_KEY)
                         .filter(|v| !v.is_empty())
@@ -444,8 +538,7 @@ pub fn update_for_event<B: ModelBackend>(
                     }
                 }
                 None => {
-                    let bag =
-                        backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
+                    let bag = get(&r.relation, BagOwner::App(r.remote_app.clone()))?;
                     if let Some(entry) = cache.relations.get_mut(&k) {
                         entry.partition = bag
                             .get(PARTITION_KEY)

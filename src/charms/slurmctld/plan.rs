@@ -7,6 +7,7 @@ use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
 use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
+use super::index::{IndexWrite, header_hash, plan_index};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::refusal;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -67,6 +68,8 @@ pub struct ControllerPlan {
     pub rollback: Vec<FileWrite>,
     /// What changes if slurmctld refuses the files (`None` when nothing is reloaded).
     pub on_refusal: Option<OnRefusal>,
+    /// The quick index to write after the cache (`None` on the quick path: it is current).
+    pub index: Option<IndexWrite>,
 }
 
 /// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
@@ -337,6 +340,8 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         .as_ref()
         .and_then(|r| r.refused.as_ref())
         .map(|r| on_refusal(obs, &cache, &rendered.verdicts, r));
+    let cache_bytes = persist(&cache, obs.cache_file.as_deref());
+    let index = index_for(obs, &cache, cache_bytes.as_deref());
     ControllerPlan {
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
@@ -347,7 +352,7 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         relation_data,
         warnings,
         status,
-        cache: persist(&cache, obs.cache_file.as_deref()),
+        cache: cache_bytes,
         applied_before,
         applied_after,
         refused_record,
@@ -355,6 +360,7 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         rollback,
         on_refusal,
         version: version_file(obs),
+        index,
     }
 }
 
@@ -391,6 +397,20 @@ fn on_refusal(
         verdicts: out,
         cache: persist(&refused_cache, obs.cache_file.as_deref()),
     }
+}
+
+/// The quick index for the cache this hook leaves behind: `written` is the new cache file,
+/// `None` when the one read stays.
+fn index_for(obs: &Observed, cache: &Cache, written: Option<&[u8]>) -> Option<IndexWrite> {
+    if obs.quick {
+        return None;
+    }
+    let hash = written.or(obs.cache_file.as_deref()).and_then(header_hash);
+    Some(plan_index(
+        obs.index_before.as_ref(),
+        cache,
+        hash.as_deref(),
+    ))
 }
 
 /// The status while slurmctld refuses the files the inputs render to.
@@ -442,6 +462,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         accepted: Vec::new(),
         rollback: Vec::new(),
         on_refusal: None,
+        index: index_for(obs, &obs.cache, None),
     }
 }
 

@@ -3,7 +3,10 @@
 //! shell fakes of `tests/charm_support.rs` but without spawning `mkdir`/`basename`/`echo`, so the
 //! benchmark measures the charm rather than `/bin/sh`. Under `$SLURM_CHARMS_ROOT`:
 //! `slurmd -C` prints `slurmd-C.txt` if present (else the line of an 8x H100 server named
-//! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers that `is-active` reads.
+//! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers that
+//! `is-active` reads (options such as `--no-block` are skipped: with `running---no-block`, the
+//! slurmd charm's `restart --no-block slurmd` left slurmd "inactive" and every update-status
+//! restarted it, so the steady path was never measured).
 //! Nothing is logged.
 
 use std::path::PathBuf;
@@ -19,7 +22,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = argv.collect();
     let root = PathBuf::from(std::env::var_os("SLURM_CHARMS_ROOT").unwrap_or_else(|| "/".into()));
     let a1 = args.first().map(String::as_str).unwrap_or("");
-    let a2 = args.get(1).map(String::as_str).unwrap_or("");
+    // the unit a `systemctl` verb acts on: its first argument that is not an option
+    // (`systemctl restart --no-block slurmd`)
+    let unit = args
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or("");
     match (name.as_str(), a1) {
         ("slurmd", "-C") => match std::fs::read_to_string(root.join("slurmd-C.txt")) {
             Ok(t) => print!("{t}"),
@@ -37,21 +47,13 @@ fn main() -> ExitCode {
         },
         ("slurmd" | "slurmctld", "-V") => println!("slurm-wlm 22.05.8"),
         ("systemctl", "restart" | "start") => {
-            let _ = std::fs::write(root.join(format!("running-{a2}")), "");
+            let _ = std::fs::write(root.join(format!("running-{unit}")), "");
         }
         ("systemctl", "stop") => {
-            let _ = std::fs::remove_file(root.join(format!("running-{a2}")));
+            let _ = std::fs::remove_file(root.join(format!("running-{unit}")));
         }
-        ("systemctl", "is-active") => {
-            let svc = args.get(2).map(String::as_str).unwrap_or(a2);
-            let svc = if svc == "--quiet" || svc == "-q" {
-                a2
-            } else {
-                svc
-            };
-            if !root.join(format!("running-{svc}")).exists() {
-                return ExitCode::from(3);
-            }
+        ("systemctl", "is-active") if !root.join(format!("running-{unit}")).exists() => {
+            return ExitCode::from(3);
         }
         _ => {}
     }
