@@ -618,6 +618,8 @@ fn enlist(suite: Suite, n: u32) {
                     &ctl,
                     "srun",
                     &[
+                        // a job Slurm cannot place fails after 60 s instead of waiting
+                        "--immediate=60",
                         &ask,
                         "-w",
                         host,
