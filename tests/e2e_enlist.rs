@@ -446,7 +446,7 @@ fn enlist(suite: Suite, n: u32) {
         return;
     }
     assert!(
-        n >= 2 && n < 250,
+        (2..250).contains(&n),
         "1 + {n} hosts must fit the simulator's 10.0.0.x"
     );
     let mut watch = Stopwatch::new();
