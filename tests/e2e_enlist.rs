@@ -11,7 +11,7 @@
 //! no error or warning about our files in any daemon log. Printed: wall time per phase, the
 //! counts, the resident memory of all hosts' processes.
 //!
-//! `e2e_enlist_32_hosts_22_05` runs in CI (about 70 s here, 25 s of them creating the 33 hosts);
+//! `e2e_enlist_32_hosts_22_05` runs in CI (60-95 s here, about 20 s of them creating the hosts);
 //! docs/e2e.md, "A real enlistment: 32 hosts", and docs/BENCHMARKS.md hold its figures.
 
 mod e2e;
