@@ -780,6 +780,11 @@ fn charms_drive_real_slurm(suite: Suite) {
     let provoked = [
         format!("lookup failure for node \"{}\"", machine(3).0),
         format!("Node {} has vanished from configuration", machine(3).0),
+        format!("slurmd registered on unknown node {}", machine(3).0),
+        format!(
+            "_slurm_rpc_node_registration node={}: No such file or directory",
+            machine(3).0
+        ),
         "Munge decode failed: Invalid credential".into(),
         "has authentication error".into(),
         "Protocol authentication error".into(),
