@@ -11,12 +11,18 @@
 //! no error or warning about our files in any daemon log. Printed: wall time per phase, the
 //! counts, the resident memory of all hosts' processes.
 //!
-//! `e2e_enlist_32_hosts_22_05` runs in CI (60-95 s here, about 20 s of them creating the hosts);
+//! `e2e_enlist_32_hosts_22_05` runs in CI (45-95 s here, 10-20 s of them creating the hosts);
 //! docs/e2e.md, "A real enlistment: 32 hosts", and docs/BENCHMARKS.md hold its figures.
 
 mod e2e;
+#[path = "e2e/enlist_gpus.rs"]
+mod enlist_gpus;
+#[path = "e2e/enlist_measure.rs"]
+mod enlist_measure;
 
 use e2e::{Cluster, Stopwatch, Suite, env_var};
+use enlist_gpus::{LAYOUTS, install_gpus, layout, whole_gpus_by_type};
+use enlist_measure::{Reloads, RssSampler};
 use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,36 +36,6 @@ const IDLE_WAIT: Duration = Duration::from_secs(120);
 /// Hooks the simulator runs at once on different units (Juju runs every machine's agent in
 /// parallel; 4 keeps this 2-CPU machine responsive).
 const PARALLEL_HOOKS: usize = 4;
-
-/// The GPU layouts, assigned round-robin to the slurmd hosts: the fake NVML's fixture
-/// (`tests/fixtures/gpu/<name>.json`, `None` = no GPUs) and the `Gres=` Slurm must show for it.
-const LAYOUTS: &[(Option<&str>, &[&str])] = &[
-    (None, &[]),
-    (Some("single_l4"), &["gpu:nvidia_l4:1"]),
-    (Some("two_t4"), &["gpu:tesla_t4:2"]),
-    (
-        Some("a100_sxm4_4x_nvlink"),
-        &["gpu:nvidia_a100-sxm4-40gb:4"],
-    ),
-    (
-        Some("h100_sxm_8x_nvswitch"),
-        &["gpu:nvidia_h100_80gb_hbm3:8"],
-    ),
-    (
-        Some("interleaved_models_shuffled_minors"),
-        &["gpu:nvidia_a100_80gb_pcie:3", "gpu:nvidia_l4:3"],
-    ),
-    (
-        Some("a100_mig"),
-        &[
-            "gpu:nvidia_a100-sxm4-40gb:1",
-            "gpu:nvidia_a100_3g.20gb:1",
-            "gpu:nvidia_a100_2g.10gb:1",
-            "gpu:nvidia_a100_1g.5gb:2",
-        ],
-    ),
-    (Some("mixed"), &["gpu:tesla_t4:2", "gpu:nvidia_l40s:2"]),
-];
 
 #[test]
 fn e2e_enlist_32_hosts_22_05() {
@@ -121,104 +97,6 @@ fn charm_dir(work: &Path, name: &str) -> PathBuf {
     std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
     dir
-}
-
-/// CPU ids of this machine (GPU affinity must name CPUs slurmd has, or it refuses `Cores=`).
-fn cpus() -> Vec<u32> {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    (0..n).collect()
-}
-
-/// One slurmd host's GPUs: the fake NVML's JSON and what Slurm must show.
-struct Gpus {
-    config: Value,
-    gres: BTreeSet<String>,
-}
-
-/// Layout `i` (round-robin), with every GPU's CPU affinity set to this machine's CPUs.
-fn layout(i: usize) -> Gpus {
-    let (fixture, gres) = LAYOUTS[i % LAYOUTS.len()];
-    let mut config = match fixture {
-        None => json!({"devices": []}),
-        Some(name) => {
-            let p = e2e::repo_root()
-                .join("tests/fixtures/gpu")
-                .join(format!("{name}.json"));
-            let text =
-                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        }
-    };
-    for d in config["devices"].as_array_mut().unwrap() {
-        d["cpu_affinity"] = json!(cpus());
-    }
-    Gpus {
-        config,
-        gres: gres.iter().map(|s| s.to_string()).collect(),
-    }
-}
-
-/// `/proc/driver/nvidia-caps/mig-minors` as the driver writes it for `gpus` GPUs (the same
-/// numbering as tests/fixtures/gpu/support.rs): 15 GPU instances of 9 minors per GPU.
-fn mig_minors_text(gpus: u32) -> String {
-    let mut s = String::from("config 1\nmonitor 2\n");
-    for g in 0..gpus {
-        for gi in 0..15 {
-            let base = 3 + g * 135 + gi * 9;
-            s.push_str(&format!("gpu{g}/gi{gi}/access {base}\n"));
-            for ci in 0..8 {
-                s.push_str(&format!("gpu{g}/gi{gi}/ci{ci}/access {}\n", base + 1 + ci));
-            }
-        }
-    }
-    s
-}
-
-/// What the driver would create for `config`: `/dev/nvidiaN` per GPU and, for MIG instances,
-/// `/dev/nvidia-caps/nvidia-capN` of the GPU instance and compute instance, plus the
-/// mig-minors table the charm reads.
-fn install_gpus(cluster: &Cluster, host: &str, config: &Value) {
-    let devices = config["devices"].as_array().unwrap();
-    let minors: Vec<u32> = devices
-        .iter()
-        .map(|d| d["minor"].as_u64().unwrap() as u32)
-        .collect();
-    cluster.add_gpus(host, &minors);
-    let mut caps = Vec::new();
-    for d in devices {
-        let g = d["minor"].as_u64().unwrap() as u32;
-        for inst in d["mig"]["instances"].as_array().into_iter().flatten() {
-            let gi = inst["gpu_instance_id"].as_u64().unwrap() as u32;
-            let ci = inst["compute_instance_id"].as_u64().unwrap_or(0) as u32;
-            let gi_minor = 3 + g * 135 + gi * 9;
-            caps.push(gi_minor);
-            caps.push(gi_minor + 1 + ci);
-        }
-    }
-    if caps.is_empty() {
-        return;
-    }
-    let gpus = minors.iter().max().map_or(0, |m| m + 1);
-    cluster.write(
-        host,
-        "proc/driver/nvidia-caps/mig-minors",
-        mig_minors_text(gpus).as_bytes(),
-    );
-    let dir = cluster.root(host).join("dev/nvidia-caps");
-    std::fs::create_dir_all(&dir).unwrap();
-    for c in caps {
-        let p = dir.join(format!("nvidia-cap{c}"));
-        if p.exists() {
-            continue;
-        }
-        let st = std::process::Command::new("mknod")
-            .args(["-m", "0444"])
-            .arg(&p)
-            .args(["c", "511", &c.to_string()])
-            .status()
-            .expect("mknod");
-        assert!(st.success(), "mknod {}", p.display());
-    }
 }
 
 /// Every node of `scontrol show node -o`: name -> (State, Gres without socket annotations as
@@ -316,126 +194,6 @@ fn wait_all_idle(
             }
         }
         std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-/// Lines of a file under a host's root (none when the file is missing).
-fn log_lines(cluster: &Cluster, host: &str, rel: &str) -> Vec<String> {
-    std::fs::read_to_string(cluster.root(host).join(rel))
-        .map(|t| t.lines().map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
-/// slurmctld restarts and reconfigures so far, counted by independent witnesses: restarts in
-/// the systemctl stand-in's log; `scontrol reconfigure` runs in the controller's juju-log lines
-/// (a restart is followed by one too), and on 22.05 also in slurmctld's own log (23.11+
-/// re-executes slurmctld on reconfigure and words it differently).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Reloads {
-    restarts: usize,
-    reconfigures: usize,
-    /// `_slurm_rpc_reconfigure_controller: completed` lines in slurmctld.log.
-    slurmctld_reconfigures: usize,
-}
-
-impl Reloads {
-    fn read(cluster: &Cluster, sim: &Simulator, ctl: &str) -> Reloads {
-        let restarts = log_lines(cluster, ctl, "var/log/e2e-systemctl.log")
-            .iter()
-            .filter(|l| l.ends_with("systemctl restart slurmctld"))
-            .count();
-        let reconfigures = sim
-            .records()
-            .iter()
-            .filter(|r| r.unit == "slurmctld/0")
-            .flat_map(|r| &r.calls)
-            .filter(|c| c.tool == "juju-log")
-            .filter(|c| {
-                c.args.iter().any(|a| {
-                    a.contains("changed: scontrol reconfigure")
-                        || a.contains("restarting slurmctld, then reconfigure")
-                })
-            })
-            .count();
-        let slurmctld_reconfigures = log_lines(cluster, ctl, "var/log/slurm/slurmctld.log")
-            .iter()
-            .filter(|l| l.contains("_slurm_rpc_reconfigure_controller: completed"))
-            .count();
-        Reloads {
-            restarts,
-            reconfigures,
-            slurmctld_reconfigures,
-        }
-    }
-
-    fn since(self, before: Reloads) -> Reloads {
-        Reloads {
-            restarts: self.restarts - before.restarts,
-            reconfigures: self.reconfigures - before.reconfigures,
-            slurmctld_reconfigures: self.slurmctld_reconfigures - before.slurmctld_reconfigures,
-        }
-    }
-}
-
-/// Sum of VmRSS (KiB) of every process in the PID namespaces `ns` (`/proc/PID/ns/pid` link
-/// targets of the hosts): daemons, and whatever runs there right now.
-fn rss_kib(ns: &[PathBuf]) -> u64 {
-    ns.iter()
-        .flat_map(|n| e2e::processes_in_pid_ns(n))
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| {
-                    v.split_whitespace()
-                        .next()
-                        .and_then(|n| n.parse::<u64>().ok())
-                })
-        })
-        .sum()
-}
-
-/// Samples [`rss_kib`] every 500 ms on a thread until dropped; `peak()` is the largest sample.
-struct RssSampler {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<u64>>,
-}
-
-impl RssSampler {
-    fn start(cluster: &Cluster) -> RssSampler {
-        let ns: Vec<PathBuf> = cluster
-            .hosts()
-            .iter()
-            .filter_map(|h| std::fs::read_link(format!("/proc/{}/ns/pid", h.pid)).ok())
-            .collect();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut peak = 0;
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(rss_kib(&ns));
-                std::thread::sleep(Duration::from_millis(500));
-            }
-            peak.max(rss_kib(&ns))
-        });
-        RssSampler {
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    /// Stops sampling; the peak in KiB.
-    fn peak(mut self) -> u64 {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.thread
-            .take()
-            .map_or(0, |t| t.join().expect("RSS sampler panicked"))
-    }
-}
-
-impl Drop for RssSampler {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -741,34 +499,6 @@ fn enlist(suite: Suite, n: u32) {
     drop(cluster);
     watch.lap("teardown");
     e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
-}
-
-/// For each GPU type of a host without MIG: the Slurm type and the device minors of that type.
-fn whole_gpus_by_type(config: &Value) -> BTreeMap<String, Vec<u64>> {
-    let devices = config["devices"].as_array().unwrap();
-    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    if devices.iter().any(|d| d["mig"]["current"] == 1) {
-        return out;
-    }
-    for d in devices {
-        let name = d["name"].as_str().unwrap();
-        out.entry(slurm_type(name))
-            .or_default()
-            .push(d["minor"].as_u64().unwrap());
-    }
-    for m in out.values_mut() {
-        m.sort();
-    }
-    out
-}
-
-/// The Slurm GPU type of an NVML name as docs/charms.md states it (lower case, spaces to `_`).
-fn slurm_type(nvml_name: &str) -> String {
-    nvml_name
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join("_")
-        .to_lowercase()
 }
 
 fn configure(sim: &mut Simulator, unit: &str) {
