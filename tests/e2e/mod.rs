@@ -543,18 +543,17 @@ impl Cluster {
     }
 
     /// `Some("HOST: slurmd ...")` when the host's slurmd is not running (the systemctl
-    /// stand-in's `is-active` fails), saying whether it left a core file (which is removed, so
-    /// the next death is seen as well); `None` while it runs.
+    /// stand-in's `is-active` says `failed` or `inactive`; `activating`, a notify unit not yet
+    /// ready, counts as running), saying whether it left a core file (which is removed, so the
+    /// next death is seen as well); `None` while it runs.
     ///
     /// Slurm 22.05.8's slurmd dies at start (SIGSEGV in `write_configs_to_conf_cache`) when
     /// slurmctld's `scontrol reconfigure` reaches it before its first registration with that
     /// slurmctld was processed: slurmctld still sends that node the 20.11-format config push,
     /// which 22.05.8's slurmd unpacks into a NULL list (docs/e2e.md, "slurmd dies at start").
     pub fn slurmd_died(&self, host: &str) -> Option<String> {
-        if self
-            .run(host, "systemctl", &["is-active", "slurmd"])
-            .success()
-        {
+        let state = self.run(host, "systemctl", &["is-active", "slurmd"]).stdout;
+        if !matches!(state.trim(), "failed" | "inactive") {
             return None;
         }
         let how = if std::fs::remove_file(self.root(host).join("var/log/slurm/core")).is_ok() {
