@@ -277,6 +277,31 @@ fn hand_written_gpu_cluster(suite: Suite) {
 
 /// The harness leaves nothing behind: not after a drop, and not after its `serve` process is
 /// killed outright (the next cluster then removes the cgroups the killed one could not).
+/// `Cluster::slurmd_died` (what the charm tests use to see a slurmd that died at start, docs/e2e.md
+/// "slurmd dies at start"): `None` while slurmd runs, `Some` once it was killed by SIGSEGV, as
+/// 22.05.8's slurmd dies; a restart brings it back.
+#[test]
+fn e2e_harness_sees_a_dead_slurmd() {
+    if !e2e::should_run_on("e2e_harness_sees_a_dead_slurmd", Suite::Bookworm) {
+        return;
+    }
+    let mut watch = Stopwatch::new();
+    let c = start_cluster(Suite::Bookworm, &mut watch);
+    configure_compute(&c, "e2e-a");
+    c.systemctl("e2e-a", &["enable", "--now", "slurmd"]);
+    c.wait_node_idle("e2e-ctl", "e2e-a", T4, REGISTER);
+    assert_eq!(c.slurmd_died("e2e-a"), None);
+    let pid = c.run("e2e-a", "systemctl", &["show", "slurmd"]).ok().stdout;
+    c.run("e2e-a", "kill", &["-SEGV", pid.trim()]).ok();
+    c.wait_for("slurmd to be seen dead", REGISTER, || {
+        c.slurmd_died("e2e-a")
+            .ok_or_else(|| "still running".to_string())
+    });
+    c.systemctl("e2e-a", &["restart", "slurmd"]);
+    c.wait_node_idle("e2e-ctl", "e2e-a", T4, REGISTER);
+    assert_eq!(c.slurmd_died("e2e-a"), None);
+}
+
 #[test]
 fn e2e_harness_cleans_up() {
     harness_cleans_up(Suite::Bookworm);

@@ -542,6 +542,71 @@ impl Cluster {
         )
     }
 
+    /// `Some("HOST: slurmd ...")` when the host's slurmd is not running (the systemctl
+    /// stand-in's `is-active` says `failed` or `inactive`; `activating`, a notify unit not yet
+    /// ready, counts as running), saying whether it left a core file (which is removed, so the
+    /// next death is seen as well); `None` while it runs.
+    ///
+    /// Slurm 22.05.8's slurmd dies at start (SIGSEGV in `write_configs_to_conf_cache`) when
+    /// slurmctld's `scontrol reconfigure` reaches it before its first registration with that
+    /// slurmctld was processed: slurmctld still sends that node the 20.11-format config push,
+    /// which 22.05.8's slurmd unpacks into a NULL list (docs/e2e.md, "slurmd dies at start").
+    pub fn slurmd_died(&self, host: &str) -> Option<String> {
+        let state = self.run(host, "systemctl", &["is-active", "slurmd"]).stdout;
+        if !matches!(state.trim(), "failed" | "inactive") {
+            return None;
+        }
+        let how = if std::fs::remove_file(self.root(host).join("var/log/slurm/core")).is_ok() {
+            "killed by a signal, core dumped"
+        } else {
+            "not running"
+        };
+        Some(format!("{host}: slurmd {how}"))
+    }
+
+    /// [`Cluster::wait_node_idle`] that, while waiting, looks every 3 s whether `node`'s slurmd
+    /// died ([`Cluster::slurmd_died`]) and then calls `restart` (the test runs update-status,
+    /// as Juju does every 5 minutes; the slurmd charm restarts a stopped slurmd there). Returns
+    /// what [`Cluster::slurmd_died`] said each time.
+    pub fn wait_node_idle_restarting(
+        &self,
+        from: &str,
+        node: &str,
+        gres: &str,
+        timeout: Duration,
+        mut restart: impl FnMut(),
+    ) -> Vec<String> {
+        let mut died = Vec::new();
+        let mut last_check = Instant::now();
+        self.wait_for(
+            &format!("node {node} IDLE with Gres={gres}"),
+            timeout,
+            || {
+                let n = self.node(from, node)?;
+                if n.get("State") == Some("IDLE")
+                    && n.get("Gres").map(strip_sockets) == Some(gres.into())
+                {
+                    return Ok(());
+                }
+                if last_check.elapsed() >= Duration::from_secs(3) {
+                    last_check = Instant::now();
+                    if let Some(d) = self.slurmd_died(node) {
+                        eprintln!("e2e: {d}; running update-status");
+                        died.push(d);
+                        restart();
+                    }
+                }
+                Err(format!(
+                    "State={:?} Gres={:?} Reason={:?}",
+                    n.get("State"),
+                    n.get("Gres"),
+                    n.get("Reason")
+                ))
+            },
+        );
+        died
+    }
+
     /// The tail of every daemon log of every host, for failure messages.
     pub fn logs(&self) -> String {
         let mut s = String::new();
@@ -867,6 +932,11 @@ pub const ALLOWED_COMPLAINTS: &[(&str, &str)] = &[
         "22.05's wording of the same race (7004 is SRUN_JOB_COMPLETE)",
     ),
 ];
+
+/// What slurmctld logs about a slurmd that died at start ([`Cluster::slurmd_died`]): its reply
+/// to the dead slurmd's registration, and the node not answering until it was restarted. A test
+/// allows these only when it saw such a death.
+pub const SLURMD_DIED_LINES: &[&str] = &["Unexpected missing socket error", "not responding"];
 
 /// Error, warning, fatal and deprecation lines in every host's Slurm daemon logs that no entry
 /// of [`ALLOWED_COMPLAINTS`] or `extra_allowed` explains: `host: file: line`, each message once.
