@@ -276,40 +276,8 @@ fn start(suite: Suite) -> Scenario {
 /// Per-unit test extras: run inside the unit's host, with its root, its fake NVML and the
 /// systemctl/apt-get stand-ins.
 fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
-    let hosts = s.hosts.clone();
-    let roots: BTreeMap<String, PathBuf> = s
-        .cluster
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), h.root.clone()))
-        .collect();
-    let prefixes: BTreeMap<String, Vec<String>> = s
-        .cluster
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), s.cluster.prefix(&h.name)))
-        .collect();
-    let nvml = s.work.path().join("nvml");
-    move |unit: &str| {
-        let host = hosts
-            .get(unit)
-            .unwrap_or_else(|| panic!("no host planned for {unit}"));
-        let mut env = BTreeMap::new();
-        env.insert(
-            "SLURM_CHARMS_ROOT".to_string(),
-            roots[host].display().to_string(),
-        );
-        env.insert("LD_LIBRARY_PATH".to_string(), nvml.display().to_string());
-        env.insert(
-            "FAKE_NVML_CONFIG".to_string(),
-            nvml.join(format!("{host}.json")).display().to_string(),
-        );
-        UnitExtras {
-            env,
-            path: vec![e2e::stand_in_bin()],
-            command_prefix: prefixes[host].clone(),
-        }
-    }
+    s.cluster
+        .unit_extras(&s.work.path().join("nvml"), s.hosts.clone())
 }
 
 #[test]

@@ -194,38 +194,11 @@ fn start(suite: Suite) -> Scenario {
 }
 
 fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
-    let units: BTreeMap<String, String> = [("slurmctld/0", 0), ("slurmd/0", 1)]
+    let units = [("slurmctld/0", 0), ("slurmd/0", 1)]
         .into_iter()
         .map(|(u, n)| (u.to_string(), host(n).0))
         .collect();
-    let roots: BTreeMap<String, PathBuf> = s
-        .cluster
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), h.root.clone()))
-        .collect();
-    let prefixes: BTreeMap<String, Vec<String>> = s
-        .cluster
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), s.cluster.prefix(&h.name)))
-        .collect();
-    let nvml = s.work.path().join("nvml");
-    move |unit: &str| {
-        let h = &units[unit];
-        let mut env = BTreeMap::new();
-        env.insert("SLURM_CHARMS_ROOT".into(), roots[h].display().to_string());
-        env.insert("LD_LIBRARY_PATH".into(), nvml.display().to_string());
-        env.insert(
-            "FAKE_NVML_CONFIG".into(),
-            nvml.join(format!("{h}.json")).display().to_string(),
-        );
-        UnitExtras {
-            env,
-            path: vec![e2e::stand_in_bin()],
-            command_prefix: prefixes[h].clone(),
-        }
-    }
+    s.cluster.unit_extras(&s.work.path().join("nvml"), units)
 }
 
 #[test]

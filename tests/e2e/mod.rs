@@ -394,6 +394,48 @@ impl Cluster {
         ]
     }
 
+    /// Per-unit simulator extras: each unit (`units`: unit name → host name) runs inside its
+    /// host, with the host's root, its fake NVML (`<nvml>/<host>.json`, the library in `nvml`)
+    /// and the systemctl/apt-get stand-ins.
+    pub fn unit_extras(
+        &self,
+        nvml: &Path,
+        units: std::collections::BTreeMap<String, String>,
+    ) -> impl Fn(&str) -> juju_sim::UnitExtras + Send + Sync + 'static + use<> {
+        use std::collections::BTreeMap;
+        let roots: BTreeMap<String, PathBuf> = self
+            .hosts()
+            .iter()
+            .map(|h| (h.name.clone(), h.root.clone()))
+            .collect();
+        let prefixes: BTreeMap<String, Vec<String>> = self
+            .hosts()
+            .iter()
+            .map(|h| (h.name.clone(), self.prefix(&h.name)))
+            .collect();
+        let nvml = nvml.to_path_buf();
+        move |unit: &str| {
+            let host = units
+                .get(unit)
+                .unwrap_or_else(|| panic!("no host planned for {unit}"));
+            let mut env = BTreeMap::new();
+            env.insert(
+                "SLURM_CHARMS_ROOT".into(),
+                roots[host].display().to_string(),
+            );
+            env.insert("LD_LIBRARY_PATH".into(), nvml.display().to_string());
+            env.insert(
+                "FAKE_NVML_CONFIG".into(),
+                nvml.join(format!("{host}.json")).display().to_string(),
+            );
+            juju_sim::UnitExtras {
+                env,
+                path: vec![stand_in_bin()],
+                command_prefix: prefixes[host].clone(),
+            }
+        }
+    }
+
     /// PATH for programs run inside the host: the stand-ins first, then the usual one.
     pub fn path_env(&self) -> String {
         format!(
