@@ -68,8 +68,7 @@ fn every_links_row_is_diagonal_in_load_order_and_keeps_nvml_link_counts() {
                 .and_then(|g| g.links.clone())
                 .unwrap()
         };
-        let nvml_index =
-            |minor: u32| by_bus.iter().position(|g| g.minor == minor).unwrap();
+        let nvml_index = |minor: u32| by_bus.iter().position(|g| g.minor == minor).unwrap();
         let rows = rows(&inv);
         for (i, minor, row) in &rows {
             assert_eq!(
