@@ -16,7 +16,7 @@ mod support;
 
 use slurm_charms::gpu::Inventory;
 use slurm_charms::slurm::types::GresDevices;
-use support::Fake;
+use support::{Fake, config, device};
 
 /// Every fixture, read from the directory so a new one cannot be left out.
 fn fixtures() -> Vec<String> {
@@ -109,6 +109,39 @@ fn shuffled_minors_a100s_come_first_with_their_own_diagonal() {
             (0, vec![0, 0, 0, -1, 0, 0]),
             (5, vec![0, 0, 0, 0, -1, 0]),
             (4, vec![0, 0, 0, 0, 0, -1]),
+        ]
+    );
+}
+
+#[test]
+fn nvlink_counts_follow_their_peers_when_types_are_regrouped() {
+    // PCI (NVML) order A100 a, H100 b, A100 c; NVLink a-b 1, a-c 2, b-c 3. Loaded: a, c, b.
+    let mut a = device("NVIDIA A100-SXM4-80GB", 0, "00000000:01:00.0");
+    let mut b = device("NVIDIA H100 80GB HBM3", 1, "00000000:02:00.0");
+    let mut c = device("NVIDIA A100-SXM4-80GB", 2, "00000000:03:00.0");
+    a["nvlinks"] = serde_json::json!(["00000000:02:00.0", "00000000:03:00.0", "00000000:03:00.0"]);
+    b["nvlinks"] = serde_json::json!([
+        "00000000:01:00.0",
+        "00000000:03:00.0",
+        "00000000:03:00.0",
+        "00000000:03:00.0"
+    ]);
+    c["nvlinks"] = serde_json::json!([
+        "00000000:01:00.0",
+        "00000000:01:00.0",
+        "00000000:02:00.0",
+        "00000000:02:00.0",
+        "00000000:02:00.0"
+    ]);
+    let inv = Fake::new(&config(vec![a, b, c])).detect();
+    assert_eq!(inv.gpus[0].links, Some(vec![-1, 1, 2]), "NVML's own row");
+    let got: Vec<(u32, Vec<i32>)> = rows(&inv).into_iter().map(|(_, m, r)| (m, r)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, vec![-1, 2, 1]),
+            (2, vec![2, -1, 3]),
+            (1, vec![1, 3, -1])
         ]
     );
 }
