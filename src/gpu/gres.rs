@@ -32,7 +32,7 @@ impl Inventory {
     /// appears as its whole `/dev/nvidiaN`. Consecutive whole GPUs of one type with equal Cores,
     /// no Links and ascending minors share one `File=` range record (only when NVLink is
     /// unknown, i.e. for inventories built without [`super::detect`], which always fills Links).
-    /// Last, `Links=` columns are renumbered from NVML indices to this order ([`renumber_links`]):
+    /// Last, `Links=` columns are renumbered from NVML indices to this order (`renumber_links`):
     /// slurmctld indexes its links matrix by it.
     pub fn gres(&self) -> Vec<GresLine> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
