@@ -79,9 +79,10 @@ fn mixed_models_are_grouped_per_type_in_pci_order() {
     assert_eq!(
         lines,
         vec![
+            // Links columns are load-order indices (docs/slurm-config.md, gres.conf section).
             "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia0 Cores=0-15 Links=-1,0,0,0",
-            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia3 Cores=16-31 Links=0,0,-1,0",
-            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia2 Cores=0-15 Links=0,-1,0,0",
+            "NodeName=node1 Name=gpu Type=tesla_t4 File=/dev/nvidia3 Cores=16-31 Links=0,-1,0,0",
+            "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia2 Cores=0-15 Links=0,0,-1,0",
             "NodeName=node1 Name=gpu Type=nvidia_l40s File=/dev/nvidia5 Cores=16-31 Links=0,0,0,-1",
         ]
     );

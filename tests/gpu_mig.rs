@@ -42,8 +42,9 @@ fn a100_mig_instances_and_a_plain_a100() {
     assert_eq!(
         lines,
         vec![
-            // Whole GPUs first (with Links, as Slurm), then MIG instances by their files.
-            "NodeName=n Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia1 Cores=0-7 Links=0,-1"
+            // Whole GPUs first (with Links, as Slurm, its -1 at its load-order index 0), then MIG
+            // instances by their files.
+            "NodeName=n Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia1 Cores=0-7 Links=-1,0"
                 .to_string(),
             format!(
                 "NodeName=n Name=gpu Type=nvidia_a100_3g.20gb MultipleFiles={} Cores=0-7",

@@ -300,6 +300,44 @@ fn mig_names_22_05(_: &Value, slurm: &mut Vec<Device>, ours: &mut Vec<Device>) -
     changed
 }
 
+/// `links_load_order`: Slurm's AutoDetect writes each `Links=` row with NVML's indices as
+/// columns (`-1` at the GPU's own NVML index), but slurmctld reads row *i* as bitmap index *i* in
+/// the order slurmd loaded the records, column *j* being bitmap index *j* (`_links_str2array`);
+/// 24.11+ select GPUs by that matrix. Where the order moved whole GPUs away from their NVML index
+/// (types regrouped, or a GPU in MIG mode ahead of a whole one) ours puts the `-1` on the diagonal
+/// and each count in the column of its peer's record (`renumber_links`, src/gpu/gres.rs); the test
+/// renumbers Slurm's rows the same way: column *j* takes the count to the GPU at index *j*, MIG
+/// slots 0.
+#[allow(clippy::ptr_arg)] // the signature of `Exception::apply`
+fn links_load_order(_: &Value, slurm: &mut Vec<Device>, _: &mut Vec<Device>) -> bool {
+    let parse = |l: &str| -> Vec<i32> { l.split(',').map(|x| x.parse().expect("Links")).collect() };
+    // (index in load order, NVML index) of each row.
+    let slots: Vec<(usize, usize)> = slurm
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, parse(d.links.as_deref()?).iter().position(|x| *x == -1)?)))
+        .collect();
+    let mut changed = false;
+    for d in slurm.iter_mut() {
+        let Some(old) = d.links.as_deref().map(parse) else {
+            continue;
+        };
+        let mut row = vec![0; old.len()];
+        for &(i, nvml) in &slots {
+            row[i] = old[nvml];
+        }
+        let text: Vec<String> = row.iter().map(i32::to_string).collect();
+        let text = text.join(",");
+        changed |= d.links.as_deref() != Some(&text);
+        d.links = Some(text);
+    }
+    changed
+}
+
+const LINKS_LOAD_ORDER: Exception = Exception {
+    name: "links_load_order",
+    apply: links_load_order,
+};
 const MIG_NAMES_22_05: Exception = Exception {
     name: "mig_names_22_05",
     apply: mig_names_22_05,
@@ -343,6 +381,16 @@ fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
     }
     if fixture == "h100_mig" {
         out.push(MIG_SLOT_GAP);
+    }
+    if [
+        "mixed",
+        "interleaved_models_shuffled_minors",
+        "mig_interleaved_profiles",
+        "a100_mig",
+    ]
+    .contains(&fixture)
+    {
+        out.push(LINKS_LOAD_ORDER);
     }
     out
 }
@@ -452,6 +500,18 @@ fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
         ours_run.output
     );
 
+    // slurmctld's links matrix is indexed by load order (see `links_load_order`): every row
+    // slurmd loaded from our files has its -1 at its own index.
+    for (i, d) in loaded.iter().enumerate() {
+        if let Some(l) = &d.links {
+            assert_eq!(
+                l.split(',').position(|x| x == "-1"),
+                Some(i),
+                "{fixture} on {v}: {} is GPU {i} in slurmd's order, its Links={l} is not",
+                d.file
+            );
+        }
+    }
     let mut ours = loaded;
     for e in exceptions(oracle.version, fixture) {
         assert!(

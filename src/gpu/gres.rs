@@ -32,6 +32,8 @@ impl Inventory {
     /// appears as its whole `/dev/nvidiaN`. Consecutive whole GPUs of one type with equal Cores,
     /// no Links and ascending minors share one `File=` range record (only when NVLink is
     /// unknown, i.e. for inventories built without [`super::detect`], which always fills Links).
+    /// Last, `Links=` columns are renumbered from NVML indices to this order (`renumber_links`):
+    /// slurmctld indexes its links matrix by it.
     pub fn gres(&self) -> Vec<GresLine> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
         gpus.sort_by_key(|g| normalize_bus_id(&g.pci_bus_id));
@@ -112,6 +114,7 @@ impl Inventory {
             }
             flush(&mut run, &mut out);
         }
+        renumber_links(&mut out);
         out
     }
 
@@ -134,6 +137,51 @@ impl Inventory {
     /// [`Self::gres_specs`] as text: `["gpu:tesla_t4:2"]`.
     pub fn gres_strings(&self) -> Vec<String> {
         self.gres_specs().iter().map(ToString::to_string).collect()
+    }
+}
+
+/// Rewrites every `Links=` row so its columns are the records' bitmap indices instead of NVML
+/// indices: slurmctld numbers a node's GPUs in the order slurmd loads the records
+/// (`gres_node_config_load`: each `File=` file one index, a `MultipleFiles=` record one) and
+/// reads record *i*'s row as row *i* of its links matrix, column *j* being bitmap index *j*
+/// (`_links_str2array`, `_foreach_rebuild_topo`). Slurm 24.11+ select GPUs by that matrix
+/// (`_pick_gres_topo` in `gres_select_filter.c`), and a `-1` off the diagonal leaves a job asking
+/// for every GPU of a regrouped type short of one (docs/slurm-config.md, gres.conf section).
+/// So record *i*'s `-1` moves to *i* and its count to the GPU of record *j* to column *j*; the
+/// columns of bitmap slots held by MIG instances (no NVLink) are 0. Rows keep their length
+/// (NVML's device count, which whole GPUs, always first, cannot exceed). Identity when whole GPUs
+/// already come in NVML order ahead of everything else.
+fn renumber_links(records: &mut [GresLine]) {
+    // (bitmap index, NVML index) of each record with a Links row.
+    let mut index = 0;
+    let mut slots: Vec<(usize, usize)> = Vec::new();
+    for r in records.iter() {
+        if let Some(nvml) = r
+            .links
+            .as_ref()
+            .and_then(|l| l.entries().iter().position(|x| *x == -1))
+        {
+            slots.push((index, nvml));
+        }
+        index += usize::try_from(r.device_count()).unwrap_or(usize::MAX);
+    }
+    for r in records.iter_mut() {
+        let Some(old) = r.links.as_ref().map(|l| l.entries().to_vec()) else {
+            continue;
+        };
+        let width = slots
+            .iter()
+            .map(|(b, _)| b + 1)
+            .max()
+            .unwrap_or(0)
+            .max(old.len());
+        let mut row = vec![0; width];
+        for &(bitmap, nvml) in &slots {
+            row[bitmap] = old.get(nvml).copied().unwrap_or(0);
+        }
+        // One -1 per row by construction: the old row had one, at its own NVML index, which
+        // exactly one slot (this record's) maps.
+        r.links = LinksRow::new(row).ok().or(r.links.take());
     }
 }
 
