@@ -16,7 +16,7 @@
 use crate::memory_relation::MemoryRelation;
 use juju_runtime::{
     Bag, BagOwner, Goal, GoalState, HookToolError, LogLevel, ModelBackend, NetworkBackend,
-    NetworkInfo, Port, RelationId, Status, StatusKind, StatusScope, validate_action_result_key,
+    NetworkInfo, Port, RelationId, Status, StatusScope, validate_action_result_key,
 };
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -466,10 +466,7 @@ impl ModelBackend for MemoryBackend {
             status: status.to_owned(),
             since: "2025-03-01 10:00:00Z".to_owned(),
         };
-        let own = m
-            .unit_status
-            .last()
-            .map_or("unknown", |s| status_word(s.kind));
+        let own = m.unit_status.last().map_or("unknown", |s| s.kind.as_str());
         let mut state = GoalState::default();
         state.units.insert(m.unit.clone(), goal(own));
         for rel in m.relations.values().filter(|r| !r.is_peer && !r.broken) {
@@ -486,15 +483,6 @@ impl ModelBackend for MemoryBackend {
             }
         }
         Ok(state)
-    }
-}
-
-fn status_word(kind: StatusKind) -> &'static str {
-    match kind {
-        StatusKind::Maintenance => "maintenance",
-        StatusKind::Blocked => "blocked",
-        StatusKind::Waiting => "waiting",
-        StatusKind::Active => "active",
     }
 }
 

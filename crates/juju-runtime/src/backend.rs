@@ -50,6 +50,31 @@ pub enum StatusKind {
     Active,
 }
 
+impl StatusKind {
+    /// Every settable status, as `status-set` spells them.
+    pub const ALL: [StatusKind; 4] = [
+        StatusKind::Maintenance,
+        StatusKind::Blocked,
+        StatusKind::Waiting,
+        StatusKind::Active,
+    ];
+
+    /// The word `status-set` takes and `status-get` prints (`active`, `blocked`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusKind::Maintenance => "maintenance",
+            StatusKind::Blocked => "blocked",
+            StatusKind::Waiting => "waiting",
+            StatusKind::Active => "active",
+        }
+    }
+
+    /// The status a word names ([`StatusKind::as_str`]); `None` for any other word.
+    pub fn from_word(word: &str) -> Option<StatusKind> {
+        StatusKind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+}
+
 /// A workload status with its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
@@ -131,4 +156,21 @@ pub trait ModelBackend {
     /// `goal-state --format=json`: the units Juju means this application and each related one
     /// to have (units of an `add-unit -n N` are listed at once, before they join).
     fn goal_state(&self) -> Result<GoalState, HookToolError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StatusKind;
+
+    #[test]
+    fn status_words_round_trip_and_unknown_words_are_none() {
+        let words: Vec<&str> = StatusKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(words, ["maintenance", "blocked", "waiting", "active"]);
+        for k in StatusKind::ALL {
+            assert_eq!(StatusKind::from_word(k.as_str()), Some(k));
+        }
+        for bad in ["Active", "error", "unknown", ""] {
+            assert_eq!(StatusKind::from_word(bad), None, "{bad}");
+        }
+    }
 }

@@ -10,9 +10,7 @@
 //! leadership guarantee).
 
 use crate::action_results::validate_action_result_key;
-use crate::backend::{
-    Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope,
-};
+use crate::backend::{Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusScope};
 use crate::goal_state::GoalState;
 use crate::network::{NetworkBackend, NetworkInfo, Port};
 use crate::tool_error::HookToolError;
@@ -98,15 +96,6 @@ fn parse_map_or_null<T: DeserializeOwned + Default>(
 ) -> Result<T, HookToolError> {
     let value: Option<T> = parse_json(tool, out)?;
     Ok(value.unwrap_or_default())
-}
-
-fn status_word(kind: StatusKind) -> &'static str {
-    match kind {
-        StatusKind::Maintenance => "maintenance",
-        StatusKind::Blocked => "blocked",
-        StatusKind::Waiting => "waiting",
-        StatusKind::Active => "active",
-    }
 }
 
 /// The `--log-level` word juju-log understands.
@@ -223,7 +212,7 @@ impl ModelBackend for HookTools {
         };
         self.run(
             "status-set",
-            &[application, status_word(status.kind), "--", &status.message],
+            &[application, status.kind.as_str(), "--", &status.message],
         )
         .map(drop)
     }

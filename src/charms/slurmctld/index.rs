@@ -26,7 +26,7 @@
 
 use super::cache::{Cache, fnv1a};
 use crate::charms::host::Host;
-use crate::interface::{ClusterInfo, MungeKeyRef, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
+use crate::interface::{NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -319,15 +319,7 @@ fn head_for(cache: &Cache, cache_hash: Option<&str>, buckets: Vec<String>) -> Op
     if cache.reload_deferred {
         return None;
     }
-    let key_secret = cache
-        .relations
-        .values()
-        .filter_map(|r| r.cluster_info_published.as_deref())
-        .filter_map(|raw| ClusterInfo::from_relation_value(raw).ok())
-        .find_map(|c| match c.munge_key {
-            MungeKeyRef::Secret(id) => Some(id),
-            MungeKeyRef::Inline(_) => None,
-        })?;
+    let key_secret = super::observe::published_secret(cache)?;
     Some(Head {
         version: INDEX_VERSION,
         cache_hash: cache_hash?.to_owned(),

@@ -416,7 +416,7 @@ pub fn auth_kind(value: &str, version: Option<SlurmVersion>) -> (AuthKind, Optio
 }
 
 /// The key secret named by a `cluster_info` this leader published (any relation).
-fn published_secret(cache: &Cache) -> Option<SecretId> {
+pub(super) fn published_secret(cache: &Cache) -> Option<SecretId> {
     cache
         .relations
         .values()

@@ -335,7 +335,7 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
     if cache.reload_deferred {
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
-    cache.status = Some((status_word(status.kind).to_owned(), status.message.clone()));
+    cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
     let on_refusal = refused_record
         .as_ref()
         .and_then(|r| r.refused.as_ref())
@@ -441,7 +441,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         .status
         .as_ref()
         .and_then(|(kind, message)| {
-            status_kind(kind).map(|kind| Status::new(kind, message.clone()))
+            StatusKind::from_word(kind).map(|kind| Status::new(kind, message.clone()))
         })
         .unwrap_or_else(|| Status::new(StatusKind::Waiting, "no change"));
     ControllerPlan {
@@ -478,25 +478,6 @@ fn version_file(obs: &Observed) -> Option<FileWrite> {
                 Some(Owner::ROOT),
             )
         })
-}
-
-fn status_word(kind: StatusKind) -> &'static str {
-    match kind {
-        StatusKind::Maintenance => "maintenance",
-        StatusKind::Blocked => "blocked",
-        StatusKind::Waiting => "waiting",
-        StatusKind::Active => "active",
-    }
-}
-
-fn status_kind(word: &str) -> Option<StatusKind> {
-    Some(match word {
-        "maintenance" => StatusKind::Maintenance,
-        "blocked" => StatusKind::Blocked,
-        "waiting" => StatusKind::Waiting,
-        "active" => StatusKind::Active,
-        _ => return None,
-    })
 }
 
 /// Whether to hold back a restart or reconfigure: more slurmd units of the batch goal-state
