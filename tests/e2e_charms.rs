@@ -14,7 +14,7 @@ use e2e::{Cluster, Stopwatch, Suite, env_var};
 use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 const REGISTER: Duration = Duration::from_secs(60);
@@ -38,37 +38,6 @@ fn unit_hosts() -> BTreeMap<String, String> {
     .into_iter()
     .map(|(u, m)| (u.to_string(), machine(m).0))
     .collect()
-}
-
-/// A charm directory as `charmcraft pack` would unpack it: dispatch, the binary, the yaml files.
-fn charm_dir(work: &Path, name: &str) -> PathBuf {
-    let repo = e2e::repo_root();
-    let dir = work.join(format!("charm-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let yaml_dir = if name == "slurmd" {
-        repo.clone()
-    } else {
-        repo.join("charm").join(name)
-    };
-    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
-        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
-    }
-    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
-    dir
-}
-
-/// The fake NVML (`libfake_nvml.so`, built as a dev-dependency next to this test's deps),
-/// installed as `<work>/nvml/libnvidia-ml.so.1`.
-fn install_fake_nvml(work: &Path) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    let so = deps.join("libfake_nvml.so");
-    assert!(so.is_file(), "fake NVML not built at {}", so.display());
-    let dir = work.join("nvml");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(&so, dir.join("libnvidia-ml.so.1")).unwrap();
-    dir
 }
 
 /// CPU ids of this machine (GPU affinity must name CPUs slurmd has, or it refuses `Cores=`).
@@ -259,7 +228,7 @@ fn start(suite: Suite) -> Scenario {
         hosts,
         watch,
     };
-    install_fake_nvml(s.work.path());
+    e2e::install_fake_nvml(s.work.path());
     s.set_gpus("juju-e2e-0", &json!({"devices": []}));
     s.set_gpus(
         "juju-e2e-1",
@@ -314,8 +283,8 @@ fn auth_slurm_scenario(suite: Suite) {
         return;
     }
     let mut s = start(suite);
-    let ctl_charm = charm_dir(s.work.path(), "slurmctld");
-    let node_charm = charm_dir(s.work.path(), "slurmd");
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
     let extras = std::sync::Arc::new(extras_for(&s));
     let (e1, e2) = (extras.clone(), extras.clone());
     s.sim
@@ -412,8 +381,8 @@ fn charms_drive_real_slurm(suite: Suite) {
         return;
     }
     let mut s = start(suite);
-    let ctl_charm = charm_dir(s.work.path(), "slurmctld");
-    let node_charm = charm_dir(s.work.path(), "slurmd");
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
     let extras = extras_for(&s);
     let extras = std::sync::Arc::new(extras);
     let (e1, e2) = (extras.clone(), extras.clone());

@@ -26,7 +26,7 @@ use enlist_measure::{Reloads, RssSampler};
 use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How long the nodes get to become IDLE after the last hook (registration takes well under a
@@ -79,24 +79,6 @@ fn host_of_unit(unit: &str) -> Option<String> {
 /// The address the simulator gives machine `m` (10.0.0.1 for machine 0).
 fn addr_of_machine(m: u32) -> String {
     format!("10.0.0.{}", m + 1)
-}
-
-/// A charm directory as `charmcraft pack` would unpack it: dispatch, the binary, the yaml files.
-fn charm_dir(work: &Path, name: &str) -> PathBuf {
-    let repo = e2e::repo_root();
-    let dir = work.join(format!("charm-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let yaml_dir = if name == "slurmd" {
-        repo.clone()
-    } else {
-        repo.join("charm").join(name)
-    };
-    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
-        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
-    }
-    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
-    dir
 }
 
 /// Every node of `scontrol show node -o`: name -> (State, Gres without socket annotations as
@@ -224,15 +206,7 @@ fn enlist(suite: Suite, n: u32) {
         .prefix("e2e-enlist-")
         .tempdir()
         .unwrap();
-    let nvml = work.path().join("nvml");
-    std::fs::create_dir_all(&nvml).unwrap();
-    let so = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libfake_nvml.so");
-    assert!(so.is_file(), "fake NVML not built at {}", so.display());
-    std::fs::copy(&so, nvml.join("libnvidia-ml.so.1")).unwrap();
+    let nvml = e2e::install_fake_nvml(work.path());
     std::fs::write(nvml.join(format!("{ctl}.json")), r#"{"devices": []}"#).unwrap();
     let mut want: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut configs: BTreeMap<String, Value> = BTreeMap::new();
@@ -288,8 +262,8 @@ fn enlist(suite: Suite, n: u32) {
         ..SimOptions::default()
     })
     .expect("simulator");
-    let ctl_charm = charm_dir(work.path(), "slurmctld");
-    let node_charm = charm_dir(work.path(), "slurmd");
+    let ctl_charm = e2e::charm_dir(work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(work.path(), "slurmd");
     watch.lap("fake GPUs, charm dirs");
 
     // The operator: deploy, integrate, one node configured.

@@ -13,30 +13,12 @@ use e2e::{Cluster, Suite};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const REGISTER: Duration = Duration::from_secs(60);
 
 fn host(n: u32) -> (String, String) {
     (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
-
-fn charm_dir(work: &Path, name: &str) -> PathBuf {
-    let repo = e2e::repo_root();
-    let dir = work.join(format!("charm-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let yaml_dir = if name == "slurmd" {
-        repo.clone()
-    } else {
-        repo.join("charm").join(name)
-    };
-    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
-        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap();
-    }
-    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
-    dir
 }
 
 fn t4() -> Value {
@@ -167,14 +149,7 @@ fn start(suite: Suite) -> Scenario {
         .prefix("e2e-gpu-sharing-")
         .tempdir()
         .unwrap();
-    let nvml = work.path().join("nvml");
-    std::fs::create_dir_all(&nvml).unwrap();
-    let so = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libfake_nvml.so");
-    std::fs::copy(&so, nvml.join("libnvidia-ml.so.1")).unwrap();
+    let nvml = e2e::install_fake_nvml(work.path());
     std::fs::write(
         nvml.join(format!("{}.json", host(0).0)),
         r#"{"devices":[]}"#,
@@ -224,8 +199,8 @@ fn gpu_sharing(suite: Suite) {
     let mut s = start(suite);
     let extras = std::sync::Arc::new(extras_for(&s));
     let (e1, e2) = (extras.clone(), extras.clone());
-    let ctl_charm = charm_dir(s.work.path(), "slurmctld");
-    let node_charm = charm_dir(s.work.path(), "slurmd");
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
     s.sim
         .deploy(
             DeploySpec::new("slurmctld", &ctl_charm)

@@ -30,6 +30,38 @@ fn cluster_script() -> PathBuf {
     repo_root().join("tools/e2e/cluster")
 }
 
+/// A charm directory for the simulator under `work`: the charm's metadata, config and actions
+/// (slurmd's from the repository root, slurmctld's from `charm/slurmctld`), `dispatch` and the
+/// `slurm-charm` binary this test run built.
+pub fn charm_dir(work: &Path, name: &str) -> PathBuf {
+    let repo = repo_root();
+    let dir = work.join(format!("charm-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml_dir = if name == "slurmd" {
+        repo.clone()
+    } else {
+        repo.join("charm").join(name)
+    };
+    for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
+        std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
+    dir
+}
+
+/// The fake NVML (`libfake_nvml.so`, built as a dev-dependency next to this test's deps),
+/// installed as `<work>/nvml/libnvidia-ml.so.1`; returns `<work>/nvml`.
+pub fn install_fake_nvml(work: &Path) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let so = exe.parent().unwrap().join("libfake_nvml.so");
+    assert!(so.is_file(), "fake NVML not built at {}", so.display());
+    let dir = work.join("nvml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&so, dir.join("libnvidia-ml.so.1")).unwrap();
+    dir
+}
+
 /// A Slurm version the hosts can run, named by the Debian suite that ships it. Bookworm is this
 /// machine itself; the others are Debian roots built by `tools/e2e/roots.sh` (cached outside
 /// the repository), which every host then runs from (docs/e2e.md).
