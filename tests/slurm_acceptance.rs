@@ -111,7 +111,7 @@ fn scratchify(
         }
     }
     for records in gres.nodes.values_mut() {
-        for r in records {
+        for r in std::sync::Arc::make_mut(records) {
             if let Some(files) = r.files() {
                 let moved = files.to_string().replace("/dev/", &format!("{d}/"));
                 r.devices = Some(GresDevices::File(moved.parse().unwrap()));

@@ -79,12 +79,13 @@ pub fn cluster() -> (SlurmConf, GresConf) {
             vec![
                 gpu("tesla_t4", files(0..2)),
                 gpu("nvidia_l40s", files(2..4)),
-            ],
+            ]
+            .into(),
         );
     }
     gres.nodes.insert(
         nn("gpu-10"),
-        vec![gpu("nvidia_a100_80gb_pcie", files(0..1))],
+        vec![gpu("nvidia_a100_80gb_pcie", files(0..1))].into(),
     );
     (conf, gres)
 }
@@ -115,7 +116,7 @@ pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
         if !same && !identical {
             line.cores = CoreList::from_ids(&[(i % 128) as u32, 128 + (i / 128) as u32]);
         }
-        gres.nodes.insert(nn(&name), vec![line]);
+        gres.nodes.insert(nn(&name), vec![line].into());
         if i % 100 == 7 {
             down.nodes.insert(name.clone());
         }

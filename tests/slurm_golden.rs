@@ -80,9 +80,9 @@ fn gres_features() {
         devices: Some(GresDevices::File(files(0..1))),
         ..GresLine::new("mps".parse().unwrap())
     };
-    g.nodes.insert(nn("node-a"), vec![strided]);
-    g.nodes.insert(nn("node-b"), vec![linked]);
-    g.nodes.insert(nn("node-c"), vec![mig, mps]);
+    g.nodes.insert(nn("node-a"), vec![strided].into());
+    g.nodes.insert(nn("node-b"), vec![linked].into());
+    g.nodes.insert(nn("node-c"), vec![mig, mps].into());
     let out = g.render().unwrap();
     golden("features.gres.conf", &out);
     assert_eq!(

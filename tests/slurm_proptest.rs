@@ -152,7 +152,7 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
             records.push(r);
         }
         if !records.is_empty() {
-            gres.nodes.insert(name.parse().unwrap(), records);
+            gres.nodes.insert(name.parse().unwrap(), records.into());
         }
         if part_mask >> (i % 64) & 1 == 1 {
             p.nodes.insert(name.clone());

@@ -2,6 +2,7 @@
 //! configuration refused.
 
 use slurm_charms::slurm::*;
+use std::sync::Arc;
 
 #[path = "slurm_fixtures.rs"]
 mod fixtures;
@@ -114,7 +115,7 @@ fn file_and_no_file_records_are_refused() {
     let mut bare = gpu("tesla_t4", files(0..1));
     bare.devices = None;
     bare.count = Some(1);
-    gres.nodes.get_mut("gpu-1").unwrap().push(bare);
+    Arc::make_mut(gres.nodes.get_mut("gpu-1").unwrap()).push(bare);
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::MixedFileGres { .. }
@@ -126,7 +127,7 @@ fn typed_and_untyped_records_are_refused() {
     let (conf, mut gres) = cluster();
     let mut untyped = gpu("x", files(5..6));
     untyped.gres_type = None;
-    gres.nodes.get_mut("gpu-1").unwrap().push(untyped);
+    Arc::make_mut(gres.nodes.get_mut("gpu-1").unwrap()).push(untyped);
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::MixedTypeGresConf { .. }
@@ -140,7 +141,7 @@ fn two_bare_records_are_refused() {
         count: Some(1),
         ..GresLine::new(GresName::gpu())
     };
-    gres.nodes.insert(nn("n1"), vec![bare.clone(), bare]);
+    gres.nodes.insert(nn("n1"), vec![bare.clone(), bare].into());
     assert!(matches!(
         render_gres_conf(&gres),
         Err(ConfigError::DuplicateUntypedGres { .. })
@@ -208,7 +209,7 @@ fn gres_conf_devices_without_slurm_conf_gres_are_refused() {
 #[test]
 fn explicit_count_must_match_files() {
     let (conf, mut gres) = cluster();
-    gres.nodes.get_mut("gpu-1").unwrap()[0].count = Some(4);
+    Arc::make_mut(gres.nodes.get_mut("gpu-1").unwrap())[0].count = Some(4);
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::CountNotFileCount {
@@ -242,7 +243,7 @@ fn multiple_files_rules() {
     ));
     let mut gres = GresConf::default();
     let ok = fixtures::mig_record();
-    gres.nodes.insert(nn("n1"), vec![ok]);
+    gres.nodes.insert(nn("n1"), vec![ok].into());
     let out = render_gres_conf(&gres).unwrap();
     assert!(out.contains(
         "NodeName=n1 Name=gpu Type=nvidia_a100_1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22\n"
@@ -254,13 +255,13 @@ fn links_need_one_file_and_one_self() {
     let mut gres = GresConf::default();
     let mut r = gpu("t4", files(0..2));
     r.links = Some("-1,2".parse().unwrap());
-    gres.nodes.insert(nn("n1"), vec![r.clone()]);
+    gres.nodes.insert(nn("n1"), vec![r.clone()].into());
     assert!(matches!(
         render_gres_conf(&gres),
         Err(ConfigError::LinksNeedOneFile { .. })
     ));
     r.devices = Some(GresDevices::File(files(0..1)));
-    gres.nodes.insert(nn("n1"), vec![r]);
+    gres.nodes.insert(nn("n1"), vec![r].into());
     render_gres_conf(&gres).unwrap();
     assert!(LinksRow::try_from("0,2").is_err());
     assert!(LinksRow::try_from("-1,-1").is_err());

@@ -216,7 +216,8 @@ impl NodeRecord {
         conf.set_gres_types_from_nodes();
         let mut gres = GresConf::default();
         if !self.gres.is_empty() {
-            gres.nodes.insert(self.node.name.clone(), self.gres.clone());
+            gres.nodes
+                .insert(self.node.name.clone(), self.gres.clone().into());
         }
         let field = "node_parameters";
         crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;

@@ -1,6 +1,7 @@
 //! The fatal-configuration checks (reference §1.5, §2.3) run before anything is rendered.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -256,12 +257,12 @@ fn check_node_records<'a>(
 /// Checks a gres.conf model: values and the per-node conflicts Slurm treats as fatal.
 pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
     check_node_records("*", conf.global.iter())?;
-    // Neighbouring nodes often have identical records: check each distinct list once in a row.
-    let mut previous: Option<&Vec<GresLine>> = None;
+    // Nodes of one shape share one list: each shared list is checked once (its first node,
+    // in name order, is the one an error names).
+    let mut checked: FxHashSet<*const Vec<GresLine>> = FxHashSet::default();
     for (node, records) in &conf.nodes {
-        if previous != Some(records) {
-            check_node_records(node, conf.global.iter().chain(records))?;
-            previous = Some(records);
+        if checked.insert(Arc::as_ptr(records)) {
+            check_node_records(node, conf.global.iter().chain(records.iter()))?;
         }
     }
     Ok(())
@@ -291,7 +292,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
     let empty = Vec::new();
     let mut by_node: FxHashMap<&str, &Vec<GresLine>> = FxHashMap::default();
     by_node.reserve(gres.nodes.len());
-    by_node.extend(gres.nodes.iter().map(|(k, v)| (k.as_str(), v)));
+    by_node.extend(gres.nodes.iter().map(|(k, v)| (k.as_str(), &**v)));
     let mut have: Vec<((&str, Option<&str>), u64)> = Vec::new();
     for node in &slurm.nodes {
         let own = by_node.get(node.name.as_str()).copied().unwrap_or(&empty);

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use super::error::ConfigError;
 use super::types::{
@@ -217,6 +218,10 @@ impl GresLine {
     }
 }
 
+/// One node's gres.conf records, shared between the nodes of one shape (`Arc`: cloning it for
+/// another node copies a pointer; `Arc::make_mut` edits one node's list alone).
+pub type NodeRecords = Arc<Vec<GresLine>>;
+
 /// gres.conf as the charm owns it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GresConf {
@@ -225,8 +230,10 @@ pub struct GresConf {
     /// `Name=` records without NodeName (apply to every node), in order.
     pub global: Vec<GresLine>,
     /// Per-node records: node name -> its records, in order. Nodes whose record lists are
-    /// identical are written as one set of `NodeName=<hostlist>` lines.
-    pub nodes: BTreeMap<NodeName, Vec<GresLine>>,
+    /// identical are written as one set of `NodeName=<hostlist>` lines. Shared ([`NodeRecords`]):
+    /// thousands of nodes of one shape hold one list, so the controller's model of 10,000
+    /// nodes costs one list per shape, and the renderer compares lists by pointer first.
+    pub nodes: BTreeMap<NodeName, NodeRecords>,
 }
 
 impl GresConf {

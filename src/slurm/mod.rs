@@ -26,7 +26,7 @@ pub mod version;
 
 pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
-pub use gres_conf::{AutoDetect, GresConf, GresLine};
+pub use gres_conf::{AutoDetect, GresConf, GresLine, NodeRecords};
 pub use keys::GlobalKey;
 pub use node::{GresSpec, NodeConf, NodeState};
 pub use overrides::{OverrideScope, parse_overrides};

@@ -222,7 +222,7 @@ pub fn parse_gres_conf(text: &str, origin: &str) -> Result<GresConf, ParseError>
                 let r = GresLine::from_pairs(value, rest).map_err(|e| at.err(e))?;
                 for n in names {
                     let n = NodeName::try_from(n).map_err(|e| at.err(ConfigError::from(e)))?;
-                    conf.nodes.entry(n).or_default().push(r.clone());
+                    std::sync::Arc::make_mut(conf.nodes.entry(n).or_default()).push(r.clone());
                 }
             }
             _ => {

@@ -9,7 +9,7 @@ use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
-    DownNodes, GresConf, GresLine, NodeConf, NodeState, OverrideScope, Partition, SlurmConf,
+    DownNodes, GresConf, NodeConf, NodeRecords, NodeState, OverrideScope, Partition, SlurmConf,
     parse_overrides,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -125,14 +125,14 @@ fn parse_partition(raw: &str) -> Result<PartitionRecord, String> {
 struct Shape {
     record: Arc<NodeRecord>,
     node: NodeConf,
-    lines: Vec<GresLine>,
+    lines: NodeRecords,
     gres: String,
 }
 
 fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
     let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
-    let (node, lines) = (record.node().clone(), record.gres().to_vec());
+    let (node, lines) = (record.node().clone(), Arc::new(record.gres().to_vec()));
     let gres = record.gres_string();
     Ok(Shape {
         record: Arc::new(record),
@@ -336,7 +336,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         node.name = name.clone();
         slurm.nodes.push(node);
         if !shape.lines.is_empty() {
-            gres.nodes.insert(name.clone(), shape.lines.clone());
+            gres.nodes.insert(name.clone(), Arc::clone(&shape.lines));
         }
     }
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry.

@@ -7,7 +7,7 @@
 //! full rebuild) are ordered by relation id as a number, then by unit number.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// Who owns which name, and the default partition chosen when `default-partition` is empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,9 +31,14 @@ pub fn settle(
     previous: &BTreeMap<String, String>,
     claims: &[(String, String)],
 ) -> BTreeMap<String, String> {
+    // Claims by name, so keeping a previous owner costs one lookup, not a scan of all claims.
+    let claimed: HashSet<(&str, &str)> = claims
+        .iter()
+        .map(|(n, o)| (n.as_str(), o.as_str()))
+        .collect();
     let mut owners: BTreeMap<String, String> = previous
         .iter()
-        .filter(|(name, owner)| claims.iter().any(|(n, o)| n == *name && o == *owner))
+        .filter(|(name, owner)| claimed.contains(&(name.as_str(), owner.as_str())))
         .map(|(n, o)| (n.clone(), o.clone()))
         .collect();
     for (name, owner) in claims {
