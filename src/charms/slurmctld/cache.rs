@@ -380,6 +380,9 @@ mod tests {
         let shape = NodeRecord::from_relation_value(&c.shapes[&a.shape]).unwrap();
         assert_eq!(shape.node_name(), SHAPE_NAME);
         assert!(!shape.new_node());
+        // the stored value is the shape's own relation value: what fingerprints hash
+        // (`desired::shape_digest`) equals what the record serializes to again
+        assert_eq!(shape.to_relation_value(), c.shapes[&a.shape]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::slurm::{
     parse_overrides,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 /// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm), and
@@ -53,6 +54,19 @@ pub struct AcceptedNode {
     /// Its shape: the record with a placeholder `NodeName` (the map key is the name) and
     /// `new_node` false, shared by every node of that shape.
     pub record: Arc<NodeRecord>,
+    /// FNV-1a state after the shape's relation value (as the cache keeps it) and a newline:
+    /// where each node's fingerprint ([`super::refusal::fingerprints`]) starts, computed once
+    /// per shape when it is read, so no shape is serialized again to fingerprint it.
+    pub shape_digest: u64,
+}
+
+/// The FNV-1a state after a shape's relation value and a newline (see
+/// [`AcceptedNode::shape_digest`]).
+pub fn shape_digest(shape_json: &str) -> u64 {
+    let mut h = fnv::FnvHasher::default();
+    h.write(shape_json.as_bytes());
+    h.write(b"\n");
+    h.finish()
 }
 
 /// The rendered result.
@@ -124,6 +138,7 @@ fn parse_partition(raw: &str) -> Result<PartitionRecord, String> {
 /// again) once per hook.
 struct Shape {
     record: Arc<NodeRecord>,
+    digest: u64,
     node: NodeConf,
     lines: NodeRecords,
     gres: String,
@@ -136,6 +151,7 @@ fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
     let gres = record.gres_string();
     Ok(Shape {
         record: Arc::new(record),
+        digest: shape_digest(raw),
         node,
         lines,
         gres,
@@ -302,6 +318,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                         app: rel.app.clone(),
                         new_node: cached.new_node,
                         record: Arc::clone(&shapes[index].record),
+                        shape_digest: shapes[index].digest,
                     });
                 }
             }

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::hash::Hasher;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -18,7 +17,7 @@ use super::accepted::Refusal;
 use super::cache::Cache;
 use super::desired::AcceptedNode;
 use crate::charms::util::short;
-use crate::interface::{NodeRecord, Verdicts};
+use crate::interface::Verdicts;
 
 /// Longest part of the daemon's reason quoted in a unit's verdict (characters).
 pub const MAX_REASON_IN_VERDICT: usize = 120;
@@ -26,29 +25,21 @@ pub const MAX_REASON_IN_VERDICT: usize = 120;
 /// Most unit names the controller's status lists; the rest are counted.
 const MAX_NAMED: usize = 5;
 
-/// Node name → fingerprint of what the files say about it.
+/// Node name → fingerprint of what the files say about it: FNV-1a of the shape's relation
+/// value, a newline, the application, a newline and `1`/`0` for `new_node`.
 pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> BTreeMap<String, String> {
-    // Nodes of one shape share one record: each distinct (shape, application, `new_node`) is
-    // hashed once, and the shape's bytes are hashed once (FNV-1a is sequential: the state after
-    // the shape goes on with the application), so 10,000 nodes of one shape cost 10,000 map
-    // lookups, not 10,000 hashes of a kilobyte of JSON. The values are those of
-    // `fnv1a(&[shape, "\n", app, "\n", new_node])`.
-    let mut shapes: FxHashMap<*const NodeRecord, u64> = FxHashMap::default();
-    let mut done: FxHashMap<(*const NodeRecord, &str, bool), String> = FxHashMap::default();
+    // The shape's part is hashed once per shape when it is read ([`AcceptedNode::shape_digest`];
+    // FNV-1a is sequential, so its state goes on with the application), and each distinct
+    // (shape, application, `new_node`) once here: 10,000 nodes of one shape cost 10,000 map
+    // lookups, not 10,000 hashes of a kilobyte of JSON.
+    let mut done: FxHashMap<(u64, &str, bool), String> = FxHashMap::default();
     nodes
         .iter()
         .map(|(name, n)| {
-            let ptr = Arc::as_ptr(&n.record);
             let fp = done
-                .entry((ptr, n.app.as_str(), n.new_node))
+                .entry((n.shape_digest, n.app.as_str(), n.new_node))
                 .or_insert_with(|| {
-                    let state = *shapes.entry(ptr).or_insert_with(|| {
-                        let mut h = fnv::FnvHasher::default();
-                        h.write(n.record.to_relation_value().as_bytes());
-                        h.write(b"\n");
-                        h.finish()
-                    });
-                    let mut h = fnv::FnvHasher::with_key(state);
+                    let mut h = fnv::FnvHasher::with_key(n.shape_digest);
                     h.write(n.app.as_bytes());
                     h.write(b"\n");
                     h.write(if n.new_node { b"1" } else { b"0" });
@@ -136,6 +127,8 @@ pub fn named(refusal: &Refusal) -> String {
 mod tests {
     use super::super::cache::fnv1a;
     use super::*;
+    use crate::interface::NodeRecord;
+    use std::sync::Arc;
 
     #[test]
     fn fingerprints_are_the_hash_of_shape_app_and_new_node() {
@@ -162,6 +155,7 @@ mod tests {
                 app: app.to_string(),
                 new_node,
                 record: Arc::clone(shape),
+                shape_digest: super::super::desired::shape_digest(&shape.to_relation_value()),
             };
             nodes.insert(format!("n{i}"), node);
         }

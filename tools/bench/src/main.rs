@@ -63,6 +63,9 @@ struct Opts {
     out: PathBuf,
     ctl_hostname: Option<String>,
     enlist_only: Option<PathBuf>,
+    /// Every seeded node gets its own `RealMemory`, so no two nodes share a line (no hostlist
+    /// folding): the controller's worst case for memory.
+    distinct: bool,
 }
 
 impl Opts {
@@ -77,6 +80,7 @@ impl Opts {
             out: env::repo().join("target/hook-bench"),
             ctl_hostname: None,
             enlist_only: None,
+            distinct: false,
         };
         let mut args = std::env::args().skip(1);
         let bad = |m: String| BenchError::Setup(m);
@@ -104,6 +108,7 @@ impl Opts {
                 "--out" => o.out = PathBuf::from(val()?),
                 "--ctl-hostname" => o.ctl_hostname = Some(val()?),
                 "--enlist-only" => o.enlist_only = Some(PathBuf::from(val()?)),
+                "--distinct" => o.distinct = true,
                 "--quick" => {
                     o.sizes = vec![10, 100];
                     o.samples = 5;
@@ -115,7 +120,7 @@ impl Opts {
                     println!(
                         "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
                          [--ops-samples 11] [--ops-samples-10k 3] [--enlist 10000] \
-                         [--enlist-budget-s 900] [--out target/hook-bench]"
+                         [--enlist-budget-s 900] [--distinct] [--out target/hook-bench]"
                     );
                     std::process::exit(0);
                 }
@@ -370,6 +375,11 @@ fn run() -> Result<()> {
     if let Some(h) = &opts.ctl_hostname {
         b.notes.push(format!("controller units' host name: {h}"));
     }
+    b.notes.push(if opts.distinct {
+        "seeded slurmd units: every node distinct (RealMemory 20000+k: one slurm.conf line per node)".into()
+    } else {
+        "seeded slurmd units: all alike but their names (one folded slurm.conf line)".into()
+    });
     if let Some(prev) = &opts.enlist_only {
         return enlist_only(&mut b, prev, started);
     }
@@ -512,7 +522,7 @@ fn run() -> Result<()> {
     for &n in &opts.sizes {
         if n > have {
             let t = Instant::now();
-            seed_units(&mut sim, rel, &template, have, n)?;
+            seed_units(&mut sim, rel, &template, have, n, opts.distinct)?;
             have = n;
             eprintln!(
                 "  seeded {n} slurmd units in {:.1} s",
@@ -761,9 +771,14 @@ fn seed_units(
     template: &serde_json::Value,
     from: u32,
     to: u32,
+    distinct: bool,
 ) -> Result<()> {
     let values: Vec<(u32, String)> = (from..to)
-        .map(|k| (k, node_value(template, k, None)))
+        .map(|k| {
+            // below the toggled values (31000, 31848), one per unit
+            let memory = distinct.then(|| (20_000 + k).to_string());
+            (k, node_value(template, k, memory.as_deref()))
+        })
         .collect();
     sim.with_model_mut(|m| {
         let unit0 = m.units.get("slurmd/0").cloned().ok_or("no slurmd/0")?;
