@@ -252,6 +252,12 @@ impl NodeRecord {
         &self.gres
     }
 
+    /// The checked node line and its gres.conf records, moved out (the controller keeps them
+    /// per shape without copying the records: a shape's core lists and links are kilobytes).
+    pub fn into_parts(self) -> (NodeConf, Vec<GresLine>) {
+        (self.node, self.gres)
+    }
+
     /// The same record under another name and `new_node` flag (the controller stores one
     /// shape per distinct hardware and fills in each unit's name).
     pub fn renamed(&self, name: NodeName, new_node: bool) -> NodeRecord {

@@ -5,7 +5,7 @@
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
 use super::accepted::APPLIED_PATH;
-use super::cache::CACHE_PATH;
+use super::cache::{CACHE_PATH, Cache};
 use super::decide::{Decision, Reload};
 use super::plan::{ControllerPlan, refused_status};
 use crate::charms::error::CharmError;
@@ -180,11 +180,11 @@ impl From<HostError> for ReloadError {
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the cache as it was and the retry publishes again.
 pub fn persist(host: &Host<'_>, plan: &ControllerPlan, refused: bool) -> Result<(), CharmError> {
-    let cache = match &plan.on_refusal {
-        Some(on) if refused && !on.verdicts.is_empty() => &on.cache,
-        _ => &plan.cache,
+    let refused_cache = match &plan.on_refusal {
+        Some(on) if refused && !on.verdicts.is_empty() => on.cache.as_ref().map(Cache::to_bytes),
+        _ => None,
     };
-    if let Some(bytes) = cache {
+    if let Some(bytes) = refused_cache.as_ref().or(plan.cache.as_ref()) {
         // A directory (or anything but a file) in the cache's place was read as corrupt and
         // rebuilt; it is replaced now.
         if host.clear_non_file(CACHE_PATH)? {
@@ -195,13 +195,7 @@ pub fn persist(host: &Host<'_>, plan: &ControllerPlan, refused: bool) -> Result<
     if let Some(index) = &plan.index {
         // the quick path stays off while slurmctld refuses the files (the status is the
         // refusal's, not the cached one)
-        let refused_before = host
-            .read(super::accepted::APPLIED_PATH)
-            .ok()
-            .flatten()
-            .and_then(|raw| super::accepted::AppliedRecord::from_bytes(&raw))
-            .is_some_and(|r| r.refused.is_some());
-        super::index::write(host, index, !refused_before && !refused);
+        super::index::write(host, index, !plan.refusal_on_record && !refused);
     }
     if let Some(version) = &plan.version {
         write(host, version)?;

@@ -51,9 +51,9 @@ pub struct AcceptedNode {
     pub app: String,
     /// `new_node` (the node is in `DownNodes`).
     pub new_node: bool,
-    /// Its shape: the record with a placeholder `NodeName` (the map key is the name) and
-    /// `new_node` false, shared by every node of that shape.
-    pub record: Arc<NodeRecord>,
+    /// Its shape's node line (placeholder `NodeName`: the map key is the name), shared by
+    /// every node of that shape.
+    pub node: Arc<NodeConf>,
     /// FNV-1a state after the shape's relation value (as the cache keeps it) and a newline:
     /// where each node's fingerprint ([`super::refusal::fingerprints`]) starts, computed once
     /// per shape when it is read, so no shape is serialized again to fingerprint it.
@@ -137,9 +137,8 @@ fn parse_partition(raw: &str) -> Result<PartitionRecord, String> {
 /// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
 /// again) once per hook.
 struct Shape {
-    record: Arc<NodeRecord>,
     digest: u64,
-    node: NodeConf,
+    node: Arc<NodeConf>,
     lines: NodeRecords,
     gres: String,
 }
@@ -147,13 +146,12 @@ struct Shape {
 fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
     let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
-    let (node, lines) = (record.node().clone(), Arc::new(record.gres().to_vec()));
     let gres = record.gres_string();
+    let (node, lines) = record.into_parts();
     Ok(Shape {
-        record: Arc::new(record),
         digest: shape_digest(raw),
-        node,
-        lines,
+        node: Arc::new(node),
+        lines: Arc::new(lines),
         gres,
     })
 }
@@ -317,7 +315,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                         unit: unit.clone(),
                         app: rel.app.clone(),
                         new_node: cached.new_node,
-                        record: Arc::clone(&shapes[index].record),
+                        node: Arc::clone(&shapes[index].node),
                         shape_digest: shapes[index].digest,
                     });
                 }
@@ -349,7 +347,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     slurm.nodes.reserve(accepted.len());
     for &(name, index) in &accepted {
         let shape = &shapes[index];
-        let mut node = shape.node.clone();
+        let mut node = NodeConf::clone(&shape.node);
         node.name = name.clone();
         slurm.nodes.push(node);
         if !shape.lines.is_empty() {

@@ -70,6 +70,11 @@ pub struct ControllerPlan {
     pub on_refusal: Option<OnRefusal>,
     /// The quick index to write after the cache (`None` on the quick path: it is current).
     pub index: Option<IndexWrite>,
+    /// The applied record on disk still says slurmctld refused the files once this plan is
+    /// carried out without a new refusal (this hook writes no record and the one read says
+    /// so): the quick path stays off, since the status shown is the refusal's, not the cached
+    /// one. Decided here, so persisting does not read and parse the record again.
+    pub refusal_on_record: bool,
 }
 
 /// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
@@ -81,7 +86,8 @@ pub struct OnRefusal {
     pub verdicts: Vec<(RelationId, Verdicts, Vec<String>)>,
     /// The cache to persist instead of [`ControllerPlan::cache`]: the verdicts of those
     /// relations marked unknown, so the next hook (which runs in full) publishes them again.
-    pub cache: Option<Vec<u8>>,
+    /// Kept unserialized: it is written only when slurmctld refuses ([`Cache::to_bytes`] then).
+    pub cache: Option<Cache>,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -339,9 +345,15 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
     let on_refusal = refused_record
         .as_ref()
         .and_then(|r| r.refused.as_ref())
-        .map(|r| on_refusal(obs, &cache, &rendered.verdicts, r));
+        .map(|r| on_refusal(&cache, &rendered.verdicts, r));
     let cache_bytes = persist(&cache, obs.cache_file.as_deref());
     let index = index_for(obs, &cache, cache_bytes.as_deref());
+    let refusal_on_record = applied_before.is_none()
+        && applied_after.is_none()
+        && obs
+            .applied_record
+            .as_ref()
+            .is_some_and(|r| r.refused.is_some());
     ControllerPlan {
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
@@ -361,13 +373,13 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         on_refusal,
         version: version_file(obs),
         index,
+        refusal_on_record,
     }
 }
 
 /// What a refusal of this hook's files changes: the told units' relations get their verdicts
 /// again (with the reason, by [`super::apply`]); the cache marks those verdicts unknown.
 fn on_refusal(
-    obs: &Observed,
     cache: &Cache,
     verdicts: &BTreeMap<String, Verdicts>,
     refusal: &Refusal,
@@ -395,7 +407,7 @@ fn on_refusal(
     }
     OnRefusal {
         verdicts: out,
-        cache: persist(&refused_cache, obs.cache_file.as_deref()),
+        cache: Some(refused_cache),
     }
 }
 
@@ -463,6 +475,10 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         rollback: Vec::new(),
         on_refusal: None,
         index: index_for(obs, &obs.cache, None),
+        refusal_on_record: obs
+            .applied_record
+            .as_ref()
+            .is_some_and(|r| r.refused.is_some()),
     }
 }
 
@@ -526,7 +542,7 @@ fn status(cache: &Cache, rendered: &Rendered) -> Status {
     let gpus: u64 = rendered
         .nodes
         .values()
-        .flat_map(|n| n.record.node().gres.iter())
+        .flat_map(|n| n.node.gres.iter())
         .map(|g| g.count)
         .sum();
     let n = rendered.nodes.len();

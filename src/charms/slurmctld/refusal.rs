@@ -140,6 +140,7 @@ mod tests {
         };
         let (a, b) = (record(4), record(8));
         let mut nodes = BTreeMap::new();
+        let mut want = BTreeMap::new();
         for (i, (shape, app, new_node)) in [
             (&a, "x", false),
             (&a, "x", false),
@@ -150,22 +151,21 @@ mod tests {
         .into_iter()
         .enumerate()
         {
+            let json = shape.to_relation_value();
             let node = AcceptedNode {
                 unit: format!("{app}/{i}"),
                 app: app.to_string(),
                 new_node,
-                record: Arc::clone(shape),
-                shape_digest: super::super::desired::shape_digest(&shape.to_relation_value()),
+                node: Arc::new(shape.node().clone()),
+                shape_digest: super::super::desired::shape_digest(&json),
             };
             nodes.insert(format!("n{i}"), node);
+            let flag: &[u8] = if new_node { b"1" } else { b"0" };
+            let hash = fnv1a(&[json.as_bytes(), b"\n", app.as_bytes(), b"\n", flag]);
+            want.insert(format!("n{i}"), hash);
         }
         let got = fingerprints(&nodes);
-        for (name, n) in &nodes {
-            let flag: &[u8] = if n.new_node { b"1" } else { b"0" };
-            let shape = n.record.to_relation_value();
-            let want = fnv1a(&[shape.as_bytes(), b"\n", n.app.as_bytes(), b"\n", flag]);
-            assert_eq!(got[name], want, "{name}");
-        }
+        assert_eq!(got, want);
         assert_eq!(got["n0"], got["n1"]);
         assert_ne!(got["n0"], got["n2"]);
         assert_ne!(got["n0"], got["n3"]);
