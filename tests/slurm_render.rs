@@ -8,7 +8,7 @@ use std::sync::Arc;
 mod fixtures;
 use fixtures::{cluster, files, gpu, nn, node};
 use slurm_charms::slurm::types::{
-    DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
+    CoreList, DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
 };
 
 #[test]
@@ -45,6 +45,45 @@ fn rendering_is_deterministic_and_order_independent() {
     shuffled.down_nodes.reverse();
     let b = render_files(&shuffled, &gres).unwrap();
     assert_eq!(a, b);
+}
+
+/// Nodes of one shape share one record list (`Arc`) in the controller's model; the renderer
+/// groups lists by pointer first. Whether equal lists are shared or separate copies, and
+/// whether a shared list sits among copies of it, the files are the same bytes.
+#[test]
+fn shared_and_separate_record_lists_render_alike() {
+    let (conf, gres) = cluster();
+    let separate = render_files(&conf, &gres).unwrap();
+    let mut shared = gres.clone();
+    let one = Arc::clone(&shared.nodes[&nn("gpu-1")]);
+    shared.nodes.insert(nn("gpu-2"), Arc::clone(&one));
+    assert!(Arc::ptr_eq(
+        &shared.nodes[&nn("gpu-1")],
+        &shared.nodes[&nn("gpu-2")]
+    ));
+    assert!(!Arc::ptr_eq(
+        &gres.nodes[&nn("gpu-1")],
+        &gres.nodes[&nn("gpu-2")]
+    ));
+    assert_eq!(render_files(&conf, &shared).unwrap(), separate);
+    // a shared list whose content differs from its neighbours' stays on its own lines
+    let mut changed = shared.clone();
+    let mut other = (*one).clone();
+    other[0].cores = CoreList::from_ids(&[0, 1]);
+    changed.nodes.insert(nn("gpu-2"), Arc::new(other));
+    let out = render_files(&conf, &changed).unwrap();
+    assert!(
+        out.gres_conf
+            .contains("NodeName=gpu-1 Name=gpu Type=tesla_t4"),
+        "{}",
+        out.gres_conf
+    );
+    assert!(
+        out.gres_conf
+            .contains("NodeName=gpu-2 Name=gpu Type=tesla_t4 File=/dev/nvidia[0-1] Cores=0-1"),
+        "{}",
+        out.gres_conf
+    );
 }
 
 #[test]
