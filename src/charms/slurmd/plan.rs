@@ -83,7 +83,36 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     super::health::plan_health(obs, &mut plan);
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
+    hold_new_node(obs, &mut plan);
     plan
+}
+
+/// A new node's slurmd is first started by `node-configured`, not before: while the node is
+/// new (in the controller's `DownNodes` or not yet in its slurm.conf), a stopped slurmd stays
+/// stopped and the status says so. Why (docs/slurm-versions.md, "slurmd dies at start"):
+/// Slurm 22.05.8's slurmd dies when slurmctld's `scontrol reconfigure` reaches it before its
+/// first registration, and the controller reconfigures right after the restart that takes in a
+/// batch of new nodes; a slurmd that is not running cannot be reached. It also spares the
+/// start that fails while the controller has not listed the node yet (22.05: `Unable to
+/// determine this slurmd's NodeName`). A running slurmd is left alone (restarts included): it
+/// has registered already.
+fn hold_new_node(obs: &Observed, plan: &mut SlurmdPlan) {
+    let configured_now = plan.action.as_ref().is_some_and(|a| a.configured);
+    if !obs.new_node || configured_now || obs.slurmd_active {
+        return;
+    }
+    let before = plan.services.len();
+    plan.services
+        .retain(|s| !matches!(s, ServiceAction::RestartSlurmd(_)));
+    if plan.services.len() != before && plan.status.kind == StatusKind::Active {
+        plan.status = Status::new(
+            StatusKind::Active,
+            format!(
+                "{}; new node: slurmd starts with node-configured",
+                plan.status.message
+            ),
+        );
+    }
 }
 
 fn reconcile(obs: &Observed) -> SlurmdPlan {
