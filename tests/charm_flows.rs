@@ -119,7 +119,9 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,0,-1
     let key = c.bytes("slurmctld/0", "/etc/munge/munge.key").unwrap();
     for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
         assert!(
-            !c.commands(u).iter().any(|l| l.contains("restart --no-block slurmd")),
+            !c.commands(u)
+                .iter()
+                .any(|l| l.contains("restart --no-block slurmd")),
             "{u}"
         );
         assert!(c.status(u).1.ends_with(NEW_NODE_NOTE), "{:?}", c.status(u));

@@ -80,7 +80,10 @@ fn a_newcomer_on_a_later_relation_cannot_take_a_node_name() {
     let (st, msg) = c.status("compute/0");
     assert_eq!(
         (st.as_str(), msg.as_str()),
-        ("active", format!("2 GPUs: gpu:tesla_t4:2{NEW_NODE_NOTE}").as_str())
+        (
+            "active",
+            format!("2 GPUs: gpu:tesla_t4:2{NEW_NODE_NOTE}").as_str()
+        )
     );
     // Later hooks (a full rebuild included) keep the owner.
     c.sim.set_leader("slurmctld/0").unwrap();

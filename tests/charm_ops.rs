@@ -16,7 +16,9 @@ fn node_configured_leaves_downnodes_then_resumes() {
     // "slurmd dies at start"), and its status says when it will be.
     for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
         assert!(
-            !c.commands(u).iter().any(|l| l.contains("restart --no-block slurmd")),
+            !c.commands(u)
+                .iter()
+                .any(|l| l.contains("restart --no-block slurmd")),
             "{u} started slurmd while new: {:?}",
             c.commands(u)
         );

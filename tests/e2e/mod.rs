@@ -1009,7 +1009,6 @@ pub const ALLOWED_COMPLAINTS: &[(&str, &str)] = &[
     ),
 ];
 
-
 /// Error, warning, fatal and deprecation lines in every host's Slurm daemon logs that no entry
 /// of [`ALLOWED_COMPLAINTS`] or `extra_allowed` explains: `host: file: line`, each message once.
 pub fn daemon_complaints(cluster: &Cluster, extra_allowed: &[&str]) -> Vec<String> {
