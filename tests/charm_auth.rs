@@ -148,10 +148,14 @@ fn nodes_install_slurm_key_for_auth_slurm_and_drop_it_for_munge() {
     assert_eq!(out.files[SLURM_KEY], vec![6; 64]);
     assert_eq!(out.files[MUNGE_KEY], vec![6; 64]);
 
-    let (state, rel) = node(
+    let (mut state, rel) = node(
         AuthKind::Munge,
         &[(SLURM_KEY, vec![6; 64]), (MUNGE_KEY, vec![6; 64])],
     );
+    // a configured node (a new one's slurmd is stopped instead: docs/charms.md)
+    state
+        .unit_state
+        .insert("new-node".to_owned(), "false".to_owned());
     let out = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
     assert!(
         !out.files.contains_key(SLURM_KEY),

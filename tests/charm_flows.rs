@@ -67,7 +67,7 @@ fn alone_each_charm_says_what_it_needs() {
 
 #[test]
 fn three_units_with_different_gpus_give_exact_files() {
-    let c = three_nodes();
+    let mut c = three_nodes();
     let expected_slurm = format!(
         "{HEADER}{GLOBALS}\
 NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12
@@ -114,8 +114,19 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,0,-1
     assert_eq!(info["slurmctld_host"], "slurmctld-0");
     assert_eq!(info["nhc_params"], "#");
 
-    // Every slurmd has the controller's key (0400) and runs configless against it.
+    // Every slurmd has the controller's key (0400) and runs configless against it, started by
+    // node-configured (not before: a new node's slurmd waits for it).
     let key = c.bytes("slurmctld/0", "/etc/munge/munge.key").unwrap();
+    for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
+        assert!(
+            !c.commands(u)
+                .iter()
+                .any(|l| l.contains("restart --no-block slurmd")),
+            "{u}"
+        );
+        assert!(c.status(u).1.ends_with(NEW_NODE_NOTE), "{:?}", c.status(u));
+    }
+    configure(&mut c, &["slurmd/0", "slurmd/1", "slurmd/2"]);
     for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
         assert_eq!(c.bytes(u, "/etc/munge/munge.key").unwrap(), key, "{u}");
         assert_eq!(
@@ -148,10 +159,7 @@ NodeName=slurmd-1 Name=gpu Type=nvidia_l40s File=/dev/nvidia3 Links=0,0,-1
     assert_eq!(c.status("slurmd/2"), ("active".into(), "no GPUs".into()));
     assert_eq!(
         c.status("slurmctld/0"),
-        (
-            "active".into(),
-            "3 nodes, 5 GPUs, 3 new (run node-configured on the slurmd unit)".into()
-        )
+        ("active".into(), "3 nodes, 5 GPUs".into())
     );
     assert_eq!(
         c.file("slurmctld/0", "/etc/slurm/cgroup.conf"),
@@ -203,6 +211,7 @@ fn integrate_before_install_converges_to_the_same_files() {
 #[test]
 fn a_gpu_change_on_one_unit_changes_only_its_lines() {
     let mut c = three_nodes();
+    configure(&mut c, &["slurmd/0", "slurmd/1", "slurmd/2"]);
     let (slurm0, gres0) = (c.slurm_conf(), c.gres_conf());
     c.clear_commands("slurmctld/0");
     c.clear_commands("slurmd/1");
@@ -334,7 +343,10 @@ fn scale_out_and_remove_the_application() {
     );
     assert_eq!(
         c.status("slurmd/3"),
-        ("active".into(), "2 GPUs: gpu:tesla_t4:2".into())
+        (
+            "active".into(),
+            format!("2 GPUs: gpu:tesla_t4:2{NEW_NODE_NOTE}")
+        )
     );
     c.clear_commands("slurmctld/0");
     c.sim.remove_application("slurmd").unwrap();
@@ -409,7 +421,10 @@ fn gpus_without_a_driver_block_with_the_driver_message() {
     c.sim.update_status(Some("slurmd")).unwrap();
     assert_eq!(
         c.status("slurmd/0"),
-        ("active".into(), "2 GPUs: gpu:tesla_t4:2".into())
+        (
+            "active".into(),
+            format!("2 GPUs: gpu:tesla_t4:2{NEW_NODE_NOTE}")
+        )
     );
     assert!(
         c.gres_conf()
@@ -435,9 +450,17 @@ fn missing_device_files_keep_slurmd_stopped() {
         "{cmds:?}"
     );
     assert!(!cmds.iter().any(|l| l.contains("restart slurmd")));
-    // The device appears: slurmd starts on the next hook.
+    // The device appears: slurmd starts with node-configured (a new node's slurmd waits).
     std::fs::write(c.root("slurmd/0").join("dev/nvidia1"), "").unwrap();
     c.sim.update_status(Some("slurmd")).unwrap();
+    assert_eq!(
+        c.status("slurmd/0"),
+        (
+            "active".into(),
+            format!("2 GPUs: gpu:tesla_t4:2{NEW_NODE_NOTE}")
+        )
+    );
+    configure(&mut c, &["slurmd/0"]);
     assert_eq!(c.status("slurmd/0").0, "active");
     assert!(
         c.commands("slurmd/0")

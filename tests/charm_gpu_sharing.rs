@@ -36,6 +36,7 @@ fn cluster() -> Cluster {
     c.set_gpus("slurmd/0", TWO_T4);
     c.sim.integrate("slurmd", "slurmctld").unwrap();
     c.assert_no_errors();
+    configure(&mut c, &["slurmd/0", "slurmd/1"]);
     c
 }
 
@@ -202,6 +203,7 @@ fn mig_nodes_keep_whole_gres_and_say_so() {
     }
     c.sim.integrate("slurmd", "slurmctld").unwrap();
     c.assert_no_errors();
+    configure(&mut c, &["slurmd/0"]);
     let before = c.gres_conf();
     assert!(before.contains("MultipleFiles="), "{before}");
     sharing(&mut c, "shard:4");

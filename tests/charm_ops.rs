@@ -12,7 +12,25 @@ use support::*;
 #[test]
 fn node_configured_leaves_downnodes_then_resumes() {
     let mut c = three_nodes();
+    // A new node's slurmd is not started before node-configured (docs/slurm-versions.md,
+    // "slurmd dies at start"), and its status says when it will be.
+    for u in ["slurmd/0", "slurmd/1", "slurmd/2"] {
+        assert!(
+            !c.commands(u)
+                .iter()
+                .any(|l| l.contains("restart --no-block slurmd")),
+            "{u} started slurmd while new: {:?}",
+            c.commands(u)
+        );
+        let (kind, msg) = c.status(u);
+        assert_eq!(kind, "active", "{u}: {msg}");
+        assert!(
+            msg.ends_with("; new node: slurmd starts with node-configured"),
+            "{u}: {msg}"
+        );
+    }
     c.clear_commands("slurmctld/0");
+    c.clear_commands("slurmd/0");
     let res = c
         .sim
         .run_action("slurmd/0", "node-configured", json!({}))
@@ -24,13 +42,25 @@ fn node_configured_leaves_downnodes_then_resumes() {
         c.slurm_conf()
             .contains("DownNodes=slurmd-[1-2] State=DOWN Reason=\"New node.\"\n")
     );
-    // Reconfigure (no restart: same nodes, same GRES), then resume after DownNodes dropped it.
+    // Only DownNodes changed: the node is resumed, slurmctld is neither reconfigured nor
+    // restarted (a reconfigure would reach the slurmd the action just started before it
+    // registered: decide.rs).
     assert_eq!(
         restarts(&c.commands("slurmctld/0")),
-        vec![
-            "scontrol reconfigure",
-            "scontrol update nodename=slurmd-0 state=resume"
-        ]
+        vec!["scontrol update nodename=slurmd-0 state=resume"]
+    );
+    // The action started slurmd.
+    assert!(
+        c.commands("slurmd/0")
+            .iter()
+            .any(|l| l == "systemctl restart --no-block slurmd"),
+        "{:?}",
+        c.commands("slurmd/0")
+    );
+    assert_eq!(
+        c.status("slurmd/0"),
+        ("active".into(), "2 GPUs: gpu:tesla_t4:2".into()),
+        "configured: the note is gone"
     );
     assert_eq!(c.sim.unit_state("slurmd/0")["new-node"], "false");
     let node: serde_json::Value =

@@ -6,7 +6,7 @@
 mod support;
 
 use juju_sim::{Hook, SimOptions};
-use support::{Cluster, TWO_T4};
+use support::{Cluster, TWO_T4, configure};
 
 /// A settled cluster of `n` two-GPU slurmd units integrated with one controller.
 fn settled(n: u32) -> Cluster {
@@ -242,6 +242,8 @@ fn update_status_cost(c: &mut Cluster, unit: &str) -> (Vec<String>, Vec<String>)
 #[test]
 fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller_check() {
     let mut c = settled(2);
+    // configured nodes: their slurmd runs (a new node's waits for node-configured)
+    configure(&mut c, &["slurmd/0", "slurmd/1"]);
     // the first update-status after the hooks of the enlistment may run in full (slurmd was
     // started after the last check); from then on it is steady
     update_status_cost(&mut c, "slurmd/1");

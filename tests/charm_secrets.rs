@@ -114,6 +114,8 @@ fn assert_keys_everywhere(c: &Cluster, expected: &[u8]) {
 #[test]
 fn the_key_travels_in_a_secret_rotates_and_never_leaks() {
     let mut c = three_nodes();
+    // configured nodes: their slurmd runs and is restarted with the new key
+    configure(&mut c, &NODES);
     let rel = rel(&c);
     let old = key_of(&c, "slurmctld/0");
     assert_eq!(old.len(), 1024);

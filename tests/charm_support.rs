@@ -329,6 +329,22 @@ pub fn three_nodes() -> Cluster {
     c
 }
 
+/// The status message suffix of a new node, whose slurmd `node-configured` starts.
+pub const NEW_NODE_NOTE: &str = "; new node: slurmd starts with node-configured";
+
+/// Runs `node-configured` on `units` (each completes) and settles.
+pub fn configure(c: &mut Cluster, units: &[&str]) {
+    for u in units {
+        let res = c
+            .sim
+            .run_action(u, "node-configured", serde_json::json!({}))
+            .unwrap();
+        assert_eq!(res.status, "completed", "{u}: {res:?}");
+    }
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+}
+
 /// The slurmd–slurmctld relation id.
 pub fn rel(c: &Cluster) -> u32 {
     c.sim.relation_id("slurmd", "slurmctld").unwrap()

@@ -420,16 +420,9 @@ fn charms_drive_real_slurm(suite: Suite) {
 
     let (n1, n2) = (machine(1).0, machine(2).0);
     let ctl = s.ctl().to_string();
-    // A slurmd may die at start on 22.05.8 (docs/e2e.md, "slurmd dies at start"): what Juju's
-    // next update-status does (the charm restarts it) is done here when that happens.
-    let mut died = Vec::new();
+    // No slurmd dies at start, 22.05.8 included (docs/e2e.md, "slurmd dies at start").
     for (n, gres) in [(&n1, T4_2), (&n2, H100_4)] {
-        let (cluster, sim) = (&s.cluster, &mut s.sim);
-        died.extend(
-            cluster.wait_node_idle_restarting(&ctl, n, gres, REGISTER, || {
-                sim.update_status(Some("slurmd")).expect("update-status")
-            }),
-        );
+        s.cluster.wait_node_idle_alive(&ctl, n, gres, REGISTER);
     }
     s.watch.lap("both nodes IDLE with their Gres");
     s.print_file("etc/slurm/gres.conf");
@@ -502,12 +495,8 @@ fn charms_drive_real_slurm(suite: Suite) {
     s.node_configured("slurmd/2");
     s.assert_no_hook_errors();
     let n3 = machine(3).0;
-    let (cluster, sim) = (&s.cluster, &mut s.sim);
-    died.extend(
-        cluster.wait_node_idle_restarting(&ctl, &n3, "gpu:tesla_t4:1", REGISTER, || {
-            sim.update_status(Some("slurmd")).expect("update-status")
-        }),
-    );
+    s.cluster
+        .wait_node_idle_alive(&ctl, &n3, "gpu:tesla_t4:1", REGISTER);
     s.watch.lap("add-unit slurmd/2: IDLE");
 
     let rel = s.sim.relation_id("slurmd", "slurmctld").expect("relation");
@@ -731,14 +720,7 @@ fn charms_drive_real_slurm(suite: Suite) {
         "_establish_configuration: failed to load configs".into(),
         "slurmd initialization failed".into(),
     ];
-    let mut provoked: Vec<&str> = provoked.iter().map(String::as_str).collect();
-    if !died.is_empty() {
-        e2e::eprint_block(
-            "slurmd died at start (restarted by update-status)",
-            &died.join("\n"),
-        );
-        provoked.extend(e2e::SLURMD_DIED_LINES);
-    }
+    let provoked: Vec<&str> = provoked.iter().map(String::as_str).collect();
     let complaints = e2e::daemon_complaints(&s.cluster, &provoked);
     assert!(
         complaints.is_empty(),

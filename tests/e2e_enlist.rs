@@ -137,25 +137,18 @@ fn not_idle(
     Ok(wrong)
 }
 
-/// Waits until every node in `want` is IDLE with exactly its `Gres=` ([`not_idle`]).
-///
-/// While waiting, a host whose slurmd is no longer running gets what Juju gives it within one
-/// `update-status` interval: an update-status, in which the slurmd charm restarts it. Slurm
-/// 22.05.8's slurmd can die at start (SIGSEGV in `write_configs_to_conf_cache`) when
-/// slurmctld's `scontrol reconfigure` reaches it before it registered (docs/e2e.md, "slurmd
-/// dies at start"). Returns one line per slurmd found dead (with whether it left a core).
-fn wait_all_idle(
-    cluster: &Cluster,
-    sim: &mut Simulator,
-    ctl: &str,
-    want: &BTreeMap<String, BTreeSet<String>>,
-) -> Vec<String> {
+/// Waits until every node in `want` is IDLE with exactly its `Gres=` ([`not_idle`]), and
+/// fails at once if a slurmd of `want` died meanwhile (checked every 3 s): the charms start a
+/// new node's slurmd only with `node-configured`, after the batch's restart and reconfigure,
+/// and resume it without a reconfigure, so Slurm 22.05.8's death at start (a reconfigure
+/// reaching a slurmd before its first registration; docs/e2e.md, "slurmd dies at start")
+/// cannot happen here.
+fn wait_all_idle(cluster: &Cluster, ctl: &str, want: &BTreeMap<String, BTreeSet<String>>) {
     let deadline = Instant::now() + IDLE_WAIT;
-    let mut dead = Vec::new();
     let mut last_check = Instant::now();
     loop {
         let wrong = match not_idle(cluster, ctl, want) {
-            Ok(w) if w.is_empty() => return dead,
+            Ok(w) if w.is_empty() => return,
             Ok(w) => w.join("\n"),
             Err(e) => e,
         };
@@ -167,12 +160,8 @@ fn wait_all_idle(
         );
         if last_check.elapsed() >= Duration::from_secs(3) {
             last_check = Instant::now();
-            let died: Vec<String> = want.keys().filter_map(|h| cluster.slurmd_died(h)).collect();
-            if !died.is_empty() {
-                eprintln!("e2e: {}; running update-status", died.join(", "));
-                dead.extend(died);
-                sim.update_status(Some("slurmd")).expect("update-status");
-                assert_no_hook_errors(sim);
+            for host in want.keys() {
+                cluster.assert_slurmd_alive(host);
             }
         }
         std::thread::sleep(Duration::from_millis(250));
@@ -286,7 +275,7 @@ fn enlist(suite: Suite, n: u32) {
         .take(1)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let mut dead = wait_all_idle(&cluster, &mut sim, &ctl, &first);
+    wait_all_idle(&cluster, &ctl, &first);
     assert_no_hook_errors(&sim);
     watch.lap("deploy slurmctld + 1 slurmd, integrate, node-configured: IDLE");
 
@@ -314,7 +303,7 @@ fn enlist(suite: Suite, n: u32) {
     assert_no_hook_errors(&sim);
     let configured = Reloads::read(&cluster, &sim, &ctl).since(before_cfg);
     watch.lap(&format!("node-configured x{}", n - 1));
-    dead.extend(wait_all_idle(&cluster, &mut sim, &ctl, &want));
+    wait_all_idle(&cluster, &ctl, &want);
     let to_idle = t_add.elapsed();
     watch.lap(&format!("all {n} nodes IDLE with their exact Gres"));
 
@@ -431,30 +420,44 @@ fn enlist(suite: Suite, n: u32) {
         );
     }
     assert_eq!(
-        configured.restarts, 0,
-        "node-configured restarted slurmctld"
+        (configured.restarts, configured.reconfigures),
+        (0, 0),
+        "node-configured restarted or reconfigured slurmctld (a node leaving DownNodes is \
+         resumed, no more)"
     );
 
+    // Each host's slurmd was started once, by its node-configured (or on 23.11+ by the first
+    // configure, which restarts the slurmd the package started): never while its node was new
+    // and stopped, where it could meet the batch's reconfigure before registering.
+    let starts: BTreeMap<String, usize> = want
+        .keys()
+        .map(|h| (h.clone(), enlist_measure::slurmd_starts(&cluster, h)))
+        .collect();
+    let counts: BTreeSet<usize> = starts.values().copied().collect();
     e2e::eprint_block(
-        "slurmd found dead while waiting (restarted by update-status)",
-        &if dead.is_empty() {
-            "none".to_string()
-        } else {
-            dead.join("\n")
-        },
+        "slurmd (re)starts per host",
+        &format!(
+            "{} in all over {} hosts ({counts:?} each)",
+            starts.values().sum::<usize>(),
+            starts.len()
+        ),
+    );
+    assert!(
+        starts.values().all(|&n| n == 1),
+        "slurmd started more or less than once: {starts:?}"
     );
     // Provoked by the order of a batched enlistment, each with its reason:
-    let mut provoked = vec![
+    let provoked = vec![
         // the slurmd the package started asks for its config with the package's random munge
         // key, before the charm installed the cluster's (as in e2e_charms, auth scenario)
         "Munge decode failed: Invalid credential",
         "REQUEST_CONFIG has authentication error",
         "Protocol authentication error",
         "]: Unspecified error",
-        // a new unit's slurmd starts before the controller, deferring the restart until the
-        // last unit of the batch joined, has its node; the charm restarts it once it is in
+        // a new unit's charm asks slurmctld for its node's state and drain reason (`sinfo -n`,
+        // the GPU health and GRES-drain checks) before the controller, deferring its restart
+        // until the last unit of the batch joined, has the node
         "lookup failure for node",
-        "Unable to determine this slurmd's NodeName",
         // 33 hosts' daemons and hooks on 2 CPUs: a registration that did not arrive within
         // MessageTimeout (10 s); slurmd retries it every second until it is taken
         "Socket timed out on send/recv operation",
@@ -464,20 +467,22 @@ fn enlist(suite: Suite, n: u32) {
         // checked IDLE above
         "Unable to register: Unexpected missing socket error",
         "msg_type=1002: Unexpected missing socket error",
-        // 23.11+ (seen on 24.11): each `node-configured` reconfigures slurmctld, which fans the
-        // message out through the slurmds; a node whose own `node-configured` has not started
-        // its slurmd yet refuses the forward (its slurmd started 0.2 s later in the run seen)
+        // 23.11+ (seen on 24.11): the batch's one reconfigure (23.11+ takes new nodes with it)
+        // is fanned out through the slurmds; a new node's slurmd is stopped until its
+        // node-configured, so it refuses the forward
         "error: _forward_thread: failed to gpu-",
-        // 24.11/26.05: `srun -N<N> hostname` (job 1) starts within a second of the last
-        // `node-configured`'s reconfigure, while slurmds re-exec themselves for it ("Relinquishing
-        // control to new slurmd process"); a node whose launch came late gets a child node's
-        // step-complete (forwarded up the tree) before its slurmstepd exists. The step succeeds;
-        // `srun` is checked above
+        // 26.05 (seen once): slurmctld's messages to the nodes (pings, registration requests)
+        // also go through that tree while node-configured runs unit after unit; a parent just
+        // started abandons the branch of a child whose slurmd is not started yet (every node is
+        // checked IDLE afterwards)
+        "error: _fwd_tree_thread: Abandon tree forward by gpu-",
+        // 24.11/26.05: `srun -N<N> hostname` (job 1) is launched through the slurmds' tree; a
+        // node whose own launch came late gets a child node's step-complete (forwarded up the
+        // tree) before its slurmstepd exists. Seen with and without a reconfigure before the
+        // job (the slurmds all started within the last seconds); the step succeeds, `srun` is
+        // checked above
         "error: stepd_connect to StepId=1.0 failed: No such file or directory",
     ];
-    if !dead.is_empty() {
-        provoked.extend(e2e::SLURMD_DIED_LINES);
-    }
     let complaints = e2e::daemon_complaints(&cluster, &provoked);
     assert!(
         complaints.is_empty(),

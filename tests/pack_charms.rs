@@ -131,5 +131,8 @@ fn packs_both_charms_and_they_deploy() {
         c.gres_conf()
             .contains("NodeName=slurmd-0 Name=gpu Type=tesla_t4 File=/dev/nvidia1 Links=0,-1\n")
     );
-    assert_eq!(c.status("slurmd/0").1, "2 GPUs: gpu:tesla_t4:2");
+    assert_eq!(
+        c.status("slurmd/0").1,
+        "2 GPUs: gpu:tesla_t4:2; new node: slurmd starts with node-configured"
+    );
 }

@@ -64,6 +64,15 @@ impl Reloads {
     }
 }
 
+/// How often the slurmd charm (re)started `host`'s slurmd: `systemctl restart --no-block
+/// slurmd` lines in the systemctl stand-in's log of that host.
+pub fn slurmd_starts(cluster: &Cluster, host: &str) -> usize {
+    log_lines(cluster, host, "var/log/e2e-systemctl.log")
+        .iter()
+        .filter(|l| l.ends_with("systemctl restart --no-block slurmd"))
+        .count()
+}
+
 /// Sum of VmRSS (KiB) of every process in the PID namespaces `ns` (`/proc/PID/ns/pid` link
 /// targets of the hosts): daemons, and whatever runs there right now.
 fn rss_kib(ns: &[PathBuf]) -> u64 {

@@ -1,6 +1,6 @@
 //! Carries out the controller's plan (writes only, in a fixed order): the munge key (and a
 //! munge restart if it changed), the three Slurm files (each atomic, skipped when identical),
-//! what slurmctld needs (restart, reconfigure or stop; resume nodes that left DownNodes; clear
+//! what slurmctld needs (restart, reconfigure, stop or none; resume nodes that left DownNodes; clear
 //! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
@@ -317,6 +317,11 @@ fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
 fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
     match decision.reload {
         Reload::Nothing => {}
+        Reload::Resume => {
+            // the running slurmctld has these nodes already; the resume below is the change
+            // (no reconfigure: decide.rs)
+            tracing::info!("only DownNodes changed: resuming, no reconfigure");
+        }
         Reload::Reconfigure => {
             // from 23.11 this also takes added/removed nodes and changed GRES (decide.rs)
             tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
@@ -336,7 +341,9 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
     if !decision.resume.is_empty() {
         resume(host, &decision.resume, "left DownNodes");
     }
-    if decision.reload != Reload::Nothing && !decision.gres_changed.is_empty() {
+    if matches!(decision.reload, Reload::Restart | Reload::Reconfigure)
+        && !decision.gres_changed.is_empty()
+    {
         clear_gres_drains(host, &decision.gres_changed);
     }
     Ok(())

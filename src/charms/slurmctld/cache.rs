@@ -115,6 +115,12 @@ pub struct Applied {
     pub down: BTreeSet<String>,
     /// FNV-1a of slurm.conf, gres.conf and cgroup.conf.
     pub files_hash: String,
+    /// The same hash with slurm.conf's `DownNodes` lines left out: equal in two states whose
+    /// files differ only in which nodes are down, which [`super::decide`] turns into a resume
+    /// instead of a reconfigure. Empty in caches written before it existed (then a change of
+    /// `DownNodes` reconfigures, as it did).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_hash: String,
 }
 
 /// The whole cache.

@@ -1,6 +1,15 @@
-//! What slurmctld needs after the files are written: nothing, `scontrol reconfigure`, a
-//! restart (before 23.11 reconfigure cannot add or remove nodes or change a node's GRES) or a
-//! stop (no nodes), plus which nodes to resume.
+//! What slurmctld needs after the files are written: nothing, a resume of nodes that left
+//! `DownNodes` (when nothing else changed), `scontrol reconfigure`, a restart (before 23.11
+//! reconfigure cannot add or remove nodes or change a node's GRES) or a stop (no nodes), plus
+//! which nodes to resume.
+//!
+//! Why a node leaving `DownNodes` is a resume and not a reconfigure (every version): the
+//! running slurmctld already has the node, and `scontrol update nodename=X state=resume` is
+//! the whole change at runtime; the file is rewritten so that the next restart or reconfigure
+//! reads the same state. A reconfigure would push the configs to every slurmd, and on Slurm
+//! 22.05.8 a slurmd that has not registered yet (the node's own, just started by
+//! `node-configured`) is sent them in the 20.11 format and dies (docs/slurm-versions.md,
+//! "slurmd dies at start").
 
 use super::cache::Applied;
 use crate::slurm::SlurmVersion;
@@ -10,6 +19,10 @@ use crate::slurm::SlurmVersion;
 pub enum Reload {
     /// Nothing changed.
     Nothing,
+    /// Only nodes left `DownNodes` (same nodes, same GRES, the files equal apart from their
+    /// `DownNodes` lines): slurmctld keeps running the files it read, the nodes are resumed
+    /// ([`Decision::resume`]). The files on disk say the same for its next reload.
+    Resume,
     /// `scontrol reconfigure` (from 23.11 also for nodes added/removed or changed GRES: it
     /// re-executes slurmctld).
     Reconfigure,
@@ -92,6 +105,8 @@ pub fn decide(
     let same_nodes = old.nodes.keys().eq(new.nodes.keys());
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
+    } else if only_left_down_nodes(old, new) {
+        Reload::Resume
     } else if old.nodes.is_empty() {
         // slurmctld was stopped for want of nodes: start it
         Reload::Restart
@@ -109,10 +124,23 @@ pub fn decide(
     }
 }
 
+/// True when `new` differs from `old` only in nodes that left `DownNodes`: the same nodes
+/// with the same GRES, fewer down, and the same files apart from the `DownNodes` lines
+/// ([`Applied::base_hash`], unknown in caches that predate it: then false).
+fn only_left_down_nodes(old: &Applied, new: &Applied) -> bool {
+    !old.base_hash.is_empty()
+        && old.base_hash == new.base_hash
+        && old.nodes == new.nodes
+        && new.down.len() < old.down.len()
+        && new.down.is_subset(&old.down)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `hash` is the files' hash; their hash without `DownNodes` is `hash` with the down
+    /// nodes cut off, so two states that differ only in `DownNodes` share it.
     fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
         Applied {
             nodes: nodes
@@ -120,7 +148,8 @@ mod tests {
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect(),
             down: down.iter().map(|s| s.to_string()).collect(),
-            files_hash: hash.into(),
+            files_hash: format!("{hash}{down:?}"),
+            base_hash: hash.into(),
         }
     }
 
@@ -167,6 +196,51 @@ mod tests {
     }
 
     #[test]
+    fn leaving_down_nodes_is_a_resume_on_every_version() {
+        let two_new = applied(&[("n1", ""), ("n2", ""), ("n3", "")], &["n2", "n3"], "h");
+        let one_new = applied(&[("n1", ""), ("n2", ""), ("n3", "")], &["n3"], "h");
+        let none_new = applied(&[("n1", ""), ("n2", ""), ("n3", "")], &[], "h");
+        for v in [V22, V24, None] {
+            for (old, new, resumed) in [
+                (&two_new, &one_new, vec!["n2"]),
+                (&one_new, &none_new, vec!["n3"]),
+                (&two_new, &none_new, vec!["n2", "n3"]),
+            ] {
+                let d = super::decide(Some(old), new, true, v);
+                assert_eq!(d.reload, Reload::Resume, "{v:?}");
+                assert_eq!(d.resume, resumed, "{v:?}");
+            }
+            // a node entering DownNodes, a node added with one leaving, a GRES change with one
+            // leaving: not a resume alone
+            assert_ne!(
+                super::decide(Some(&one_new), &two_new, true, v).reload,
+                Reload::Resume
+            );
+            let added = applied(
+                &[("n1", ""), ("n2", ""), ("n3", ""), ("n4", "")],
+                &["n3"],
+                "h",
+            );
+            assert_ne!(
+                super::decide(Some(&two_new), &added, true, v).reload,
+                Reload::Resume
+            );
+            let gres = applied(&[("n1", "gpu:t4:1"), ("n2", ""), ("n3", "")], &["n3"], "h");
+            assert_ne!(
+                super::decide(Some(&two_new), &gres, true, v).reload,
+                Reload::Resume
+            );
+            // a cache from before `base_hash`: reconfigure, as before
+            let mut old = two_new.clone();
+            old.base_hash.clear();
+            assert_eq!(
+                super::decide(Some(&old), &one_new, true, v).reload,
+                Reload::Reconfigure
+            );
+        }
+    }
+
+    #[test]
     fn decisions() {
         let a = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &["n2"], "h1");
         assert_eq!(decide(None, &a, true).reload, Reload::Restart);
@@ -184,8 +258,16 @@ mod tests {
             (d.reload, d.gres_changed),
             (Reload::Restart, vec!["n1".to_string()])
         );
-        let configured = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h2");
+        // a node left DownNodes and nothing else changed: resumed, no reconfigure
+        let configured = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h1");
         let d = decide(Some(&a), &configured, true);
+        assert_eq!(
+            (d.reload, d.resume),
+            (Reload::Resume, vec!["n2".to_string()])
+        );
+        // ... and with something else changed too: reconfigure (it reads both), then resume
+        let configured_and_param = applied(&[("n1", "gpu:t4:1"), ("n2", "")], &[], "h2");
+        let d = decide(Some(&a), &configured_and_param, true);
         assert_eq!(
             (d.reload, d.resume),
             (Reload::Reconfigure, vec!["n2".to_string()])

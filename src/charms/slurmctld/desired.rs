@@ -414,6 +414,13 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             b"\0",
             CGROUP_CONF_TEXT.as_bytes(),
         ]),
+        base_hash: fnv1a(&[
+            without_down_nodes(slurm_text.as_deref().unwrap_or_default()).as_bytes(),
+            b"\0",
+            gres_text.as_deref().unwrap_or_default().as_bytes(),
+            b"\0",
+            CGROUP_CONF_TEXT.as_bytes(),
+        ]),
     };
     Plan {
         slurm_conf: slurm_text,
@@ -430,5 +437,14 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         },
         verdicts,
         default_missing,
+    }
+}
+
+/// slurm.conf without its `DownNodes` lines, which the renderer writes last
+/// ([`crate::slurm::render_files`]): what [`Applied::base_hash`] hashes.
+fn without_down_nodes(slurm_conf: &str) -> &str {
+    match slurm_conf.find("\nDownNodes=") {
+        Some(at) => &slurm_conf[..at + 1],
+        None => slurm_conf,
     }
 }

@@ -295,7 +295,10 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                 if obs.applied_record.as_ref() != Some(&after) {
                     applied_after = Some(after.to_bytes());
                 }
-                if reloads || (decision.reload == Reload::Nothing && !changed && old.is_some()) {
+                // a resume: the files differ from the accepted ones only in `DownNodes`
+                let kept = decision.reload == Reload::Resume
+                    || (decision.reload == Reload::Nothing && !changed && old.is_some());
+                if reloads || kept {
                     accepted = ACCEPTED_FILES
                         .iter()
                         .zip(&files)

@@ -109,8 +109,8 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
         ServiceAction::InstallDriver { .. } => {
             // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
         }
-        ServiceAction::StopSlurmd => {
-            tracing::info!("slurmctld relation removed: stopping slurmd");
+        ServiceAction::StopSlurmd(why) => {
+            tracing::info!("{why}: stopping slurmd");
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
         }
     }

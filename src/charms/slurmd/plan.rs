@@ -25,8 +25,9 @@ pub enum ServiceAction {
     CreateDeviceFiles(Vec<String>),
     /// `systemctl restart slurmd`, and why.
     RestartSlurmd(&'static str),
-    /// `systemctl stop slurmd` (the controller went away).
-    StopSlurmd,
+    /// `systemctl stop slurmd`, and why (the controller went away; a new node's slurmd that
+    /// would be restarted waits for `node-configured` instead).
+    StopSlurmd(&'static str),
     /// `scontrol update nodename=<node> state=drain reason=<reason>` (a GPU is failing).
     DrainNode {
         /// Slurm node name.
@@ -83,7 +84,43 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     super::health::plan_health(obs, &mut plan);
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
+    hold_new_node(obs, &mut plan);
     plan
+}
+
+/// A new node's slurmd is first started by `node-configured`, not before: while the node is
+/// new (in the controller's `DownNodes` or not yet in its slurm.conf), a slurmd the plan would
+/// (re)start is not started: a stopped one stays stopped, a running one (24.11's package starts
+/// one without `--conf-server`) is stopped, and the status says so. Why (docs/slurm-versions.md,
+/// "slurmd dies at start"): Slurm 22.05.8's slurmd dies when slurmctld's `scontrol reconfigure`
+/// reaches it before its first registration, and the controller reconfigures right after the
+/// restart that takes in a batch of new nodes; a slurmd that is not running cannot be reached.
+/// It also spares the starts that fail while the controller has not listed the node yet
+/// (`fatal: Unable to determine this slurmd's NodeName`). A running slurmd with nothing to
+/// restart for is left alone.
+fn hold_new_node(obs: &Observed, plan: &mut SlurmdPlan) {
+    let configured_now = plan.action.as_ref().is_some_and(|a| a.configured);
+    if !obs.new_node || configured_now {
+        return;
+    }
+    let before = plan.services.len();
+    plan.services
+        .retain(|s| !matches!(s, ServiceAction::RestartSlurmd(_)));
+    let held = plan.services.len() != before;
+    if held && obs.slurmd_active {
+        plan.services.push(ServiceAction::StopSlurmd(
+            "new node: slurmd waits for node-configured",
+        ));
+    }
+    if held && plan.status.kind == StatusKind::Active {
+        plan.status = Status::new(
+            StatusKind::Active,
+            format!(
+                "{}; new node: slurmd starts with node-configured",
+                plan.status.message
+            ),
+        );
+    }
 }
 
 fn reconcile(obs: &Observed) -> SlurmdPlan {
@@ -117,7 +154,8 @@ fn reconcile(obs: &Observed) -> SlurmdPlan {
         status: des.status.clone(),
     };
     if obs.relation_broken && obs.relation.is_none() {
-        plan.services.push(ServiceAction::StopSlurmd);
+        plan.services
+            .push(ServiceAction::StopSlurmd("slurmctld relation removed"));
         plan.remove.push(SLURMD_DEFAULTS);
         return plan;
     }
