@@ -84,7 +84,7 @@ fn independent_commands_run_side_by_side_each_within_its_own_limit() {
         .unwrap()
         .flatten()
         .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).starts_with("sleep\07.32"))
+        .filter(|c| String::from_utf8_lossy(c).starts_with("sleep\x007.32"))
         .count();
     assert_eq!(left, 0);
     // Through the host, the outcomes keep the order of the commands.
