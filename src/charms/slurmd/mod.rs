@@ -85,7 +85,7 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         } else {
             (steady::unchanged(host)?, None)
         };
-        let (params, config) = match asked {
+        let (params, mut config) = match asked {
             Some((params, config)) => (Some(params), Some(config)),
             None => (None, None),
         };
@@ -99,7 +99,7 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
                 // so it runs in full.
                 let params = params?;
                 if !actions::accepts_missing(&params) {
-                    let config = match config {
+                    let config = match config.take() {
                         Some(config) => config?,
                         None => backend.config_get()?,
                     };
@@ -116,6 +116,7 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
             (_, _, params) => before.action_params = params,
         }
         before.slurmd_c = check.slurmd_c;
+        before.config = config;
     }
     steady::forget(host)?;
     let obs = observe::observe(ctx, backend, host, before)?;

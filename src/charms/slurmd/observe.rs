@@ -115,13 +115,15 @@ pub enum FactsError {
 }
 
 /// What the hook read before [`observe`] (the steady check's `slurmd -C`, `detect-gpus`'s
-/// parameters), handed over so nothing is asked twice. `None`: not read yet.
+/// parameters and the config), handed over so nothing is asked twice. `None`: not read yet.
 #[derive(Debug, Default)]
 pub struct ReadBefore {
     /// `slurmd -C`, as [`Host::run_ok`] returned it.
     pub slurmd_c: Option<Result<CmdOutput, HostError>>,
     /// `action-get`, as the backend returned it.
     pub action_params: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
+    /// `config-get`, as the backend returned it.
+    pub config: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
 }
 
 /// Reads the model and the host.
@@ -134,9 +136,13 @@ pub fn observe<B: SecretBackend>(
     let ReadBefore {
         slurmd_c,
         action_params,
+        config,
     } = before;
     let leader = backend.is_leader()?;
-    let config = backend.config_get()?;
+    let config = match config {
+        Some(config) => config?,
+        None => backend.config_get()?,
+    };
     let state = backend.state_get()?;
     let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let action = match &ctx.event {
