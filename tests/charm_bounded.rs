@@ -50,6 +50,56 @@ fn a_command_past_its_limit_is_killed_and_named() {
 }
 
 #[test]
+fn independent_commands_run_side_by_side_each_within_its_own_limit() {
+    let started = Instant::now();
+    let cmds = [
+        Cmd::new("sh", ["-c", "sleep 0.8; echo one"]),
+        Cmd::new("no-such-program-6c1f", Vec::<String>::new()),
+        Cmd::new("sh", ["-c", "sleep 0.8; echo two >&2; exit 4"]),
+        Cmd::new("sh", ["-c", "sleep 7.32; echo late"]).with_timeout(Duration::from_secs(1)),
+    ];
+    let out = SystemRunner.run_all(&cmds);
+    let took = started.elapsed();
+    // One after the other they take 2.6 s; side by side, the longest (the 1 s limit).
+    assert!(took < Duration::from_millis(2200), "{took:?}");
+    assert_eq!(out.len(), 4);
+    let one = out[0].as_ref().unwrap();
+    assert_eq!((one.code, one.stdout.as_str()), (Some(0), "one\n"));
+    let missing = out[1].as_ref().unwrap_err();
+    assert!(
+        matches!(missing, HostError::Spawn { .. })
+            && missing.to_string().contains("no-such-program-6c1f"),
+        "{missing}"
+    );
+    let two = out[2].as_ref().unwrap();
+    assert_eq!((two.code, two.stderr.as_str()), (Some(4), "two\n"));
+    let late = out[3].as_ref().unwrap_err();
+    assert!(
+        matches!(late, HostError::Timeout { .. }) && late.to_string().contains("sleep 7.32"),
+        "{late}"
+    );
+    // The one past its limit went with its process group.
+    std::thread::sleep(Duration::from_millis(200));
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).starts_with("sleep\x007.32"))
+        .count();
+    assert_eq!(left, 0);
+    // Through the host, the outcomes keep the order of the commands.
+    let host = slurm_charms::charms::Host::new("/", &SystemRunner);
+    let [a, b] = host.run_all(&[
+        Cmd::new("sh", ["-c", "sleep 0.2; echo a"]),
+        Cmd::new("sh", ["-c", "echo b"]),
+    ]);
+    assert_eq!(
+        (a.unwrap().stdout.as_str(), b.unwrap().stdout.as_str()),
+        ("a\n", "b\n")
+    );
+}
+
+#[test]
 fn every_command_has_a_default_limit() {
     assert_eq!(
         default_timeout("systemctl", Some("restart")),

@@ -359,6 +359,10 @@ fn detect_gpus_on_an_unchanged_host_answers_with_three_tool_calls_and_the_same_r
     .unwrap();
     let (full, tools) = detect_gpus(&mut c, "slurmd/1");
     assert!(tools.len() > 2, "{tools:?}");
+    // the parameters and the config read beside the host check are not asked again
+    for read in ["action-get", "config-get"] {
+        assert_eq!(tools.iter().filter(|t| *t == read).count(), 1, "{tools:?}");
+    }
     assert_eq!(steady, full);
     assert_eq!(steady["health"]["status"], "healthy", "{steady}");
     // shared GPUs: the steady answer reads the option and shows the shared records too

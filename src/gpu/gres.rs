@@ -36,7 +36,7 @@ impl Inventory {
     /// slurmctld indexes its links matrix by it.
     pub fn gres(&self) -> Vec<GresLine> {
         let mut gpus: Vec<_> = self.gpus.iter().collect();
-        gpus.sort_by_key(|g| normalize_bus_id(&g.pci_bus_id));
+        gpus.sort_by_cached_key(|g| normalize_bus_id(&g.pci_bus_id));
         let mut whole = Vec::new();
         let mut mig = Vec::new();
         for gpu in gpus {

@@ -229,34 +229,26 @@ impl<'r> Host<'r> {
         self.runner.run(cmd)
     }
 
+    /// Runs independent commands side by side ([`Runner::run_all`]); outcomes in the order
+    /// given (a runner that answers for fewer commands leaves the rest a [`HostError::Spawn`]).
+    pub fn run_all<const N: usize>(&self, cmds: &[Cmd; N]) -> [Result<CmdOutput, HostError>; N] {
+        for cmd in cmds {
+            tracing::debug!("running {cmd}");
+        }
+        let mut outcomes = self.runner.run_all(cmds).into_iter();
+        std::array::from_fn(|i| {
+            outcomes.next().unwrap_or_else(|| {
+                Err(HostError::Spawn {
+                    command: cmds[i].to_string(),
+                    source: std::io::Error::other("the command runner gave no outcome for it"),
+                })
+            })
+        })
+    }
+
     /// Runs a command and fails unless it exits 0.
     pub fn run_ok(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
-        let out = self.run(cmd)?;
-        if out.success() {
-            return Ok(out);
-        }
-        let text = if out.stderr.trim().is_empty() {
-            &out.stdout
-        } else {
-            &out.stderr
-        };
-        let tail: String = text
-            .trim()
-            .chars()
-            .rev()
-            .take(400)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        Err(HostError::Failed {
-            command: cmd.to_string(),
-            status: out.code.map_or_else(
-                || "killed by a signal".to_string(),
-                |c| format!("exit code {c}"),
-            ),
-            stderr: tail,
-        })
+        self.run(cmd)?.success_of(cmd)
     }
 
     /// `n` random bytes from the kernel (`/dev/urandom` of the real machine).

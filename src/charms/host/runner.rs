@@ -100,32 +100,81 @@ impl CmdOutput {
     pub fn success(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// This output when `cmd` exited 0, else [`HostError::Failed`] with the exit status and the
+    /// tail of what it printed (stderr, or stdout when stderr is empty).
+    pub fn success_of(self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        if self.success() {
+            return Ok(self);
+        }
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let tail: String = text
+            .trim()
+            .chars()
+            .rev()
+            .take(400)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        Err(HostError::Failed {
+            command: cmd.to_string(),
+            status: self.code.map_or_else(
+                || "killed by a signal".to_string(),
+                |c| format!("exit code {c}"),
+            ),
+            stderr: tail,
+        })
+    }
 }
 
-/// Runs external commands.
-pub trait Runner {
+/// Runs external commands. `Sync`, so a hook can check the host on one thread while it asks
+/// Juju on another.
+pub trait Runner: Sync {
     /// Runs `cmd` to completion and returns what it printed.
     fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError>;
+
+    /// Runs independent commands (none reads what another writes) and returns their outcomes
+    /// in the order given. This default runs them one after the other; [`SystemRunner`] runs
+    /// them side by side, so a hook that needs several read-only answers from the host waits
+    /// for the slowest rather than for the sum.
+    fn run_all(&self, cmds: &[Cmd]) -> Vec<Result<CmdOutput, HostError>> {
+        cmds.iter().map(|cmd| self.run(cmd)).collect()
+    }
 }
 
 /// Runs commands for real, found on `PATH`, with no stdin, each bounded by [`Cmd::limit`]: a
 /// command still running at its limit is killed (with its process group) and reported as
-/// [`HostError::Timeout`]. Output goes to anonymous temp files rather than pipes, so no reader
-/// thread is needed and a grandchild holding the output open cannot stall the hook.
+/// [`HostError::Timeout`]. Output goes to anonymous files rather than pipes, so no reader
+/// thread is needed and a grandchild holding the output open cannot stall the hook: in-memory
+/// files (`memfd_create`) where the kernel has them, else unnamed temp files (a temp file on
+/// a busy ext4 `/tmp` costs an inode allocation each, two per command).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemRunner;
 
-impl Runner for SystemRunner {
-    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+/// A command started by [`SystemRunner`] and not yet waited for.
+struct Started<'c> {
+    cmd: &'c Cmd,
+    child: std::process::Child,
+    stdout: std::fs::File,
+    stderr: std::fs::File,
+    since: std::time::Instant,
+}
+
+impl SystemRunner {
+    fn start(cmd: &Cmd) -> Result<Started<'_>, HostError> {
         use std::os::unix::process::CommandExt;
-        use wait_timeout::ChildExt;
         let spawn_err = |source| HostError::Spawn {
             command: cmd.to_string(),
             source,
         };
-        let mut stdout = tempfile::tempfile().map_err(spawn_err)?;
-        let mut stderr = tempfile::tempfile().map_err(spawn_err)?;
-        let mut child = std::process::Command::new(&cmd.program)
+        let stdout = output_file().map_err(spawn_err)?;
+        let stderr = output_file().map_err(spawn_err)?;
+        let child = std::process::Command::new(&cmd.program)
             .args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
@@ -135,8 +184,35 @@ impl Runner for SystemRunner {
             .process_group(0)
             .spawn()
             .map_err(spawn_err)?;
+        Ok(Started {
+            cmd,
+            child,
+            stdout,
+            stderr,
+            since: std::time::Instant::now(),
+        })
+    }
+
+    /// Waits for a started command until its limit (counted from its start) and reads back
+    /// what it printed.
+    fn finish(started: Started<'_>) -> Result<CmdOutput, HostError> {
+        use wait_timeout::ChildExt;
+        let Started {
+            cmd,
+            mut child,
+            mut stdout,
+            mut stderr,
+            since,
+        } = started;
         let limit = cmd.limit();
-        let status = match child.wait_timeout(limit).map_err(spawn_err)? {
+        let left = limit.saturating_sub(since.elapsed());
+        let waited = child
+            .wait_timeout(left)
+            .map_err(|source| HostError::Spawn {
+                command: cmd.to_string(),
+                source,
+            })?;
+        let status = match waited {
             Some(status) => status,
             None => {
                 kill_group(child.id());
@@ -153,6 +229,31 @@ impl Runner for SystemRunner {
             stdout: read_back(&mut stdout),
             stderr: read_back(&mut stderr),
         })
+    }
+}
+
+impl Runner for SystemRunner {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError> {
+        Self::finish(Self::start(cmd)?)
+    }
+
+    /// Starts every command, then waits for each in turn (each against its own limit).
+    fn run_all(&self, cmds: &[Cmd]) -> Vec<Result<CmdOutput, HostError>> {
+        let started: Vec<_> = cmds.iter().map(Self::start).collect();
+        started
+            .into_iter()
+            .map(|s| s.and_then(Self::finish))
+            .collect()
+    }
+}
+
+/// An anonymous file for a command's output: in memory (`memfd_create`), or an unnamed temp
+/// file where the kernel refuses memfds (before Linux 3.17, or a seccomp filter).
+fn output_file() -> std::io::Result<std::fs::File> {
+    use rustix::fs::{MemfdFlags, memfd_create};
+    match memfd_create("slurm-charm-output", MemfdFlags::CLOEXEC) {
+        Ok(fd) => Ok(std::fs::File::from(fd)),
+        Err(_) => tempfile::tempfile(),
     }
 }
 

@@ -68,21 +68,41 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         }
         _ => {}
     }
-    let mut slurmd_c = None;
+    let mut before = observe::ReadBefore::default();
     let detect_gpus = matches!(&ctx.event, Event::Action(a) if a.name == "detect-gpus");
     if matches!(ctx.event, Event::UpdateStatus) || detect_gpus {
-        let check = steady::unchanged(host)?;
-        match (check.status, check.seen) {
-            (Some(status), _) if !detect_gpus => {
+        let (check, asked) = if detect_gpus {
+            // detect-gpus asks Juju for its parameters and the config while the host is
+            // checked (the check's commands and NVML wait on the host, the hook tools on the
+            // agent); outcomes are judged in the order of the sequential hook: the check first.
+            let (check, asked) = std::thread::scope(|scope| {
+                let check = scope.spawn(|| steady::unchanged(host));
+                let asked = (backend.action_get(), backend.config_get());
+                (check.join(), asked)
+            });
+            let check = check.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (check?, Some(asked))
+        } else {
+            (steady::unchanged(host)?, None)
+        };
+        let (params, mut config) = match asked {
+            Some((params, config)) => (Some(params), Some(config)),
+            None => (None, None),
+        };
+        match (check.status, check.seen, params) {
+            (Some(status), _, None) => {
                 return Ok(backend.status_set(StatusScope::Unit, &status)?);
             }
-            (Some(_), Some((facts, inventory))) => {
+            (Some(_), Some((facts, inventory)), Some(params)) => {
                 // A read-only detect-gpus on an unchanged host: the results (the sharing from
                 // the config), nothing else. `accept-missing=true` changes the remembered GPUs,
                 // so it runs in full.
-                let params = backend.action_get()?;
+                let params = params?;
                 if !actions::accepts_missing(&params) {
-                    let config = backend.config_get()?;
+                    let config = match config.take() {
+                        Some(config) => config?,
+                        None => backend.config_get()?,
+                    };
                     let sharing = crate::gpu::GpuSharing::parse(&crate::charms::util::config_str(
                         &config,
                         "gpu-sharing",
@@ -91,13 +111,15 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
                     let flat = juju_runtime::flatten_action_results(&results)?;
                     return Ok(backend.action_set(&flat)?);
                 }
+                before.action_params = Some(Ok(params));
             }
-            _ => {}
+            (_, _, params) => before.action_params = params,
         }
-        slurmd_c = check.slurmd_c;
+        before.slurmd_c = check.slurmd_c;
+        before.config = config;
     }
     steady::forget(host)?;
-    let obs = observe::observe(ctx, backend, host, slurmd_c)?;
+    let obs = observe::observe(ctx, backend, host, before)?;
     let plan = plan::plan(&obs);
     let outcome = apply::apply(backend, host, &plan)?;
     let status = outcome.unwrap_or_else(|| plan.status.clone());

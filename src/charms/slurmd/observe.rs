@@ -114,20 +114,44 @@ pub enum FactsError {
     Output(String),
 }
 
+/// What the hook read before [`observe`] (the steady check's `slurmd -C`, `detect-gpus`'s
+/// parameters and the config), handed over so nothing is asked twice. `None`: not read yet.
+#[derive(Debug, Default)]
+pub struct ReadBefore {
+    /// `slurmd -C`, as [`Host::run_ok`] returned it.
+    pub slurmd_c: Option<Result<CmdOutput, HostError>>,
+    /// `action-get`, as the backend returned it.
+    pub action_params: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
+    /// `config-get`, as the backend returned it.
+    pub config: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
+}
+
 /// Reads the model and the host.
 pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
-    slurmd_c: Option<Result<CmdOutput, HostError>>,
+    before: ReadBefore,
 ) -> Result<Observed, CharmError> {
+    let ReadBefore {
+        slurmd_c,
+        action_params,
+        config,
+    } = before;
     let leader = backend.is_leader()?;
-    let config = backend.config_get()?;
+    let config = match config {
+        Some(config) => config?,
+        None => backend.config_get()?,
+    };
     let state = backend.state_get()?;
     let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let action = match &ctx.event {
         Event::Action(a) if a.name == "node-config" || a.name == "detect-gpus" => {
-            Some((a.name.clone(), backend.action_get()?))
+            let params = match action_params {
+                Some(params) => params?,
+                None => backend.action_get()?,
+            };
+            Some((a.name.clone(), params))
         }
         Event::Action(a) => Some((a.name.clone(), Map::new())),
         _ => None,

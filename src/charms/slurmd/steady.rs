@@ -86,16 +86,24 @@ pub fn record(
 /// daemon restarted behind the charm's back (a new munge key, an operator's restart) changes
 /// them, and the next update-status then runs in full and checks the controller again.
 pub fn service_pids(host: &Host<'_>) -> Result<String, CharmError> {
-    let cmd = Cmd::new(
+    Ok(pids_of(host.run(&pids_cmd())?))
+}
+
+/// The command [`service_pids`] runs.
+fn pids_cmd() -> Cmd {
+    Cmd::new(
         "systemctl",
         ["show", "--property=MainPID", "--value", "slurmd", "munge"],
-    );
-    let out = host.run(&cmd)?;
-    Ok(if out.success() {
+    )
+}
+
+/// [`service_pids`] from what [`pids_cmd`] printed.
+fn pids_of(out: CmdOutput) -> String {
+    if out.success() {
         out.stdout.split_whitespace().collect::<Vec<_>>().join(" ")
     } else {
         "unknown".to_owned()
-    })
+    }
 }
 
 /// Writes `steady` (or removes the record when there is none to trust).
@@ -131,7 +139,11 @@ pub struct SteadyCheck {
     pub seen: Option<(NodeFacts, Inventory)>,
 }
 
-/// Checks whether this hook finds the host as the last full hook left it.
+/// Checks whether this hook finds the host as the last full hook left it. The three commands
+/// (`slurmd -C`, `systemctl is-active slurmd`, the service PIDs) are independent reads, so
+/// they run side by side ([`Host::run_all`]) while this process reads the GPUs from NVML on a
+/// second thread; their answers are then judged in the order a sequential check would have
+/// met them, so what is returned (and which error stops the hook) is the same.
 pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
     let Some(raw) = host.read(STEADY_PATH)? else {
         return Ok(SteadyCheck::default());
@@ -140,7 +152,22 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         tracing::warn!("{STEADY_PATH} is unreadable; running the hook in full");
         return Ok(SteadyCheck::default());
     };
-    let slurmd_c = host.run_ok(&Cmd::new("slurmd", ["-C"]));
+    let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);
+    let cmds = [
+        slurmd_c_cmd.clone(),
+        Cmd::new("systemctl", ["is-active", "slurmd"]),
+        pids_cmd(),
+    ];
+    let opts = DetectOptions::from_host_root(host.root());
+    let (detected, outputs) = std::thread::scope(|scope| {
+        let nvml = scope.spawn(|| crate::gpu::detect(&opts));
+        let outputs = host.run_all(&cmds);
+        (nvml.join(), outputs)
+    });
+    // A panic while reading the GPUs stays a panic of the hook, as when it ran inline.
+    let detected = detected.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let [slurmd_c, state, pids] = outputs;
+    let slurmd_c = slurmd_c.and_then(|out| out.success_of(&slurmd_c_cmd));
     let differs = |slurmd_c| SteadyCheck {
         slurmd_c: Some(slurmd_c),
         ..SteadyCheck::default()
@@ -152,13 +179,13 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         },
         Err(_) => return Ok(differs(slurmd_c)),
     };
-    let Ok(inventory) = crate::gpu::detect(&DetectOptions::from_host_root(host.root())) else {
+    let Ok(inventory) = detected else {
         return Ok(differs(slurmd_c));
     };
     let devices = super::observe::device_files(host)?;
-    let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
+    let state = state?;
     let active = state.success() || state.stdout.trim() == "activating";
-    let now = fingerprint(&facts, &inventory, &devices, active, &service_pids(host)?);
+    let now = fingerprint(&facts, &inventory, &devices, active, &pids_of(pids?));
     if now != steady.fingerprint {
         return Ok(differs(slurmd_c));
     }

@@ -66,6 +66,10 @@ struct Opts {
     /// Every seeded node gets its own `RealMemory`, so no two nodes share a line (no hostlist
     /// folding): the controller's worst case for memory.
     distinct: bool,
+    /// `--only-small`: the small hooks only (process floor, status only, slurmd update-status,
+    /// detect-gpus, each beside its ops twin), for iterating on them; no controller at scale,
+    /// no render/parse, no enlistment.
+    only_small: bool,
 }
 
 impl Opts {
@@ -81,6 +85,7 @@ impl Opts {
             ctl_hostname: None,
             enlist_only: None,
             distinct: false,
+            only_small: false,
         };
         let mut args = std::env::args().skip(1);
         let bad = |m: String| BenchError::Setup(m);
@@ -109,6 +114,7 @@ impl Opts {
                 "--ctl-hostname" => o.ctl_hostname = Some(val()?),
                 "--enlist-only" => o.enlist_only = Some(PathBuf::from(val()?)),
                 "--distinct" => o.distinct = true,
+                "--only-small" => o.only_small = true,
                 "--quick" => {
                     o.sizes = vec![10, 100];
                     o.samples = 5;
@@ -120,7 +126,8 @@ impl Opts {
                     println!(
                         "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
                          [--ops-samples 11] [--ops-samples-10k 3] [--enlist 10000] \
-                         [--enlist-budget-s 900] [--distinct] [--out target/hook-bench]"
+                         [--enlist-budget-s 900] [--distinct] [--out target/hook-bench] \
+                         [--only-small]"
                     );
                     std::process::exit(0);
                 }
@@ -503,6 +510,9 @@ fn run() -> Result<()> {
     b.recalibrate(&mut sim)?;
     let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "ops", &x);
     b.push(row);
+    if opts.only_small {
+        return small_report(&b, started);
+    }
 
     // --- the controller at scale.
     let template = node_template(&sim, rel)?;
@@ -649,6 +659,32 @@ fn run() -> Result<()> {
         "hook-bench: wrote {}/results.md and results.json",
         opts.out.display()
     );
+    Ok(())
+}
+
+/// `--only-small`: writes and prints the whole-hook table of the small hooks alone.
+fn small_report(b: &Bench, started: Instant) -> Result<()> {
+    let md = report(b, &serde_json::Value::Null, &Enlist::default(), None);
+    // The table and the notes only: the render and enlistment sections were not run.
+    let table: String = md
+        .split("### Render and parse")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut md = table;
+    for n in &b.notes {
+        let _ = writeln!(md, "- {n}");
+    }
+    let _ = writeln!(
+        md,
+        "- only the small hooks (`--only-small`); load average at end: {}; total run time: {:.0} s",
+        load_avg(),
+        started.elapsed().as_secs_f64()
+    );
+    std::fs::create_dir_all(&b.opts.out).map_err(|e| BenchError::Setup(e.to_string()))?;
+    std::fs::write(b.opts.out.join("results.md"), &md)
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
+    println!("{md}");
     Ok(())
 }
 
