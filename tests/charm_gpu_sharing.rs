@@ -104,13 +104,7 @@ fn shard_then_mps_then_none_render_by_slurms_rules() {
             .any(|l| l == "NodeName=slurmd-0 Name=mps File=/dev/nvidia0 Count=100"),
         "{gres}"
     );
-    assert!(
-        c.commands("slurmd/0")
-            .iter()
-            .any(|l| l == "systemctl restart --no-block slurmd"),
-        "{:?}",
-        c.commands("slurmd/0")
-    );
+    c.assert_started_slurmd("slurmd/0");
 
     // Back to none: whole GPUs only, GresTypes back to gpu.
     sharing(&mut c, "none");

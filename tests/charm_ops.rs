@@ -50,13 +50,7 @@ fn node_configured_leaves_downnodes_then_resumes() {
         vec!["scontrol update nodename=slurmd-0 state=resume"]
     );
     // The action started slurmd.
-    assert!(
-        c.commands("slurmd/0")
-            .iter()
-            .any(|l| l == "systemctl restart --no-block slurmd"),
-        "{:?}",
-        c.commands("slurmd/0")
-    );
+    c.assert_started_slurmd("slurmd/0");
     assert_eq!(
         c.status("slurmd/0"),
         ("active".into(), "2 GPUs: gpu:tesla_t4:2".into()),

@@ -215,6 +215,17 @@ impl Cluster {
             .collect()
     }
 
+    /// Asserts that a unit (re)started slurmd (`systemctl restart --no-block slurmd`).
+    pub fn assert_started_slurmd(&self, unit: &str) {
+        let commands = self.commands(unit);
+        assert!(
+            commands
+                .iter()
+                .any(|l| l == "systemctl restart --no-block slurmd"),
+            "{unit} did not start slurmd: {commands:?}"
+        );
+    }
+
     /// Forgets a unit's recorded commands.
     pub fn clear_commands(&self, unit: &str) {
         let _ = std::fs::remove_file(self.root(unit).join("commands.log"));
