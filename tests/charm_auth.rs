@@ -8,7 +8,7 @@
 mod common;
 
 use common::changed;
-use common::state::{State, run};
+use common::state::{SLURMD_C_N0, State, prints, run};
 use juju_runtime::{RelationId, SecretContent, SecretId, StatusKind};
 use juju_runtime_testing::{MemoryRelation, MemorySecret, bag};
 use serde_json::{Map, Value};
@@ -128,14 +128,7 @@ fn node(auth: AuthKind, files: &[(&str, Vec<u8>)]) -> (State, RelationId) {
             .iter()
             .map(|(p, b)| ((*p).to_owned(), b.clone()))
             .collect(),
-        command_outputs: vec![(
-            "slurmd -C".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "NodeName=n0 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n".into(),
-                ..Default::default()
-            },
-        )],
+        command_outputs: vec![prints("slurmd -C", SLURMD_C_N0)],
         ..State::default()
     };
     (state, rel)

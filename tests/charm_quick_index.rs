@@ -7,10 +7,10 @@
 mod common;
 
 use common::changed;
-use common::state::{State, run};
+use common::state::{State, controller, run};
 use juju_runtime::{Event, RelationEvent, RelationId};
-use juju_runtime_testing::{MemoryRelation, bag};
-use slurm_charms::charms::{CharmKind, CmdOutput};
+use juju_runtime_testing::bag;
+use slurm_charms::charms::CharmKind;
 
 const N: usize = 2000;
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -26,28 +26,11 @@ fn node_json(name: &str, cpus: u32) -> String {
 
 /// A controller related to `N` units, after one hook that built its cache and index.
 fn settled() -> (State, RelationId) {
-    let rel = RelationId::new("slurmd", 4);
-    let mut relation = MemoryRelation::new("slurmd", 4, "compute")
-        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]));
-    for i in 0..N {
-        let node = node_json(&format!("c{i}"), 4);
-        relation = relation.remote_unit(&format!("compute/{i}"), bag([("node", node.as_str())]));
-    }
-    let state = State {
-        unit: "slurmctld/0".into(),
-        leader: true,
-        relations: vec![relation],
-        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
-        command_outputs: vec![(
-            "slurmctld -V".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "slurm-wlm 22.05.8\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
+    let units: Vec<(String, String)> = (0..N)
+        .map(|i| (format!("compute/{i}"), node_json(&format!("c{i}"), 4)))
+        .collect();
+    let units: Vec<(&str, &String)> = units.iter().map(|(u, n)| (u.as_str(), n)).collect();
+    let (state, rel) = controller(&units);
     let out = run(
         CharmKind::Slurmctld,
         changed(&rel, "compute", Some("compute/0")),

@@ -6,12 +6,12 @@
 mod common;
 
 use common::changed;
-use common::state::{State, run};
+use common::state::{SLURMD_C_N0, State, prints, run};
 use juju_runtime::{RelationId, StatusKind};
 use juju_runtime::{SecretContent, SecretId};
 use juju_runtime_testing::{MemoryRelation, MemorySecret, bag};
 use serde_json::json;
-use slurm_charms::charms::{CharmKind, CmdOutput};
+use slurm_charms::charms::CharmKind;
 use slurm_charms::interface::{ClusterInfo, MungeKeyRef};
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -40,28 +40,7 @@ fn node(name: &str, gpus: u32, shared: Option<(&str, u64)>) -> String {
 }
 
 fn controller(units: &[(&str, String)]) -> (State, RelationId) {
-    let rel = RelationId::new("slurmd", 4);
-    let mut relation = MemoryRelation::new("slurmd", 4, "compute")
-        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]));
-    for (unit, raw) in units {
-        relation = relation.remote_unit(unit, bag([("node", raw.as_str())]));
-    }
-    let state = State {
-        unit: "slurmctld/0".into(),
-        leader: true,
-        relations: vec![relation],
-        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
-        command_outputs: vec![(
-            "slurmctld -V".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "slurm-wlm 22.05.8\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
-    (state, rel)
+    common::state::controller(units)
 }
 
 #[test]
@@ -149,14 +128,7 @@ fn configured_node(sharing: &str) -> (State, RelationId) {
         config: json!({"gpu-sharing": sharing}).as_object().unwrap().clone(),
         relations: vec![relation],
         secrets: [(id, MemorySecret::consumed(key))].into(),
-        command_outputs: vec![(
-            "slurmd -C".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "NodeName=n0 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n".into(),
-                ..Default::default()
-            },
-        )],
+        command_outputs: vec![prints("slurmd -C", SLURMD_C_N0)],
         ..State::default()
     };
     (state, rel)

@@ -24,27 +24,10 @@ fn node_json(name: &str) -> String {
 }
 
 fn controller() -> (State, RelationId) {
-    let rel = RelationId::new("slurmd", 4);
-    let relation = MemoryRelation::new("slurmd", 4, "compute")
-        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]))
-        .remote_unit("compute/0", bag([("node", node_json("c0").as_str())]))
-        .remote_unit("compute/1", bag([("node", node_json("c1").as_str())]));
-    let state = State {
-        unit: "slurmctld/0".into(),
-        leader: true,
-        relations: vec![relation],
-        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
-        command_outputs: vec![(
-            "slurmctld -V".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "slurm-wlm 22.05.8\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
-    (state, rel)
+    common::state::controller(&[
+        ("compute/0", node_json("c0")),
+        ("compute/1", node_json("c1")),
+    ])
 }
 
 #[test]

@@ -6,10 +6,9 @@
 mod common;
 
 use common::changed;
-use common::state::{State, run};
-use juju_runtime::{RelationId, StatusKind};
-use juju_runtime_testing::{MemoryRelation, bag};
-use slurm_charms::charms::{CharmKind, CmdOutput};
+use common::state::{controller, run};
+use juju_runtime::StatusKind;
+use slurm_charms::charms::CharmKind;
 use slurm_charms::interface::Verdicts;
 
 fn node(name: &str, gres: &str, records: &str) -> String {
@@ -30,26 +29,7 @@ fn overlapping_device_files_are_refused_for_their_unit_alone() {
         r#""gpu:tesla_t4:2","gpu:nvidia_l40s:1""#,
         r#"{"Name":"gpu","Type":"tesla_t4","File":"/dev/nvidia[0-1]"},{"Name":"gpu","Type":"nvidia_l40s","File":"/dev/nvidia0"}"#,
     );
-    let rel = RelationId::new("slurmd", 4);
-    let relation = MemoryRelation::new("slurmd", 4, "compute")
-        .remote_app_data(bag([("partition", r#"{"compute":{"State":"UP"}}"#)]))
-        .remote_unit("compute/0", bag([("node", good.as_str())]))
-        .remote_unit("compute/1", bag([("node", overlapping.as_str())]));
-    let state = State {
-        unit: "slurmctld/0".into(),
-        leader: true,
-        relations: vec![relation],
-        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
-        command_outputs: vec![(
-            "slurmctld -V".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "slurm-wlm 22.05.8\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
+    let (state, rel) = controller(&[("compute/0", &good), ("compute/1", &overlapping)]);
     let out = run(
         CharmKind::Slurmctld,
         changed(&rel, "compute", Some("compute/1")),

@@ -135,3 +135,38 @@ fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     }
     out
 }
+
+/// What `slurmd -C` prints on the small test host `n0` (4 CPUs, 8000 MB).
+pub const SLURMD_C_N0: &str = "NodeName=n0 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n";
+
+/// A command that exits 0 printing `stdout`, as a [`State::command_outputs`] entry.
+pub fn prints(command: &str, stdout: &str) -> (String, CmdOutput) {
+    let out = CmdOutput {
+        code: Some(0),
+        stdout: stdout.into(),
+        ..Default::default()
+    };
+    (command.into(), out)
+}
+
+/// The leader `slurmctld/0` on host `ctl-0` with Slurm 22.05.8, related on `slurmd:4` to the
+/// application `compute` (partition `compute`, `State=UP`), whose units publish the given
+/// raw `node` values: the controller most state tests start from.
+pub fn controller<S: AsRef<str>>(units: &[(&str, S)]) -> (State, RelationId) {
+    let rel = RelationId::new("slurmd", 4);
+    let mut relation = MemoryRelation::new("slurmd", 4, "compute").remote_app_data(
+        juju_runtime_testing::bag([("partition", r#"{"compute":{"State":"UP"}}"#)]),
+    );
+    for (unit, raw) in units {
+        relation = relation.remote_unit(unit, juju_runtime_testing::bag([("node", raw.as_ref())]));
+    }
+    let state = State {
+        unit: "slurmctld/0".into(),
+        leader: true,
+        relations: vec![relation],
+        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
+        command_outputs: vec![prints("slurmctld -V", "slurm-wlm 22.05.8\n")],
+        ..State::default()
+    };
+    (state, rel)
+}
