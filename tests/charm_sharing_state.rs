@@ -6,13 +6,10 @@
 mod common;
 
 use common::changed;
-use common::state::{SLURMD_C_N0, State, prints, run};
+use common::state::{State, run};
 use juju_runtime::{RelationId, StatusKind};
-use juju_runtime::{SecretContent, SecretId};
-use juju_runtime_testing::{MemoryRelation, MemorySecret, bag};
 use serde_json::json;
 use slurm_charms::charms::CharmKind;
-use slurm_charms::interface::{ClusterInfo, MungeKeyRef};
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 const GRES_CONF: &str = "/etc/slurm/gres.conf";
@@ -111,27 +108,8 @@ fn controller_refuses_a_wrong_shared_record_for_that_unit_alone() {
 }
 
 fn configured_node(sharing: &str) -> (State, RelationId) {
-    let rel = RelationId::new("slurmctld", 1);
-    let id = SecretId::parse("secret:d0000000000000000001").unwrap();
-    let info = ClusterInfo {
-        munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: "ctl.invalid".into(),
-        nhc_params: String::new(),
-        auth: Default::default(),
-    };
-    let key = SecretContent::from([("munge-key".to_owned(), vec![5; 64])]);
-    let relation = MemoryRelation::new("slurmctld", 1, "slurmctld")
-        .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())]));
-    let state = State {
-        unit: "compute/0".into(),
-        leader: false,
-        config: json!({"gpu-sharing": sharing}).as_object().unwrap().clone(),
-        relations: vec![relation],
-        secrets: [(id, MemorySecret::consumed(key))].into(),
-        command_outputs: vec![prints("slurmd -C", SLURMD_C_N0)],
-        ..State::default()
-    };
-    (state, rel)
+    let config = json!({"gpu-sharing": sharing});
+    common::state::configured_node(config.as_object().cloned().unwrap_or_default())
 }
 
 #[test]

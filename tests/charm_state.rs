@@ -7,9 +7,6 @@ mod common;
 use common::state::{State, run};
 use common::{FIRST_CONFIGURE, changed};
 use juju_runtime::{ActionEvent, Event, RelationEvent, RelationId, StatusKind};
-use juju_runtime::{SecretContent, SecretId};
-use juju_runtime_testing::MemorySecret;
-use juju_runtime_testing::{MemoryRelation, bag};
 use serde_json::Map;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{ClusterInfo, MungeKeyRef, NodeRecord};
@@ -125,33 +122,7 @@ fn controller_drops_a_departed_unit() {
 }
 
 fn configured_node() -> (State, RelationId) {
-    let rel = RelationId::new("slurmctld", 1);
-    let id = SecretId::parse("secret:d0000000000000000001").unwrap();
-    let info = ClusterInfo {
-        munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: "ctl.invalid".into(),
-        nhc_params: String::new(),
-        auth: Default::default(),
-    };
-    let key = SecretContent::from([("munge-key".to_owned(), vec![5; 64])]);
-    let relation = MemoryRelation::new("slurmctld", 1, "slurmctld")
-        .remote_app_data(bag([("cluster_info", info.to_relation_value().as_str())]));
-    let state = State {
-        unit: "compute/0".into(),
-        leader: false,
-        relations: vec![relation],
-        secrets: [(id, MemorySecret::consumed(key))].into(),
-        command_outputs: vec![(
-            "slurmd -C".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "NodeName=n0 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
-    (state, rel)
+    common::state::configured_node(Map::new())
 }
 
 #[test]

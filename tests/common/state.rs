@@ -170,3 +170,32 @@ pub fn controller<S: AsRef<str>>(units: &[(&str, S)]) -> (State, RelationId) {
     };
     (state, rel)
 }
+
+/// A slurmd unit `compute/0` (not leader) on host `n0` ([`SLURMD_C_N0`]) with `config`,
+/// related on `slurmctld:1` to a controller whose `cluster_info` names the munge key secret
+/// it was granted: a node that can configure itself.
+pub fn configured_node(config: Map<String, Value>) -> (State, RelationId) {
+    use slurm_charms::interface::{ClusterInfo, MungeKeyRef};
+    let rel = RelationId::new("slurmctld", 1);
+    let id = SecretId::parse("secret:d0000000000000000001").expect("a secret id");
+    let info = ClusterInfo {
+        munge_key: MungeKeyRef::Secret(id.clone()),
+        slurmctld_host: "ctl.invalid".into(),
+        nhc_params: String::new(),
+        auth: Default::default(),
+    };
+    let key = juju_runtime::SecretContent::from([("munge-key".to_owned(), vec![5; 64])]);
+    let relation = MemoryRelation::new("slurmctld", 1, "slurmctld").remote_app_data(
+        juju_runtime_testing::bag([("cluster_info", info.to_relation_value().as_str())]),
+    );
+    let state = State {
+        unit: "compute/0".into(),
+        leader: false,
+        config,
+        relations: vec![relation],
+        secrets: [(id, MemorySecret::consumed(key))].into(),
+        command_outputs: vec![prints("slurmd -C", SLURMD_C_N0)],
+        ..State::default()
+    };
+    (state, rel)
+}
