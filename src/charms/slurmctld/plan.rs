@@ -170,7 +170,9 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         rendered.gres_conf = None;
     }
     cache.owners = rendered.owners.clone();
-    let record = obs.applied_record.clone().unwrap_or_default();
+    // read, not copied: it holds a fingerprint per node
+    let none = AppliedRecord::default();
+    let record = obs.applied_record.as_ref().unwrap_or(&none);
     let refused_before = record
         .refused
         .as_ref()
