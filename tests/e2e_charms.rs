@@ -748,7 +748,15 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
         .run(
             &ctl,
             "sbatch",
-            &["--parsable", "-w", first, "--wrap", "sleep 6"],
+            &[
+                "--parsable",
+                "-o",
+                "/dev/null",
+                "-w",
+                first,
+                "--wrap",
+                "sleep 6",
+            ],
         )
         .ok()
         .stdout
