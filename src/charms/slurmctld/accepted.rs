@@ -68,10 +68,43 @@ pub struct AppliedRecord {
     pub fingerprints: BTreeMap<String, String>,
 }
 
+/// An [`AppliedRecord`] made of borrowed parts, serialized to the same JSON: the plan writes up
+/// to three records per hook that share one fingerprint table (a line per node), which is
+/// borrowed, never copied.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct AppliedRecordRef<'a> {
+    /// [`AppliedRecord::applied`].
+    pub applied: Option<&'a Applied>,
+    /// [`AppliedRecord::pending`].
+    pub pending: Option<&'a str>,
+    /// [`AppliedRecord::refused`].
+    pub refused: Option<&'a Refusal>,
+    /// [`AppliedRecord::fingerprints`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: &'a BTreeMap<String, String>,
+}
+
+impl AppliedRecordRef<'_> {
+    /// The record as JSON (what [`AppliedRecord::from_bytes`] reads).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
 impl AppliedRecord {
     /// The record as JSON.
     pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        self.borrowed().to_bytes()
+    }
+
+    /// The record as borrowed parts.
+    pub fn borrowed(&self) -> AppliedRecordRef<'_> {
+        AppliedRecordRef {
+            applied: self.applied.as_ref(),
+            pending: self.pending.as_deref(),
+            refused: self.refused.as_ref(),
+            fingerprints: &self.fingerprints,
+        }
     }
 
     /// Reads a record; `None` when it is not one (the cache's copy is used instead).

@@ -4,7 +4,7 @@
 //! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
-use super::accepted::APPLIED_PATH;
+use super::accepted::{APPLIED_PATH, AppliedRecordRef};
 use super::cache::{CACHE_PATH, Cache};
 use super::decide::{Decision, Reload};
 use super::plan::{ControllerPlan, refused_status};
@@ -140,12 +140,17 @@ fn roll_back(
             }
         }
     }
-    let mut record = plan.refused_record.clone().unwrap_or_default();
-    if let Some(r) = record.refused.as_mut() {
-        r.reason = reason;
+    let record = plan.refused_record.as_ref();
+    let mut refusal = record.and_then(|r| r.refused.clone()).unwrap_or_default();
+    refusal.reason = reason;
+    let bytes = AppliedRecordRef {
+        applied: record.and_then(|r| r.applied.as_ref()),
+        pending: None,
+        refused: Some(&refusal),
+        fingerprints: &plan.accepted_fingerprints,
     }
-    host.write(APPLIED_PATH, &record.to_bytes(), 0o600, Some(Owner::ROOT))?;
-    let refusal = record.refused.unwrap_or_default();
+    .to_bytes();
+    host.write(APPLIED_PATH, &bytes, 0o600, Some(Owner::ROOT))?;
     Ok((refused_status(&refusal), refusal.reason))
 }
 

@@ -68,8 +68,9 @@ pub fn handle<B: SecretBackend>(
         Some(id) => id.clone(),
         None => apply::create_key_secret(backend, &key)?,
     };
-    let plan = plan::plan(&obs, &key, &key_secret);
-    if !obs.quick {
+    let quick = obs.quick;
+    let plan = plan::plan(obs, &key, &key_secret);
+    if !quick {
         // a hook that fails from here on leaves the quick path off
         index::invalidate(host)?;
     }

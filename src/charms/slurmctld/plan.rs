@@ -3,7 +3,7 @@
 //! status to set and the cache to persist once everything else has succeeded. No I/O here:
 //! [`super::apply`] carries the plan out.
 
-use super::accepted::{ACCEPTED_FILES, AppliedRecord, Refusal, first_new_line};
+use super::accepted::{ACCEPTED_FILES, AppliedRecord, AppliedRecordRef, Refusal, first_new_line};
 use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
@@ -59,8 +59,12 @@ pub struct ControllerPlan {
     pub applied_before: Option<Vec<u8>>,
     /// The applied record once slurmctld took the files.
     pub applied_after: Option<Vec<u8>>,
-    /// The record to write, with the reason filled in, if slurmctld refuses the files.
+    /// The record to write, with the reason filled in, if slurmctld refuses the files; its
+    /// fingerprints are [`ControllerPlan::accepted_fingerprints`] (kept once, not copied).
     pub refused_record: Option<AppliedRecord>,
+    /// The fingerprints of the last set slurmctld accepted, as read: what a refusal record
+    /// keeps ([`super::refusal`]).
+    pub accepted_fingerprints: BTreeMap<String, String>,
     /// Copies of the files to keep as the last accepted set once slurmctld took them.
     pub accepted: Vec<FileWrite>,
     /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
@@ -124,11 +128,14 @@ pub fn munge_key(obs: &Observed) -> Vec<u8> {
         .unwrap_or_else(|| obs.fresh_munge_key.clone())
 }
 
-/// Plans one leader hook, given the key ([`munge_key`]) and the secret that holds it.
-pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan {
+/// Plans one leader hook, given the key ([`munge_key`]) and the secret that holds it. Takes
+/// what was observed by value: the cache and the applied record (a line per node each) become
+/// the plan's, moved rather than copied.
+pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan {
     if obs.unchanged {
-        return unchanged(obs, key_secret);
+        return unchanged(&obs, key_secret);
     }
+    let mut obs = obs;
     let key = key.to_vec();
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     let info = ClusterInfo {
@@ -138,7 +145,8 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         nhc_params: String::new(),
     }
     .to_relation_value();
-    let mut cache = obs.cache.clone();
+    let mut rendered = desired::plan(&obs.settings, &obs.cache);
+    let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
     let mut grants = Vec::new();
     for rel in cache.relations.values_mut() {
@@ -162,17 +170,16 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         rel.cluster_info_published = Some(info.clone());
     }
 
-    let mut rendered = desired::plan(&obs.settings, &obs.cache);
     if let Some(why) = &obs.auth_refused {
         // Refused like a bad slurm-conf-parameters: blocked, the files on disk stay as they are.
         rendered.render_error = Some(why.clone());
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }
-    cache.owners = rendered.owners.clone();
-    // read, not copied: it holds a fingerprint per node
-    let none = AppliedRecord::default();
-    let record = obs.applied_record.as_ref().unwrap_or(&none);
+    cache.owners = std::mem::take(&mut rendered.owners);
+    // moved, not copied: it holds a fingerprint per node
+    let had_record = obs.applied_record.is_some();
+    let record = obs.applied_record.take().unwrap_or_default();
     let refused_before = record
         .refused
         .as_ref()
@@ -268,33 +275,36 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                 (files, Decision::nothing())
             } else {
                 cache.reload_deferred = false;
-                let old = cache.applied.clone();
+                let old = cache.applied.take();
                 let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
                 if decision.reload != Reload::Nothing {
                     applied_before = Some(
-                        AppliedRecord {
-                            applied: old.clone(),
-                            pending: Some(rendered.applied.files_hash.clone()),
+                        AppliedRecordRef {
+                            applied: old.as_ref(),
+                            pending: Some(&rendered.applied.files_hash),
                             refused: None,
-                            fingerprints: record.fingerprints.clone(),
+                            fingerprints: &record.fingerprints,
                         }
                         .to_bytes(),
                     );
                 }
                 // Same files, same nodes: the accepted fingerprints carry over (computing them
                 // is O(nodes), paid only when slurmctld is brought in line).
-                let fingerprints = if decision.reload == Reload::Nothing {
-                    record.fingerprints.clone()
-                } else {
-                    refusal::fingerprints(&rendered.nodes)
-                };
-                let after = AppliedRecord {
-                    applied: Some(rendered.applied.clone()),
-                    pending: None,
-                    refused: None,
-                    fingerprints: fingerprints.clone(),
-                };
-                if obs.applied_record.as_ref() != Some(&after) {
+                let computed = (decision.reload != Reload::Nothing)
+                    .then(|| refusal::fingerprints(&rendered.nodes));
+                let fingerprints = computed.as_ref().unwrap_or(&record.fingerprints);
+                let same_record = had_record
+                    && record.pending.is_none()
+                    && record.refused.is_none()
+                    && record.applied.as_ref() == Some(&rendered.applied)
+                    && *fingerprints == record.fingerprints;
+                if !same_record {
+                    let after = AppliedRecordRef {
+                        applied: Some(&rendered.applied),
+                        pending: None,
+                        refused: None,
+                        fingerprints,
+                    };
                     applied_after = Some(after.to_bytes());
                 }
                 // a resume: the files differ from the accepted ones only in `DownNodes`
@@ -319,11 +329,12 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
                             units: refusal::changed_units(
                                 &rendered.nodes,
                                 &record.fingerprints,
-                                &fingerprints,
+                                fingerprints,
                                 &cache,
                             ),
                         }),
-                        fingerprints: record.fingerprints.clone(),
+                        // the record's own: [`ControllerPlan::accepted_fingerprints`]
+                        fingerprints: BTreeMap::new(),
                     });
                     if obs.accepted_files.iter().all(Option::is_some) {
                         rollback = ACCEPTED_FILES
@@ -352,13 +363,9 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         .and_then(|r| r.refused.as_ref())
         .map(|r| on_refusal(&cache, &rendered.verdicts, r));
     let cache_bytes = persist(&cache, obs.cache_file.as_deref());
-    let index = index_for(obs, &cache, cache_bytes.as_deref());
-    let refusal_on_record = applied_before.is_none()
-        && applied_after.is_none()
-        && obs
-            .applied_record
-            .as_ref()
-            .is_some_and(|r| r.refused.is_some());
+    let index = index_for(&obs, &cache, cache_bytes.as_deref());
+    let refusal_on_record =
+        applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
@@ -376,9 +383,10 @@ pub fn plan(obs: &Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan
         accepted,
         rollback,
         on_refusal,
-        version: version_file(obs),
+        version: version_file(&obs),
         index,
         refusal_on_record,
+        accepted_fingerprints: record.fingerprints,
     }
 }
 
@@ -476,6 +484,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         applied_before: None,
         applied_after: None,
         refused_record: None,
+        accepted_fingerprints: BTreeMap::new(),
         accepted: Vec::new(),
         rollback: Vec::new(),
         on_refusal: None,
