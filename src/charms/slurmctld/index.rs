@@ -29,7 +29,7 @@ use crate::charms::host::Host;
 use crate::interface::{NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::Hasher;
 use std::io::{BufRead, Read};
 
@@ -45,9 +45,6 @@ pub const BUCKETS: u64 = 128;
 pub const INDEX_VERSION: u32 = 1;
 /// First line of a bucket file.
 const BUCKET_MAGIC: &str = "slurmctld-relation-index 1";
-
-/// `(relation key, unit)` → digest of the raw `node` value.
-pub type Digests = BTreeMap<(String, String), String>;
 
 /// The index head ([`HEAD_PATH`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,11 +68,18 @@ pub struct Head {
 /// The index on disk as the full path found it (its head matched the cache read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnDisk {
-    /// The digests its buckets hold (those of the cache read); the event's unit is set to an
-    /// empty digest so that its bucket is written again.
-    pub digests: Digests,
-    /// The head's bucket hashes.
+    /// The head's bucket hashes: a bucket whose new text hashes the same is not written.
     pub buckets: Vec<String>,
+    /// The bucket of the event's unit, written again whatever its hash (the unit took the full
+    /// path: a bucket file that was missing or wrong is repaired).
+    pub force: Option<u64>,
+}
+
+impl OnDisk {
+    /// Marks the bucket of `(relation key, unit)` to be written again.
+    pub fn force(&mut self, relation: &str, unit: &str) {
+        self.force = Some(bucket_of(relation, unit));
+    }
 }
 
 /// What the quick path found: the event changes nothing.
@@ -119,20 +123,6 @@ fn bucket_of(relation: &str, unit: &str) -> u64 {
 
 fn bucket_path(bucket: u64) -> String {
     format!("{BUCKET_DIR}/{bucket:02x}")
-}
-
-/// Every unit's raw-value digest in a cache (units whose record has none are left out).
-pub fn digests(cache: &Cache) -> Digests {
-    cache
-        .relations
-        .iter()
-        .flat_map(|(key, rel)| {
-            rel.units
-                .iter()
-                .filter(|(_, n)| !n.digest.is_empty())
-                .map(move |(unit, n)| ((key.clone(), unit.clone()), n.digest.clone()))
-        })
-        .collect()
 }
 
 /// The hash on a relation cache file's first line, reading no more than that line.
@@ -263,48 +253,42 @@ pub struct IndexWrite {
     pub head: Option<Head>,
 }
 
-/// Plans the index for the cache a hook persists: `before` is the digests of the index on
-/// disk when it was trusted (its head matched the cache read), `None` to rewrite it in full.
-/// `cache_hash` is the hash of the cache file as it will be after the hook. Pure.
+/// Plans the index for the cache a hook persists: `before` is the index on disk when it was
+/// trusted (its head matched the cache read), `None` to rewrite it in full. Every bucket's text
+/// is made from the cache (one pass, no per-unit map) and written only when its hash differs
+/// from the one on record, or when forced. `cache_hash` is the hash of the cache file as it
+/// will be after the hook. Pure.
 pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
-    let after = digests(cache);
-    let old_hashes = before
-        .map(|b| b.buckets.clone())
-        .filter(|b| b.len() as u64 == BUCKETS);
-    let before = before.map(|b| &b.digests).filter(|_| old_hashes.is_some());
-    let touched: BTreeSet<u64> = match before {
-        None => (0..BUCKETS).collect(),
-        Some(before) => {
-            let mut t = BTreeSet::new();
-            for (k, d) in &after {
-                if before.get(k) != Some(d) {
-                    t.insert(bucket_of(&k.0, &k.1));
+    let before = before.filter(|b| b.buckets.len() as u64 == BUCKETS);
+    let mut texts: Vec<String> = (0..BUCKETS).map(|_| format!("{BUCKET_MAGIC}\n")).collect();
+    // in (relation key, unit) order: the order the lines have always had
+    for (rel, entry) in &cache.relations {
+        for (unit, node) in entry.units.iter().filter(|(_, n)| !n.digest.is_empty()) {
+            let text = usize::try_from(bucket_of(rel, unit))
+                .ok()
+                .and_then(|b| texts.get_mut(b));
+            if let Some(text) = text {
+                for part in [rel.as_str(), "\t", unit, "\t", &node.digest, "\n"] {
+                    text.push_str(part);
                 }
             }
-            for k in before.keys() {
-                if !after.contains_key(k) {
-                    t.insert(bucket_of(&k.0, &k.1));
-                }
-            }
-            t
-        }
-    };
-    let mut contents: BTreeMap<u64, String> = touched
-        .iter()
-        .map(|b| (*b, format!("{BUCKET_MAGIC}\n")))
-        .collect();
-    for ((rel, unit), d) in &after {
-        if let Some(text) = contents.get_mut(&bucket_of(rel, unit)) {
-            text.push_str(&format!("{rel}\t{unit}\t{d}\n"));
         }
     }
-    let mut hashes = old_hashes.unwrap_or_else(|| vec![String::new(); BUCKETS as usize]);
+    let mut hashes = Vec::with_capacity(texts.len());
     let mut buckets = Vec::new();
-    for (b, text) in contents {
-        if let Some(h) = usize::try_from(b).ok().and_then(|i| hashes.get_mut(i)) {
-            *h = digest_bytes(text.as_bytes());
+    for (b, text) in (0..BUCKETS).zip(texts) {
+        let hash = digest_bytes(text.as_bytes());
+        let kept = before.is_some_and(|before| {
+            before.force != Some(b)
+                && usize::try_from(b)
+                    .ok()
+                    .and_then(|i| before.buckets.get(i))
+                    .is_some_and(|old| *old == hash)
+        });
+        if !kept {
+            buckets.push((bucket_path(b), text.into_bytes()));
         }
-        buckets.push((bucket_path(b), text.into_bytes()));
+        hashes.push(hash);
     }
     IndexWrite {
         full: before.is_none(),

@@ -76,8 +76,8 @@ pub struct Observed {
     /// The quick index ([`super::index`]) showed the event changes nothing: neither the cache
     /// nor config was read, and nothing but the status is written.
     pub quick: bool,
-    /// The digests the quick index on disk holds, when it matched the cache read (the hook
-    /// then rewrites only the buckets it changes); `None`: it is rewritten in full.
+    /// The quick index on disk, when it matched the cache read (the hook then rewrites only
+    /// the buckets it changes); `None`: it is rewritten in full.
     pub index_before: Option<index::OnDisk>,
 }
 
@@ -268,8 +268,8 @@ pub fn observe<B: SecretBackend>(
             if index::header_hash(raw).as_deref() == Some(head.cache_hash.as_str()) =>
         {
             Some(index::OnDisk {
-                digests: index::digests(&cache),
                 buckets: head.buckets,
+                force: None,
             })
         }
         _ => None,
@@ -277,7 +277,7 @@ pub fn observe<B: SecretBackend>(
     if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
         // the event's unit took the full path: its bucket is written again (a bucket that was
         // missing or wrong is repaired)
-        before.digests.insert(unit, String::new());
+        before.force(&unit.0, &unit.1);
     }
     let before = event_record(ctx, &cache);
     if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched)? {
