@@ -12,6 +12,7 @@ use common::state::{SLURMD_C_N0, State, prints, run};
 use juju_runtime::{RelationId, SecretContent, SecretId, StatusKind};
 use juju_runtime_testing::{MemoryRelation, MemorySecret, bag};
 use serde_json::{Map, Value};
+use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
 
@@ -65,6 +66,17 @@ fn auth_slurm_renders_both_keys_and_installs_slurm_key() {
         .unwrap();
     assert_eq!(info.auth, AuthKind::Slurm);
     assert_eq!(out.status.as_ref().unwrap().kind, StatusKind::Active);
+    // The last accepted set is the three files, each its own copy (matched by path: with
+    // auth/slurm the written files start with slurm.key, which is never copied there).
+    for (live, copy) in ACCEPTED_FILES {
+        assert_eq!(out.files.get(copy), out.files.get(live), "{copy}");
+    }
+    let key = &out.files[SLURM_KEY];
+    for (path, bytes) in &out.files {
+        if path.starts_with("/var/lib/slurm-charms/slurmctld/accepted/") {
+            assert!(bytes != key, "the key was copied to {path}");
+        }
+    }
 
     // A repeat changes nothing (the key file is compared like the others).
     let again = run(

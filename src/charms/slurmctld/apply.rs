@@ -4,7 +4,7 @@
 //! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
-use super::accepted::{APPLIED_PATH, AppliedRecordRef};
+use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, first_new_line};
 use super::cache::{CACHE_PATH, Cache};
 use super::decide::{Decision, Reload};
 use super::plan::{ControllerPlan, refused_status};
@@ -62,7 +62,9 @@ pub fn apply<B: SecretBackend>(
             if let Some(record) = &plan.applied_after {
                 host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
             }
-            host.write_set(&set(&plan.accepted))?;
+            if plan.keep_accepted {
+                host.write_set(&accepted_copies(&plan.files))?;
+            }
             None
         }
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
@@ -107,6 +109,23 @@ pub fn apply<B: SecretBackend>(
     Ok(refused)
 }
 
+/// The last accepted set to keep: a private copy (0600) of each of cgroup.conf, gres.conf and
+/// slurm.conf among `files`, matched by path (never slurm.key, which `files` may also hold).
+fn accepted_copies(files: &[FileWrite]) -> Vec<SetFile<'_>> {
+    ACCEPTED_FILES
+        .iter()
+        .filter_map(|(live, copy)| {
+            let f = files.iter().find(|f| f.path == *live)?;
+            Some(SetFile {
+                path: copy,
+                bytes: &f.bytes,
+                mode: 0o600,
+                owner: None,
+            })
+        })
+        .collect()
+}
+
 fn set(files: &[FileWrite]) -> Vec<SetFile<'_>> {
     files
         .iter()
@@ -129,10 +148,38 @@ fn roll_back(
 ) -> Result<(Status, String), CharmError> {
     let reason = crate::charms::util::short(reason.trim(), 200);
     tracing::error!("slurmctld refused the new files: {reason}");
-    if plan.rollback.is_empty() {
+    // The last accepted copies, read only now that they are needed, in ACCEPTED_FILES order.
+    let copies: Vec<Option<Vec<u8>>> = ACCEPTED_FILES
+        .iter()
+        .map(|(_, copy)| host.read(copy).ok().flatten())
+        .collect();
+    let refused_files: Vec<&[u8]> = ACCEPTED_FILES
+        .iter()
+        .map(|(live, _)| {
+            plan.files
+                .iter()
+                .find(|f| f.path == *live)
+                .map_or(&[][..], |f| f.bytes.as_slice())
+        })
+        .collect();
+    let input = first_new_line(&copies, &refused_files);
+    let restore: Vec<SetFile<'_>> = ACCEPTED_FILES
+        .iter()
+        .zip(&copies)
+        .filter_map(|((live, _), copy)| {
+            let f = plan.files.iter().find(|f| f.path == *live)?;
+            Some(SetFile {
+                path: live,
+                bytes: copy.as_deref()?,
+                mode: f.mode,
+                owner: f.owner,
+            })
+        })
+        .collect();
+    if !plan.rollback || restore.len() != ACCEPTED_FILES.len() {
         tracing::warn!("no accepted files are known: the refused files stay in place");
     } else {
-        host.write_set(&set(&plan.rollback))?;
+        host.write_set(&restore)?;
         tracing::info!("restored the last files slurmctld accepted");
         if plan.decision.reload == Reload::Restart {
             if let Err(e) = restart_slurmctld(host) {
@@ -143,6 +190,7 @@ fn roll_back(
     let record = plan.refused_record.as_ref();
     let mut refusal = record.and_then(|r| r.refused.clone()).unwrap_or_default();
     refusal.reason = reason;
+    refusal.input = input;
     let bytes = AppliedRecordRef {
         applied: record.and_then(|r| r.applied.as_ref()),
         pending: None,

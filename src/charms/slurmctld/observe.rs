@@ -38,8 +38,9 @@ pub struct Observed {
     pub cache: Cache,
     /// Why the cache was rebuilt in this hook, if it was.
     pub rebuilt: Option<String>,
-    /// The cache file as read, when it was trusted (saving identical bytes is skipped).
-    pub cache_file: Option<Vec<u8>>,
+    /// The body hash on the first line of the cache file read, when it was trusted (saving a
+    /// cache with the same hash is skipped; the file itself is not kept).
+    pub cache_hash: Option<String>,
     /// The munge key file's bytes.
     pub munge_key_on_disk: Option<Vec<u8>>,
     /// The controller's key secret, when it exists (from the published `cluster_info`, else
@@ -64,8 +65,9 @@ pub struct Observed {
     /// What slurmctld last accepted or refused ([`super::accepted`]); `None` when absent or
     /// unreadable.
     pub applied_record: Option<AppliedRecord>,
-    /// The last accepted copies of cgroup.conf, gres.conf and slurm.conf, in that order.
-    pub accepted_files: Vec<Option<Vec<u8>>>,
+    /// All three last accepted copies ([`ACCEPTED_FILES`]) exist, so a refusal can put them
+    /// back (they are read only then, by [`super::apply`]).
+    pub accepted_complete: bool,
     /// The event's data equals the cached record and nothing waits to be applied: the plan
     /// renders nothing and sets the cached status again (the files, the munge key and
     /// goal-state were not read).
@@ -97,7 +99,7 @@ impl Observed {
                 ..Cache::default()
             },
             rebuilt: None,
-            cache_file: None,
+            cache_hash: None,
             munge_key_on_disk: None,
             key_secret: Some(hit.key_secret),
             secret_key: None,
@@ -108,7 +110,7 @@ impl Observed {
             slurm_version: None,
             slurm_version_fresh: false,
             applied_record: None,
-            accepted_files: Vec::new(),
+            accepted_complete: false,
             unchanged: true,
             enlisting: None,
             quick: true,
@@ -251,7 +253,11 @@ pub fn observe<B: SecretBackend>(
         (None, None) => Err(CacheError::Missing),
         (Some(raw), None) => Cache::from_bytes(raw),
     };
-    let cache_file = raw.filter(|_| loaded.is_ok());
+    let cache_hash = raw
+        .as_deref()
+        .filter(|_| loaded.is_ok())
+        .and_then(index::header_hash);
+    drop(raw);
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected"),
         Event::UpgradeCharm => Some("charm upgraded"),
@@ -263,15 +269,11 @@ pub fn observe<B: SecretBackend>(
         (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
     };
     let head = index::read_head(host);
-    let mut index_before = match (&cache_file, &rebuild, head) {
-        (Some(raw), None, Some(head))
-            if index::header_hash(raw).as_deref() == Some(head.cache_hash.as_str()) =>
-        {
-            Some(index::OnDisk {
-                buckets: head.buckets,
-                force: None,
-            })
-        }
+    let mut index_before = match (&cache_hash, &rebuild, head) {
+        (Some(hash), None, Some(head)) if *hash == head.cache_hash => Some(index::OnDisk {
+            buckets: head.buckets,
+            force: None,
+        }),
         _ => None,
     };
     if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
@@ -307,11 +309,11 @@ pub fn observe<B: SecretBackend>(
             auth_refused: None,
             slurm_key_on_disk: None,
             applied_record,
-            accepted_files: Vec::new(),
+            accepted_complete: false,
             settings,
             cache,
             rebuilt: None,
-            cache_file,
+            cache_hash,
             munge_key_on_disk: None,
             fresh_munge_key: Vec::new(),
             files_on_disk: BTreeMap::new(),
@@ -335,10 +337,9 @@ pub fn observe<B: SecretBackend>(
         // saved only at the end of a successful hook.
         cache.applied = Some(applied);
     }
-    let mut accepted_files = Vec::new();
-    for (_, copy) in ACCEPTED_FILES {
-        accepted_files.push(host.read(copy).ok().flatten());
-    }
+    let accepted_complete = ACCEPTED_FILES
+        .iter()
+        .all(|(_, copy)| host.path(copy).is_file());
     // a unit new to the cache may be one of a batch; a deferred reload needs to know whether
     // the batch is complete. A change to a known unit is applied at once.
     let joining = matches!(before, Some((None, _)));
@@ -373,7 +374,7 @@ pub fn observe<B: SecretBackend>(
         settings,
         cache,
         rebuilt: rebuild,
-        cache_file,
+        cache_hash,
         munge_key_on_disk,
         auth_refused,
         slurm_key_on_disk: host.read(SLURM_KEY)?,
@@ -384,7 +385,7 @@ pub fn observe<B: SecretBackend>(
         slurm_version,
         slurm_version_fresh,
         applied_record,
-        accepted_files,
+        accepted_complete,
         unchanged: false,
         enlisting,
         quick: false,

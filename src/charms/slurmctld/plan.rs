@@ -3,7 +3,7 @@
 //! status to set and the cache to persist once everything else has succeeded. No I/O here:
 //! [`super::apply`] carries the plan out.
 
-use super::accepted::{ACCEPTED_FILES, AppliedRecord, AppliedRecordRef, Refusal, first_new_line};
+use super::accepted::{AppliedRecord, AppliedRecordRef, Refusal};
 use super::cache::{Cache, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
@@ -65,11 +65,13 @@ pub struct ControllerPlan {
     /// The fingerprints of the last set slurmctld accepted, as read: what a refusal record
     /// keeps ([`super::refusal`]).
     pub accepted_fingerprints: BTreeMap<String, String>,
-    /// Copies of the files to keep as the last accepted set once slurmctld took them.
-    pub accepted: Vec<FileWrite>,
-    /// The last accepted files, to put back if slurmctld refuses the new ones (empty when no
-    /// complete accepted set is known).
-    pub rollback: Vec<FileWrite>,
+    /// Once slurmctld took the files, copy them (cgroup.conf, gres.conf, slurm.conf from
+    /// [`ControllerPlan::files`], by path) as the last accepted set ([`super::accepted::ACCEPTED_FILES`]).
+    pub keep_accepted: bool,
+    /// If slurmctld refuses the new files, put the last accepted copies back (a complete set
+    /// was on disk when observed). The copies are read only then: a refusal is rare, and at
+    /// 10,000 nodes they are megabytes.
+    pub rollback: bool,
     /// What changes if slurmctld refuses the files (`None` when nothing is reloaded).
     pub on_refusal: Option<OnRefusal>,
     /// The quick index to write after the cache (`None` on the quick path: it is current).
@@ -226,8 +228,8 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let mut applied_before = None;
     let mut applied_after = None;
     let mut refused_record = None;
-    let mut accepted = Vec::new();
-    let mut rollback = Vec::new();
+    let mut keep_accepted = false;
+    let mut rollback = false;
     let warnings = fresh
         .into_iter()
         .chain(
@@ -310,22 +312,16 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                 // a resume: the files differ from the accepted ones only in `DownNodes`
                 let kept = decision.reload == Reload::Resume
                     || (decision.reload == Reload::Nothing && !changed && old.is_some());
-                if reloads || kept {
-                    accepted = ACCEPTED_FILES
-                        .iter()
-                        .zip(&files)
-                        .map(|((_, copy), f)| FileWrite::new(copy, f.bytes.clone(), 0o600, None))
-                        .collect();
-                }
+                keep_accepted = reloads || kept;
                 if reloads {
-                    let new: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
                     refused_record = Some(AppliedRecord {
                         applied: old,
                         pending: None,
                         refused: Some(Refusal {
                             files_hash: rendered.applied.files_hash.clone(),
+                            // both filled by [`super::apply`] when slurmctld refuses
                             reason: String::new(),
-                            input: first_new_line(&obs.accepted_files, &new),
+                            input: String::new(),
                             units: refusal::changed_units(
                                 &rendered.nodes,
                                 &record.fingerprints,
@@ -336,17 +332,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                         // the record's own: [`ControllerPlan::accepted_fingerprints`]
                         fingerprints: BTreeMap::new(),
                     });
-                    if obs.accepted_files.iter().all(Option::is_some) {
-                        rollback = ACCEPTED_FILES
-                            .iter()
-                            .zip(&obs.accepted_files)
-                            .zip(&files)
-                            .filter_map(|(((live, _), copy), f)| {
-                                let bytes = copy.clone()?;
-                                Some(FileWrite::new(live, bytes, f.mode, f.owner))
-                            })
-                            .collect();
-                    }
+                    rollback = obs.accepted_complete;
                 }
                 cache.applied = Some(rendered.applied);
                 (files, decision)
@@ -362,7 +348,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         .as_ref()
         .and_then(|r| r.refused.as_ref())
         .map(|r| on_refusal(&cache, &rendered.verdicts, r));
-    let cache_bytes = persist(&cache, obs.cache_file.as_deref());
+    let cache_bytes = persist(&cache, obs.cache_hash.as_deref());
     let index = index_for(&obs, &cache, cache_bytes.as_deref());
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
@@ -380,7 +366,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         applied_before,
         applied_after,
         refused_record,
-        accepted,
+        keep_accepted,
         rollback,
         on_refusal,
         version: version_file(&obs),
@@ -430,7 +416,10 @@ fn index_for(obs: &Observed, cache: &Cache, written: Option<&[u8]>) -> Option<In
     if obs.quick {
         return None;
     }
-    let hash = written.or(obs.cache_file.as_deref()).and_then(header_hash);
+    let hash = match written {
+        Some(bytes) => header_hash(bytes),
+        None => obs.cache_hash.clone(),
+    };
     Some(plan_index(
         obs.index_before.as_ref(),
         cache,
@@ -485,8 +474,8 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         applied_after: None,
         refused_record: None,
         accepted_fingerprints: BTreeMap::new(),
-        accepted: Vec::new(),
-        rollback: Vec::new(),
+        keep_accepted: false,
+        rollback: false,
         on_refusal: None,
         index: index_for(obs, &obs.cache, None),
         refusal_on_record: obs
@@ -531,10 +520,11 @@ fn enlisting_status(enlisting: Option<&Enlisting>, ready: &Status) -> Status {
     Status::new(StatusKind::Waiting, short(&msg, 300))
 }
 
-/// The cache's bytes, unless they are exactly the file this hook read.
-fn persist(cache: &Cache, read: Option<&[u8]>) -> Option<Vec<u8>> {
+/// The cache's bytes, unless they are the file this hook read (compared by the body hash on
+/// its first line: the file read is not kept).
+fn persist(cache: &Cache, read_hash: Option<&str>) -> Option<Vec<u8>> {
     let bytes = cache.to_bytes();
-    (read != Some(bytes.as_slice())).then_some(bytes)
+    (read_hash.is_none() || header_hash(&bytes).as_deref() != read_hash).then_some(bytes)
 }
 
 /// The leader's status.
