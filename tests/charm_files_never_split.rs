@@ -12,7 +12,7 @@ mod support;
 use common::{RecordingRunner, changed};
 use juju_runtime::{HookContext, RelationId};
 use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
-use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
+use slurm_charms::charms::slurmctld::accepted::{ACCEPTED_FILES, APPLIED_PATH};
 use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
 use slurm_charms::charms::{CharmKind, Host, run_with};
 use std::path::{Path, PathBuf};
@@ -331,5 +331,33 @@ fn a_restart_that_fails_goes_back_to_the_accepted_files() {
         c.slurm_conf(),
         accepted,
         "the same files are not offered again"
+    );
+}
+
+/// The leader compares the live files with what it renders by hash (`Host::hash`, the file
+/// never held): a hand edit, even one that keeps the length, is seen. With what slurmctld runs
+/// unknown (state lost), a differing file means a restart onto the rendered one.
+#[test]
+fn a_hand_edit_of_slurm_conf_is_seen_by_its_hash() {
+    let mut c = three_nodes();
+    let rendered = c.slurm_conf();
+    let root = c.root("slurmctld/0");
+    let edited = rendered.replacen("ClusterName=", "ClusterNamf=", 1);
+    assert_eq!(edited.len(), rendered.len());
+    assert_ne!(edited, rendered);
+    std::fs::write(root.join("etc/slurm/slurm.conf"), &edited).unwrap();
+    for state in [CACHE_PATH, APPLIED_PATH] {
+        std::fs::remove_file(root.join(state.trim_start_matches('/'))).unwrap();
+    }
+    c.clear_commands("slurmctld/0");
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.slurm_conf(), rendered, "the hand edit stayed");
+    let cmds = c.commands("slurmctld/0");
+    assert!(
+        restarts(&cmds)
+            .iter()
+            .any(|r| r.contains("restart slurmctld")),
+        "slurmctld may run the edited file: restarted onto the rendered one: {cmds:?}"
     );
 }

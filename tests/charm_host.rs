@@ -198,3 +198,30 @@ fn a_set_is_written_whole_or_not_at_all() {
     assert_eq!(mode, 0o644, "an unchanged file's mode is fixed too");
     assert!(!host.write_set(&set).unwrap(), "nothing to change");
 }
+
+/// `Host::hash` reads a file in pieces and gives the hash the controller compares rendered
+/// bytes with (`slurmctld::cache::fnv1a`): equal for equal bytes across the piece size,
+/// different after a same-length edit, `None` when absent.
+#[test]
+fn file_hash_matches_the_hash_of_its_bytes() {
+    use slurm_charms::charms::slurmctld::cache::fnv1a;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    host.write("/etc/slurm/gres.conf", &big, 0o644, None)
+        .unwrap();
+    assert_eq!(
+        host.hash("/etc/slurm/gres.conf").unwrap(),
+        Some(fnv1a(&[&big]))
+    );
+    let mut edited = big.clone();
+    edited[150_000] ^= 1;
+    host.write("/etc/slurm/gres.conf", &edited, 0o644, None)
+        .unwrap();
+    assert_ne!(
+        host.hash("/etc/slurm/gres.conf").unwrap(),
+        Some(fnv1a(&[&big]))
+    );
+    assert_eq!(host.hash("/etc/slurm/absent.conf").unwrap(), None);
+}

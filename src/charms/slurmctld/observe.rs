@@ -55,8 +55,10 @@ pub struct Observed {
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
-    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
-    pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
+    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path: the FNV-1a
+    /// of each ([`super::cache::fnv1a`]), read in pieces and not kept (at 10,000 distinct nodes
+    /// gres.conf alone is megabytes); `None` when absent.
+    pub files_on_disk: BTreeMap<&'static str, Option<String>>,
     /// The installed slurmctld's version (`slurmctld -V`); `None` when it cannot be read (the
     /// charm then does what every version takes).
     pub slurm_version: Option<SlurmVersion>,
@@ -350,7 +352,7 @@ pub fn observe<B: SecretBackend>(
     };
     let mut files_on_disk = BTreeMap::new();
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
-        files_on_disk.insert(path, host.read(path)?);
+        files_on_disk.insert(path, host.hash(path)?);
     }
     let munge_key_on_disk = host.read(MUNGE_KEY)?;
     let key_secret = match published_secret(&cache) {

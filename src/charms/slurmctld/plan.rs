@@ -257,12 +257,15 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
             ]);
             let changed = cache.reload_deferred
                 || files.iter().any(|f| {
-                    let on_disk = if f.path == SLURM_KEY {
-                        obs.slurm_key_on_disk.as_deref()
+                    let held = if f.path == SLURM_KEY {
+                        obs.slurm_key_on_disk.as_deref() == Some(f.bytes.as_slice())
                     } else {
-                        obs.files_on_disk.get(f.path).and_then(Option::as_deref)
+                        obs.files_on_disk
+                            .get(f.path)
+                            .and_then(Option::as_deref)
+                            .is_some_and(|h| fnv1a(&[&f.bytes]) == h)
                     };
-                    on_disk != Some(f.bytes.as_slice())
+                    !held
                 });
             let decision = decide(
                 cache.applied.as_ref(),
