@@ -7,9 +7,10 @@
 //! `partition` value, each remote unit's `node` record already checked and split into its
 //! name, `new_node` flag and *shape* (the record with a placeholder name and `new_node` false,
 //! stored once per distinct shape in [`Cache::shapes`]) or the reason it was rejected, and the
-//! `cluster_info` we last published there; plus what was last applied to slurmctld (node →
-//! GRES, DownNodes, a hash of both files). A hook therefore parses only the one record its
-//! event is about; thousands of identical nodes share one shape.
+//! `cluster_info` we last published there. What slurmctld runs (node → GRES, DownNodes, a hash
+//! of the files) is kept once, in the applied record ([`super::accepted`]), not here. A hook
+//! therefore parses only the one record its event is about; thousands of identical nodes share
+//! one shape.
 //!
 //! **Integrity:** the body is stored with an FNV-1a 64 hash; a missing file, unreadable JSON,
 //! another format version or a hash mismatch counts as corrupt, and the hook rebuilds the cache
@@ -19,7 +20,7 @@
 //! **When it is wrong** (e.g. edited by hand with a matching hash), the files follow the cache
 //! until the next full rebuild; deleting the file forces one on the next hook. Shapes are still
 //! validated again when rendered, so a bad shape leaves its units out rather than reaching
-//! slurm.conf. The `applied` part only decides restart-versus-reconfigure: if it is lost,
+//! slurm.conf. The applied record only decides restart-versus-reconfigure: if it is lost,
 //! slurmctld is restarted when the rendered files differ from those on disk (the safe
 //! choice), and left alone otherwise.
 
@@ -33,7 +34,7 @@ use std::hash::Hasher;
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 5;
+pub const CACHE_VERSION: u32 = 6;
 
 /// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
@@ -128,7 +129,10 @@ pub struct Applied {
 pub struct Cache {
     /// Relations by `endpoint:id`.
     pub relations: BTreeMap<String, CachedRelation>,
-    /// Last applied state, if known.
+    /// What slurmctld runs, if known. Not stored in the cache file: the applied record
+    /// ([`super::accepted::AppliedRecord`], written as soon as slurmctld took the files) is its
+    /// one copy, moved here when observed, so a hook parses and writes it once.
+    #[serde(skip)]
     pub applied: Option<Applied>,
     /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
     /// [`SHAPE_NAME`] and `new_node` false.

@@ -329,16 +329,13 @@ pub fn observe<B: SecretBackend>(
     }
     if let Some(why) = &rebuild {
         tracing::info!("rebuilding the relation cache in full ({why})");
-        let applied = cache.applied.take();
         cache = rebuild_cache(ctx, backend)?;
-        cache.applied = applied;
     }
     cache.prune_shapes();
-    if let Some(applied) = applied_record.as_ref().and_then(|r| r.applied.clone()) {
-        // Written as soon as slurmctld took the files: it wins over the cache's copy, which is
-        // saved only at the end of a successful hook.
-        cache.applied = Some(applied);
-    }
+    let mut applied_record = applied_record;
+    // The applied record is the one copy of what slurmctld runs (written as soon as slurmctld
+    // took the files); moved into the cache for the plan, not copied.
+    cache.applied = applied_record.as_mut().and_then(|r| r.applied.take());
     let accepted_complete = ACCEPTED_FILES
         .iter()
         .all(|(_, copy)| host.path(copy).is_file());

@@ -301,7 +301,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                 let same_record = had_record
                     && record.pending.is_none()
                     && record.refused.is_none()
-                    && record.applied.as_ref() == Some(&rendered.applied)
+                    && old.as_ref() == Some(&rendered.applied)
                     && *fingerprints == record.fingerprints;
                 if !same_record {
                     let after = AppliedRecordRef {
