@@ -347,12 +347,13 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
+    let cache_bytes = persist(&cache, obs.cache_hash.as_deref());
+    let index = index_for(&obs, &cache, cache_bytes.as_deref());
+    // the cache is serialized: what is left of it is moved into the refusal's variant
     let on_refusal = refused_record
         .as_ref()
         .and_then(|r| r.refused.as_ref())
-        .map(|r| on_refusal(&cache, &rendered.verdicts, r));
-    let cache_bytes = persist(&cache, obs.cache_hash.as_deref());
-    let index = index_for(&obs, &cache, cache_bytes.as_deref());
+        .map(|r| on_refusal(cache, &rendered.verdicts, r));
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {
@@ -380,12 +381,9 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
 }
 
 /// What a refusal of this hook's files changes: the told units' relations get their verdicts
-/// again (with the reason, by [`super::apply`]); the cache marks those verdicts unknown.
-fn on_refusal(
-    cache: &Cache,
-    verdicts: &BTreeMap<String, Verdicts>,
-    refusal: &Refusal,
-) -> OnRefusal {
+/// again (with the reason, by [`super::apply`]); the cache (this hook's, moved here once it was
+/// serialized: never copied) marks those verdicts unknown.
+fn on_refusal(cache: Cache, verdicts: &BTreeMap<String, Verdicts>, refusal: &Refusal) -> OnRefusal {
     let mut told: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (unit, key) in &refusal.units {
         told.entry(key.as_str()).or_default().push(unit.clone());
@@ -396,7 +394,7 @@ fn on_refusal(
             cache: None,
         };
     }
-    let mut refused_cache = cache.clone();
+    let mut refused_cache = cache;
     let mut out = Vec::new();
     for (key, units) in told {
         let Some(rel) = refused_cache.relations.get_mut(key) else {
