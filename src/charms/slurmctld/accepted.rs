@@ -63,8 +63,14 @@ pub struct AppliedRecord {
     #[serde(default)]
     pub refused: Option<Refusal>,
     /// Node name → fingerprint of its record in the last set slurmctld accepted
-    /// ([`super::refusal::fingerprints`]); empty when unknown.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// ([`super::refusal::fingerprints`]); empty when unknown. Stored grouped by fingerprint
+    /// ([`super::grouped`]).
+    #[serde(
+        rename = "fingerprint_groups",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "super::grouped"
+    )]
     pub fingerprints: BTreeMap<String, String>,
 }
 
@@ -80,7 +86,11 @@ pub struct AppliedRecordRef<'a> {
     /// [`AppliedRecord::refused`].
     pub refused: Option<&'a Refusal>,
     /// [`AppliedRecord::fingerprints`].
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        rename = "fingerprint_groups",
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "super::grouped::serialize_ref"
+    )]
     pub fingerprints: &'a BTreeMap<String, String>,
 }
 

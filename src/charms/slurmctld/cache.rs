@@ -110,7 +110,9 @@ pub struct CachedNode {
 /// What slurmctld was last brought in line with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
-    /// Node name → its `Gres=` value (empty without GPUs).
+    /// Node name → its `Gres=` value (empty without GPUs); stored grouped by value
+    /// ([`super::grouped`]).
+    #[serde(rename = "node_groups", with = "super::grouped")]
     pub nodes: BTreeMap<String, String>,
     /// Nodes in `DownNodes`.
     pub down: BTreeSet<String>,

@@ -15,6 +15,7 @@ pub mod apply;
 pub mod cache;
 pub mod decide;
 pub mod desired;
+pub mod grouped;
 pub mod index;
 pub mod observe;
 pub mod owners;

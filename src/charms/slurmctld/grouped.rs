@@ -1,0 +1,91 @@
+//! A node name → value map stored as value → hostlist of the names holding it, for the maps
+//! of the applied record ([`super::accepted`]): each node's `Gres=` value and fingerprint. At
+//! 10,000 nodes these maps had 10,000 entries each, parsed and written (twice) on every
+//! controller hook that reloads slurmctld; nodes of one shape share one value, so the stored
+//! form is a line per value (`{"gpu:h100:8":"gpu-[0-9999]"}`). In memory the maps stay keyed by
+//! node name, so nothing else changes. A stored hostlist that does not expand, or a name listed
+//! under two values, makes the record unreadable, which the controller treats as a lost
+//! record (restart if the files differ, every node counted as changed).
+
+use crate::slurm::hostlist::{compress, expand};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
+
+/// Node name → value, as the applied record keeps it in memory.
+pub type ByNode = BTreeMap<String, String>;
+
+/// The stored form: value → hostlist of the node names holding it.
+pub fn group(map: &ByNode) -> BTreeMap<&str, String> {
+    let mut names: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, value) in map {
+        names.entry(value.as_str()).or_default().push(name.as_str());
+    }
+    names
+        .into_iter()
+        .map(|(value, names)| (value, compress(&names)))
+        .collect()
+}
+
+/// Back from the stored form; `Err` names the hostlist that does not expand or the name held
+/// twice.
+pub fn ungroup(groups: BTreeMap<String, String>) -> Result<ByNode, String> {
+    let mut map = ByNode::new();
+    for (value, list) in groups {
+        for name in expand(&list).map_err(|e| format!("hostlist `{list}`: {e}"))? {
+            if let Some(other) = map.insert(name, value.clone()) {
+                if other != value {
+                    return Err(format!("a node is listed under `{other}` and `{value}`"));
+                }
+            }
+        }
+    }
+    Ok(map)
+}
+
+/// `serialize_with` for a [`ByNode`] field.
+pub fn serialize<S: Serializer>(map: &ByNode, s: S) -> Result<S::Ok, S::Error> {
+    group(map).serialize(s)
+}
+
+/// `serialize_with` for a `&ByNode` field (a borrowed record).
+pub fn serialize_ref<S: Serializer>(map: &&ByNode, s: S) -> Result<S::Ok, S::Error> {
+    serialize(map, s)
+}
+
+/// `deserialize_with` for a [`ByNode`] field.
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ByNode, D::Error> {
+    ungroup(BTreeMap::deserialize(d)?).map_err(D::Error::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_of_one_value_share_a_line_and_come_back() {
+        let mut map = ByNode::new();
+        for i in 0..1000 {
+            map.insert(format!("gpu-{i}"), "gpu:h100:8".to_owned());
+        }
+        map.insert("cpu-a".into(), String::new());
+        map.insert("gpu-07".into(), "gpu:t4:1".into());
+        let stored = group(&map);
+        assert_eq!(stored["gpu:h100:8"], "gpu-[0-999]");
+        assert_eq!(stored[""], "cpu-a");
+        assert_eq!(stored["gpu:t4:1"], "gpu-07");
+        let owned = stored.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        assert_eq!(ungroup(owned).unwrap(), map);
+    }
+
+    #[test]
+    fn a_bad_stored_form_is_refused() {
+        let bad = BTreeMap::from([("x".to_owned(), "gpu-[3-1".to_owned())]);
+        assert!(ungroup(bad).unwrap_err().contains("gpu-[3-1"));
+        let twice = BTreeMap::from([
+            ("x".to_owned(), "gpu-1".to_owned()),
+            ("y".to_owned(), "gpu-[0-2]".to_owned()),
+        ]);
+        assert!(ungroup(twice).unwrap_err().contains("listed under"));
+    }
+}
