@@ -23,8 +23,8 @@ for charm in slurmd slurmctld; do
     mkdir -p "$d"
     yaml=$repo; [ "$charm" = slurmctld ] && yaml=$repo/charm/slurmctld
     cp "$yaml/metadata.yaml" "$yaml/config.yaml" "$yaml/actions.yaml" "$d/"
-    cp "$repo/charm/dispatch" "$d/dispatch"
-    ln -s "$target/slurm-charm" "$d/slurm-charm"
+    # the binary is the charm's `dispatch` (as charm/pack.sh packs it)
+    ln -s "$target/slurm-charm" "$d/dispatch"
 done
 
 # The fake NVML, found by dlopen("libnvidia-ml.so.1") through LD_LIBRARY_PATH.

@@ -53,15 +53,14 @@ pub struct Cluster {
     nvml: PathBuf,
 }
 
-/// Builds a charm directory: yaml files, `dispatch`, and the binary (symlinked).
+/// Builds a charm directory: yaml files and the binary as `dispatch` (symlinked), as
+/// `charm/pack.sh` packs it.
 pub fn charm_dir(dest: &Path, yaml_dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dest).unwrap();
     for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
         std::fs::copy(yaml_dir.join(f), dest.join(f)).unwrap();
     }
-    std::fs::copy(repo().join("charm/dispatch"), dest.join("dispatch")).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_slurm-charm"), dest.join("slurm-charm"))
-        .unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_slurm-charm"), dest.join("dispatch")).unwrap();
     dest.to_path_buf()
 }
 

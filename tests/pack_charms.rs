@@ -78,7 +78,6 @@ fn packs_both_charms_and_they_deploy() {
             ("-rwxr-xr-x", "dispatch"),
             ("-rw-r--r--", "manifest.yaml"),
             ("-rw-r--r--", "metadata.yaml"),
-            ("-rwxr-xr-x", "slurm-charm"),
         ];
         let got: Vec<(&str, &str)> = files
             .iter()
@@ -110,7 +109,7 @@ fn packs_both_charms_and_they_deploy() {
             );
         }
         assert_eq!(
-            std::fs::read(dest.join("slurm-charm")).unwrap(),
+            std::fs::read(dest.join("dispatch")).unwrap(),
             std::fs::read(env!("CARGO_BIN_EXE_slurm-charm")).unwrap()
         );
     }

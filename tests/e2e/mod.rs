@@ -31,8 +31,8 @@ fn cluster_script() -> PathBuf {
 }
 
 /// A charm directory for the simulator under `work`: the charm's metadata, config and actions
-/// (slurmd's from the repository root, slurmctld's from `charm/slurmctld`), `dispatch` and the
-/// `slurm-charm` binary this test run built.
+/// (slurmd's from the repository root, slurmctld's from `charm/slurmctld`) and the `slurm-charm`
+/// binary this test run built as `dispatch` (as `charm/pack.sh` packs it).
 pub fn charm_dir(work: &Path, name: &str) -> PathBuf {
     let repo = repo_root();
     let dir = work.join(format!("charm-{name}"));
@@ -45,8 +45,7 @@ pub fn charm_dir(work: &Path, name: &str) -> PathBuf {
     for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
         std::fs::copy(yaml_dir.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     }
-    std::fs::copy(repo.join("charm/dispatch"), dir.join("dispatch")).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("slurm-charm")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_slurm-charm"), dir.join("dispatch")).unwrap();
     dir
 }
 

@@ -107,8 +107,7 @@ if [[ $mode == charms ]]; then
         mkdir -p "$d"
         if [[ $c == slurmd ]]; then y=$repo; else y=$repo/charm/slurmctld; fi
         cp "$y"/{metadata,config,actions}.yaml "$d/"
-        cp "$repo/charm/dispatch" "$d/dispatch"
-        cp "$target/slurm-charm" "$d/slurm-charm"
+        cp "$target/slurm-charm" "$d/dispatch"
     done
     section() { printf '\n===== %s\n' "$1"; }
     section "juju-sim run tools/e2e/cluster.yaml"

@@ -1,7 +1,8 @@
 //! Builds a [`HookContext`] from the environment Juju gives a hook process (docs/juju-hook-tools.md §1.2–§1.3).
 //!
 //! The event comes from `JUJU_DISPATCH_PATH` (`hooks/<name>` or `actions/<name>`; a path whose
-//! last two components are that, as the dispatch shim's `$0` fallback gives, is accepted too).
+//! last two components are that, as a dispatch shell shim's `$0` fallback gives, is accepted
+//! too).
 //! Every other variable is cross-checked against it, so a mis-driven hook (a test harness or a
 //! hand-run binary exporting the wrong things) fails loudly instead of reconciling against the
 //! wrong relation. Rules, all from Juju's `HookVars`:

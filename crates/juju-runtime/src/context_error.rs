@@ -35,7 +35,7 @@ pub enum ContextError {
     /// `JUJU_DISPATCH_PATH` is neither `hooks/<name>` nor `actions/<name>`.
     #[error(
         "JUJU_DISPATCH_PATH={value:?} is neither hooks/<hook-name> nor actions/<action-name>; \
-         Juju >= 2.8 always sets it (the dispatch shim falls back to $0)"
+         Juju >= 2.8 always sets it when it runs `dispatch`"
     )]
     BadDispatchPath {
         /// The value found.

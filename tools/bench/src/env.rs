@@ -177,8 +177,8 @@ impl World {
             for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
                 copy(&yaml.join(f), &c.join(f))?;
             }
-            copy(&repo().join("charm/dispatch"), &c.join("dispatch"))?;
-            symlink(&built.charm, &c.join("slurm-charm"))?;
+            // the binary is `dispatch`, as charm/pack.sh packs it
+            symlink(&built.charm, &c.join("dispatch"))?;
             Ok(c)
         };
         let ops_charm = |name: &str, yaml: &Path| -> Result<PathBuf, BenchError> {
