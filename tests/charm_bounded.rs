@@ -140,8 +140,7 @@ fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let mut c = three_nodes();
     // A hostile application: the slurmd charm's metadata, a `dispatch` that does nothing.
     let dir = c.dir.path().join("charms/evil");
-    support::charm_dir(&dir, &support::repo());
-    std::fs::write(dir.join("dispatch"), "#!/bin/sh\nexit 0\n").unwrap();
+    support::inert_charm_dir(&dir, &support::repo());
     let spec = c.spec("evil", &dir, 1);
     c.sim.deploy(spec).unwrap();
     let r = c.sim.integrate("evil", "slurmctld").unwrap();

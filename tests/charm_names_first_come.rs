@@ -109,8 +109,7 @@ fn a_newcomer_on_a_later_relation_cannot_take_a_node_name() {
 /// the test writes its relation data by hand.
 fn deploy_hostile(c: &mut Cluster, app: &str) {
     let dir = c.dir.path().join(format!("charms/{app}"));
-    support::charm_dir(&dir, &support::repo());
-    std::fs::write(dir.join("dispatch"), "#!/bin/sh\nexit 0\n").unwrap();
+    support::inert_charm_dir(&dir, &support::repo());
     let spec = c.spec(app, &dir, 1);
     c.sim.deploy(spec).unwrap();
 }

@@ -56,12 +56,31 @@ pub struct Cluster {
 /// Builds a charm directory: yaml files and the binary as `dispatch` (symlinked), as
 /// `charm/pack.sh` packs it.
 pub fn charm_dir(dest: &Path, yaml_dir: &Path) -> PathBuf {
+    yaml_files(dest, yaml_dir);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_slurm-charm"), dest.join("dispatch")).unwrap();
+    dest.to_path_buf()
+}
+
+/// A charm directory with `yaml_dir`'s metadata whose `dispatch` does nothing (a script that
+/// exits 0): a hostile application that only writes relation data the test plants. Never
+/// written through [`charm_dir`]'s symlink, which would overwrite the test binary.
+pub fn inert_charm_dir(dest: &Path, yaml_dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    yaml_files(dest, yaml_dir);
+    std::fs::write(dest.join("dispatch"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        dest.join("dispatch"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    dest.to_path_buf()
+}
+
+fn yaml_files(dest: &Path, yaml_dir: &Path) {
     std::fs::create_dir_all(dest).unwrap();
     for f in ["metadata.yaml", "config.yaml", "actions.yaml"] {
         std::fs::copy(yaml_dir.join(f), dest.join(f)).unwrap();
     }
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_slurm-charm"), dest.join("dispatch")).unwrap();
-    dest.to_path_buf()
 }
 
 fn fake_nvml_lib() -> PathBuf {

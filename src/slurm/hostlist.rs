@@ -5,6 +5,7 @@
 //! the minimum width of every number of that range; several bracket groups expand as a product.
 //! [`compress`] writes only one bracket group, for the numeric run at the end of a name.
 
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
 use super::error::HostlistError;
@@ -203,6 +204,10 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     natural_key(a).cmp(&natural_key(b))
 }
 
+/// Under one prefix: whether the bare prefix is itself a name, and the numbers that follow it
+/// (value, digit count).
+type Numbered = (bool, Vec<(u64, usize)>);
+
 /// Compresses names into Slurm's hostlist form, sorted and without duplicates:
 /// `["gpu-002", "gpu-001", "gpu-003", "cpu"]` → `cpu,gpu-[001-003]`. A zero-padded number
 /// keeps its width (`n09`,`n10` → `n[09-10]`, but `n9`,`n10` → `n[9-10]`); `expand` of the
@@ -211,49 +216,42 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     if let [only] = names {
         return only.as_ref().to_string();
     }
-    // (prefix, Some((value, digits))) for names ending in a number, (name, None) otherwise.
-    let mut items: Vec<(&str, Option<(u64, usize)>)> = names
-        .iter()
-        .map(|n| {
-            let n = n.as_ref();
-            let (prefix, digits) = split_number(n);
-            match digits.parse::<u64>() {
-                Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
-                    (prefix, Some((v, digits.len())))
-                }
-                _ => (n, None),
+    // Names by prefix: whether the bare prefix is itself a name, and the numbers that follow it
+    // (value, digits). Each name costs one hash of its prefix; only the distinct prefixes and
+    // each prefix's numbers are sorted (10,000 `gpu-N`: one prefix, 10,000 integers).
+    let mut by_prefix: FxHashMap<&str, Numbered> = FxHashMap::default();
+    for n in names {
+        let n = n.as_ref();
+        let (prefix, digits) = split_number(n);
+        match digits.parse::<u64>() {
+            Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
+                by_prefix
+                    .entry(prefix)
+                    .or_default()
+                    .1
+                    .push((v, digits.len()));
             }
-        })
-        .collect();
-    items.sort_unstable();
-    items.dedup();
+            _ => by_prefix.entry(n).or_default().0 = true,
+        }
+    }
+    let mut chunks: Vec<(&str, Numbered)> = by_prefix.into_iter().collect();
+    chunks.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut out = String::with_capacity(16 * names.len().min(64));
     let mut groups: Vec<(u64, usize, Vec<u64>)> = Vec::new();
-    let mut i = 0;
-    while i < items.len() {
-        let prefix = items[i].0;
-        let mut j = i;
-        while j < items.len() && items[j].0 == prefix {
-            j += 1;
-        }
-        let chunk = &items[i..j];
-        i = j;
+    for (prefix, (bare, numbers)) in chunks {
         // Widths fixed by zero padding under this prefix.
         let mut padded: Vec<usize> = Vec::new();
-        for (_, num) in chunk {
-            if let Some((v, len)) = num {
-                if *len > 1 && digits_of(*v) < *len && !padded.contains(len) {
-                    padded.push(*len);
-                }
+        for &(v, len) in &numbers {
+            if len > 1 && digits_of(v) < len && !padded.contains(&len) {
+                padded.push(len);
             }
         }
+        if bare {
+            push_sep(&mut out);
+            out.push_str(prefix);
+        }
         groups.clear();
-        for (_, num) in chunk {
-            let Some((v, len)) = *num else {
-                push_sep(&mut out);
-                out.push_str(prefix);
-                continue;
-            };
+        for (v, len) in numbers {
             let width = if padded.contains(&len) { len } else { 0 };
             match groups.iter_mut().find(|g| g.1 == width) {
                 Some(g) => g.2.push(v),

@@ -30,17 +30,23 @@ pub fn group(map: &ByNode) -> BTreeMap<&str, String> {
 /// Back from the stored form; `Err` names the hostlist that does not expand or the name held
 /// twice.
 pub fn ungroup(groups: BTreeMap<String, String>) -> Result<ByNode, String> {
-    let mut map = ByNode::new();
-    for (value, list) in groups {
-        for name in expand(&list).map_err(|e| format!("hostlist `{list}`: {e}"))? {
-            if let Some(other) = map.insert(name, value.clone()) {
-                if other != value {
-                    return Err(format!("a node is listed under `{other}` and `{value}`"));
-                }
-            }
-        }
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (value, list) in &groups {
+        let names = expand(list).map_err(|e| format!("hostlist `{list}`: {e}"))?;
+        pairs.extend(names.into_iter().map(|name| (name, value.clone())));
     }
-    Ok(map)
+    // sorted once and built in bulk (faster than inserting 10,000 names one by one)
+    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    if let Some(w) = pairs
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    {
+        return Err(format!(
+            "a node is listed under `{}` and `{}`",
+            w[0].1, w[1].1
+        ));
+    }
+    Ok(pairs.into_iter().collect())
 }
 
 /// `serialize_with` for a [`ByNode`] field.
