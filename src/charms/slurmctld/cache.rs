@@ -77,7 +77,9 @@ pub struct CachedRelation {
     pub app: String,
     /// The remote app bag's raw `partition` value.
     pub partition: Option<String>,
-    /// Remote unit → its checked `node` record (units without one are not listed).
+    /// Remote unit → its checked `node` record (units without one are not listed). Stored as
+    /// an entry per unit ([`super::unit_table`]).
+    #[serde(with = "super::unit_table")]
     pub units: BTreeMap<String, CachedNode>,
     /// The `cluster_info` value last published on this relation.
     pub cluster_info_published: Option<String>,

@@ -21,6 +21,7 @@ pub mod observe;
 pub mod owners;
 pub mod plan;
 pub mod refusal;
+pub mod unit_table;
 
 use crate::charms::error::CharmError;
 use crate::charms::host::Host;
