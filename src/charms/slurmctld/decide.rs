@@ -96,12 +96,19 @@ pub fn decide(
         .filter(|n| new.nodes.contains_key(*n))
         .cloned()
         .collect();
-    let gres_changed: Vec<String> = new
-        .nodes
-        .iter()
-        .filter(|(n, g)| old.nodes.get(*n).is_some_and(|o| o != *g))
-        .map(|(n, _)| n.clone())
-        .collect();
+    // one walk over both name-sorted maps, not a lookup per node
+    let mut gres_changed: Vec<String> = Vec::new();
+    let mut olds = old.nodes.iter().peekable();
+    for (n, g) in &new.nodes {
+        while olds.peek().is_some_and(|(o, _)| o.as_str() < n.as_str()) {
+            olds.next();
+        }
+        if let Some((o, og)) = olds.peek() {
+            if *o == n && *og != g {
+                gres_changed.push(n.clone());
+            }
+        }
+    }
     let same_nodes = old.nodes.keys().eq(new.nodes.keys());
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
@@ -279,5 +286,34 @@ mod tests {
         assert_eq!(decide(None, &empty, true).reload, Reload::Stop);
         assert_eq!(decide(Some(&empty), &empty, true).reload, Reload::Nothing);
         assert_eq!(decide(Some(&empty), &a, true).reload, Reload::Restart);
+    }
+
+    #[test]
+    fn gres_changed_names_only_nodes_in_both_whose_gres_differ() {
+        let old = applied(
+            &[
+                ("a", "g1"),
+                ("b", "g1"),
+                ("d", "g2"),
+                ("e", "g1"),
+                ("n10", "g1"),
+            ],
+            &[],
+            "h1",
+        );
+        let new = applied(
+            &[
+                ("a", "g1"),
+                ("b", "g2"),
+                ("c", "g1"),
+                ("d", "g3"),
+                ("n10", "g2"),
+                ("n9", "g2"),
+            ],
+            &[],
+            "h2",
+        );
+        let d = decide(Some(&old), &new, true);
+        assert_eq!(d.gres_changed, ["b", "d", "n10"]);
     }
 }

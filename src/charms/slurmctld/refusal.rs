@@ -58,11 +58,17 @@ pub fn changed_units(
     new: &BTreeMap<String, String>,
     cache: &Cache,
 ) -> BTreeMap<String, String> {
-    let changed: Vec<&AcceptedNode> = nodes
-        .iter()
-        .filter(|(name, _)| accepted.get(*name) != new.get(*name))
-        .map(|(_, n)| n)
-        .collect();
+    // one walk over the three name-sorted maps, not two lookups per node
+    let mut old = accepted.iter().peekable();
+    let mut new = new.iter().peekable();
+    let mut changed: Vec<&AcceptedNode> = Vec::new();
+    for (name, n) in nodes {
+        let was = seek(&mut old, name);
+        let is = seek(&mut new, name);
+        if was != is {
+            changed.push(n);
+        }
+    }
     if changed.is_empty() {
         return BTreeMap::new();
     }
@@ -78,6 +84,23 @@ pub fn changed_units(
         }
     }
     out
+}
+
+/// Advances a name-sorted iterator to `name` and returns its value there, if it holds `name`.
+fn seek<'a>(
+    it: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, String>>,
+    name: &str,
+) -> Option<&'a String> {
+    while let Some((k, _)) = it.peek() {
+        match k.as_str().cmp(name) {
+            std::cmp::Ordering::Less => {
+                it.next();
+            }
+            std::cmp::Ordering::Equal => return it.next().map(|(_, v)| v),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 /// A told unit's verdict: the daemon's reason, abbreviated.
@@ -170,6 +193,59 @@ mod tests {
         assert_ne!(got["n0"], got["n2"]);
         assert_ne!(got["n0"], got["n3"]);
         assert_ne!(got["n0"], got["n4"]);
+    }
+
+    #[test]
+    fn changed_units_are_those_whose_fingerprint_moved_or_is_new() {
+        let raw = r#"{"node_parameters":{"NodeName":"shape","CPUs":"4"},"new_node":false}"#;
+        let shape = Arc::new(NodeRecord::from_relation_value(raw).unwrap());
+        let mut nodes = BTreeMap::new();
+        let mut cache = Cache::default();
+        let mut rel = super::super::cache::CachedRelation {
+            app: "x".into(),
+            ..Default::default()
+        };
+        for name in ["a", "b", "c", "d", "n10", "n9"] {
+            let unit = format!("x/{name}");
+            nodes.insert(
+                name.to_string(),
+                AcceptedNode {
+                    unit: unit.clone(),
+                    app: "x".into(),
+                    new_node: false,
+                    node: Arc::new(shape.node().clone()),
+                    shape_digest: 0,
+                },
+            );
+            rel.units.insert(unit, Default::default());
+        }
+        cache.relations.insert("slurmd:1".into(), rel);
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let accepted = map(&[
+            ("a", "1"),
+            ("b", "1"),
+            ("bb", "7"),
+            ("d", "4"),
+            ("n10", "5"),
+            ("z", "9"),
+        ]);
+        let new = map(&[
+            ("a", "1"),
+            ("b", "2"),
+            ("c", "3"),
+            ("d", "4"),
+            ("n10", "6"),
+            ("n9", "5"),
+        ]);
+        let told = changed_units(&nodes, &accepted, &new, &cache);
+        let units: Vec<&str> = told.keys().map(String::as_str).collect();
+        assert_eq!(units, ["x/b", "x/c", "x/n10", "x/n9"]);
+        assert!(told.values().all(|k| k == "slurmd:1"));
     }
 
     #[test]
