@@ -200,11 +200,11 @@ fn a_set_is_written_whole_or_not_at_all() {
 }
 
 /// `Host::hash` reads a file in pieces and gives the hash the controller compares rendered
-/// bytes with (`slurmctld::cache::fnv1a`): equal for equal bytes across the piece size,
+/// bytes with (`slurmctld::cache::content_hash`): equal for equal bytes across the piece size,
 /// different after a same-length edit, `None` when absent.
 #[test]
 fn file_hash_matches_the_hash_of_its_bytes() {
-    use slurm_charms::charms::slurmctld::cache::fnv1a;
+    use slurm_charms::charms::slurmctld::cache::content_hash;
     let dir = tempfile::tempdir().unwrap();
     let runner = RecordingRunner::default();
     let host = Host::new(dir.path(), &runner);
@@ -213,7 +213,7 @@ fn file_hash_matches_the_hash_of_its_bytes() {
         .unwrap();
     assert_eq!(
         host.hash("/etc/slurm/gres.conf").unwrap(),
-        Some(fnv1a(&[&big]))
+        Some(content_hash(&big))
     );
     let mut edited = big.clone();
     edited[150_000] ^= 1;
@@ -221,7 +221,7 @@ fn file_hash_matches_the_hash_of_its_bytes() {
         .unwrap();
     assert_ne!(
         host.hash("/etc/slurm/gres.conf").unwrap(),
-        Some(fnv1a(&[&big]))
+        Some(content_hash(&big))
     );
     assert_eq!(host.hash("/etc/slurm/absent.conf").unwrap(), None);
 }

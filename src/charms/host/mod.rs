@@ -102,12 +102,11 @@ impl<'r> Host<'r> {
         }
     }
 
-    /// The FNV-1a of the file's bytes (16 hex digits, the value of
-    /// [`crate::charms::slurmctld::cache::fnv1a`] over them),
-    /// read in pieces so that a large file is never held; `None` if it does not exist. What a
-    /// hook needs to tell whether a file already holds what it would write.
+    /// The XXH3-64 of the file's bytes (16 hex digits, the value of
+    /// [`crate::charms::slurmctld::cache::content_hash`] over them), read in pieces so that a
+    /// large file is never held; `None` if it does not exist. What a hook needs to tell whether
+    /// a file already holds what it would write.
     pub fn hash(&self, host_path: &str) -> Result<Option<String>, HostError> {
-        use std::hash::Hasher;
         use std::io::Read;
         let path = self.path(host_path);
         let mut file = match std::fs::File::open(&path) {
@@ -115,17 +114,17 @@ impl<'r> Host<'r> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(HostError::Read { path, source }),
         };
-        let mut h = fnv::FnvHasher::default();
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             match file.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => h.write(&buf[..n]),
+                Ok(n) => h.update(&buf[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(source) => return Err(HostError::Read { path, source }),
             }
         }
-        Ok(Some(format!("{:016x}", h.finish())))
+        Ok(Some(format!("{:016x}", h.digest())))
     }
 
     /// Removes a file; absent is fine.

@@ -4,7 +4,7 @@
 //! [`super::apply`] carries the plan out.
 
 use super::accepted::{AppliedRecord, AppliedRecordRef, Refusal};
-use super::cache::{Cache, fnv1a};
+use super::cache::{Cache, content_hash, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::index::{IndexWrite, header_hash, plan_index};
@@ -263,7 +263,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                         obs.files_on_disk
                             .get(f.path)
                             .and_then(Option::as_deref)
-                            .is_some_and(|h| fnv1a(&[&f.bytes]) == h)
+                            .is_some_and(|h| content_hash(&f.bytes) == h)
                     };
                     !held
                 });

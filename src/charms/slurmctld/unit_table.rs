@@ -195,9 +195,10 @@ mod tests {
         let raw = String::from_utf8(c.to_bytes()).unwrap();
         let (head, body) = raw.split_once('\n').unwrap();
         let body = body.replace("gpu/0 gpu-0 0", "gpu/0 gpu#0 0");
-        let old_hash =
-            crate::charms::slurmctld::cache::fnv1a(&[raw.split_once('\n').unwrap().1.as_bytes()]);
-        let new_hash = crate::charms::slurmctld::cache::fnv1a(&[body.as_bytes()]);
+        let old_hash = crate::charms::slurmctld::cache::content_hash(
+            raw.split_once('\n').unwrap().1.as_bytes(),
+        );
+        let new_hash = crate::charms::slurmctld::cache::content_hash(body.as_bytes());
         let tampered = format!("{}\n{body}", head.replace(&old_hash, &new_hash));
         let err = Cache::from_bytes(tampered.as_bytes())
             .unwrap_err()
