@@ -9,9 +9,10 @@ use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
-    DownNodes, GresConf, NodeConf, NodeRecords, NodeState, OverrideScope, Partition, SlurmConf,
-    parse_overrides,
+    DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
+    SlurmConf, parse_overrides,
 };
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hasher;
 use std::sync::Arc;
@@ -143,15 +144,28 @@ struct Shape {
     gres: String,
 }
 
-fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
+/// gres.conf record lists seen so far, by content: shapes that differ only in their node line
+/// (`RealMemory`, `Features`) share one list, so 10,000 distinct nodes of one GPU model hold one
+/// list of records rather than 10,000.
+type RecordLists = FxHashSet<NodeRecords>;
+
+fn load_shape(raw: Option<&String>, lists: &mut RecordLists) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
     let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
+    let lines = match lists.get(&lines) {
+        Some(shared) => Arc::clone(shared),
+        None => {
+            let lines = Arc::new(lines);
+            lists.insert(Arc::clone(&lines));
+            lines
+        }
+    };
     Ok(Shape {
         digest: shape_digest(raw),
         node: Arc::new(node),
-        lines: Arc::new(lines),
+        lines,
         gres,
     })
 }
@@ -210,6 +224,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
+    let mut record_lists = RecordLists::default();
 
     let mut verdicts: BTreeMap<String, Verdicts> = BTreeMap::new();
     // Relations in arrival order: by relation id as a number, never as a string.
@@ -282,7 +297,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 continue;
             }
             let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
-                let shape = load_shape(cache.shapes.get(&cached.shape))?;
+                let shape = load_shape(cache.shapes.get(&cached.shape), &mut record_lists)?;
                 shapes.push(shape);
                 Ok(shapes.len() - 1)
             });
@@ -343,13 +358,20 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
-    accepted.sort_by_cached_key(|(name, _)| natural_key(name));
-    slurm.nodes.reserve(accepted.len());
+    accepted.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+    // One group per shape, in the order of its first node: the shape's line is shared, not
+    // copied per node, and checked and folded once per shape.
+    let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     for &(name, index) in &accepted {
         let shape = &shapes[index];
-        let mut node = NodeConf::clone(&shape.node);
-        node.name = name.clone();
-        slurm.nodes.push(node);
+        let group = *group_of[index].get_or_insert_with(|| {
+            slurm.node_groups.push(NodeGroup {
+                node: Arc::clone(&shape.node),
+                names: Vec::new(),
+            });
+            slurm.node_groups.len() - 1
+        });
+        slurm.node_groups[group].names.push(name.clone());
         if !shape.lines.is_empty() {
             gres.nodes.insert(name.clone(), Arc::clone(&shape.lines));
         }
