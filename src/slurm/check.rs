@@ -9,7 +9,8 @@ use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
 use super::keys::owned_global;
 use super::node::NodeConf;
-use super::slurm_conf::SlurmConf;
+use super::hostlist::natural_key;
+use super::slurm_conf::{NodeNames, SlurmConf};
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// Checks a slurm.conf model: values, duplicates, GRES forms, references.
@@ -307,6 +308,9 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
     by_node.reserve(gres.nodes.len());
     by_node.extend(gres.nodes.iter().map(|(k, v)| (k.as_str(), &**v)));
     let mut have: Vec<((&str, Option<&str>), u64)> = Vec::new();
+    // Listed nodes: the first that disagrees, in list order. Grouped nodes: the first in
+    // natural order over every group (as if they were listed in that order).
+    let mut grouped_error: Option<(&str, ConfigError)> = None;
     for (node, group) in slurm.node_lines() {
         // The nodes of a group share their `Gres=`: a record list that passed for the node
         // before is not compared again (by pointer: the controller's nodes of one shape share
@@ -318,10 +322,23 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
                 continue;
             }
             passed = Some(own);
-            node_counts_agree(name, node, gres.global.iter().chain(own), &mut have)?;
+            let Err(e) = node_counts_agree(name, node, gres.global.iter().chain(own), &mut have)
+            else {
+                continue;
+            };
+            if matches!(group, NodeNames::One(_)) {
+                return Err(e);
+            }
+            if grouped_error
+                .as_ref()
+                .is_none_or(|(first, _)| natural_key(name) < natural_key(first))
+            {
+                grouped_error = Some((name, e));
+            }
+            break;
         }
     }
-    Ok(())
+    grouped_error.map_or(Ok(()), |(_, e)| Err(e))
 }
 
 /// One node's `Gres=` counts against the devices of its records (see [`check_consistency`]).
