@@ -131,6 +131,44 @@ impl From<NodeRecord> for NodeRecordWire {
     }
 }
 
+/// Runs the renderer's checks on a cluster of this node alone; the node and its records are
+/// moved into that cluster and back, not copied (a record's core lists and links are most of it).
+fn check_renders(
+    node: NodeConf,
+    gres: Vec<GresLine>,
+) -> Result<(NodeConf, Vec<GresLine>), InterfaceError> {
+    let mut conf = SlurmConf::new("ingest", "ingest");
+    let name = node.name.clone();
+    conf.nodes.push(node);
+    conf.set_gres_types_from_nodes();
+    let mut cluster = GresConf::default();
+    let has_gres = !gres.is_empty();
+    let mut gres = Some(gres);
+    if has_gres {
+        cluster
+            .nodes
+            .insert(name.clone(), std::sync::Arc::new(gres.take().unwrap_or_default()));
+    }
+    let field = "node_parameters";
+    crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
+    crate::slurm::check_gres_conf(&cluster).map_err(|e| invalid("gres", e.to_string()))?;
+    crate::slurm::check_consistency(&conf, &cluster).map_err(|e| {
+        invalid(
+            "node_parameters.Gres",
+            format!("{e} (Gres must match the gres records; Slurm would mark the node INVALID)"),
+        )
+    })?;
+    let records = match cluster.nodes.remove(&name) {
+        Some(list) => std::sync::Arc::try_unwrap(list).unwrap_or_else(|shared| (*shared).clone()),
+        None => gres.unwrap_or_default(),
+    };
+    let node = conf
+        .nodes
+        .pop()
+        .ok_or_else(|| invalid(field, "the checked node went missing"))?;
+    Ok((node, records))
+}
+
 impl NodeRecord {
     /// Checks a node line and its GRES records together and makes the record: only the
     /// parameters the relation carries, GPU records (`Name=gpu`, typed, with device files) and
@@ -200,35 +238,11 @@ impl NodeRecord {
                 return Err(invalid(format!("gres[{i}]"), format!("{f} appears twice")));
             }
         }
-        let record = NodeRecord {
+        let (node, gres) = check_renders(node, gres)?;
+        Ok(NodeRecord {
             node,
             new_node,
             gres,
-        };
-        record.check_renders()?;
-        Ok(record)
-    }
-
-    /// Runs the renderer's checks on a cluster of this node alone.
-    fn check_renders(&self) -> Result<(), InterfaceError> {
-        let mut conf = SlurmConf::new("ingest", "ingest");
-        conf.nodes.push(self.node.clone());
-        conf.set_gres_types_from_nodes();
-        let mut gres = GresConf::default();
-        if !self.gres.is_empty() {
-            gres.nodes
-                .insert(self.node.name.clone(), self.gres.clone().into());
-        }
-        let field = "node_parameters";
-        crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
-        crate::slurm::check_gres_conf(&gres).map_err(|e| invalid("gres", e.to_string()))?;
-        crate::slurm::check_consistency(&conf, &gres).map_err(|e| {
-            invalid(
-                "node_parameters.Gres",
-                format!(
-                    "{e} (Gres must match the gres records; Slurm would mark the node INVALID)"
-                ),
-            )
         })
     }
 
