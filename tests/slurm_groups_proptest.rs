@@ -57,7 +57,8 @@ fn node_line(s: &ShapeSpec, name: &str) -> (NodeConf, Vec<GresLine>) {
     let mut records = Vec::new();
     if s.gpus > 0 {
         let t: GresType = "h100".parse().unwrap();
-        n.gres.push(GresSpec::gpu(t.clone(), u64::from(s.gpus + s.count_off)));
+        n.gres
+            .push(GresSpec::gpu(t.clone(), u64::from(s.gpus + s.count_off)));
         if s.twice {
             n.gres.push(GresSpec::gpu(t.clone(), 1));
         }

@@ -7,9 +7,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
+use super::hostlist::natural_key;
 use super::keys::owned_global;
 use super::node::NodeConf;
-use super::hostlist::natural_key;
 use super::slurm_conf::{NodeNames, SlurmConf};
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 

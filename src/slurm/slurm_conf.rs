@@ -93,7 +93,12 @@ impl SlurmConf {
 
     /// How many nodes the model defines (listed and grouped).
     pub fn node_count(&self) -> usize {
-        self.nodes.len() + self.node_groups.iter().map(|g| g.names.len()).sum::<usize>()
+        self.nodes.len()
+            + self
+                .node_groups
+                .iter()
+                .map(|g| g.names.len())
+                .sum::<usize>()
     }
 
     /// Every node's shared fields with its names: each listed node alone, then each group.

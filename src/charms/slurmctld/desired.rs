@@ -4,7 +4,7 @@
 
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
 use super::owners::{Owners, settle};
-use crate::interface::{AuthKind, NodeRecord, PartitionRecord, Verdicts};
+use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
@@ -12,7 +12,6 @@ use crate::slurm::{
     DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
     SlurmConf, parse_overrides,
 };
-use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hasher;
 use std::sync::Arc;
@@ -144,24 +143,13 @@ struct Shape {
     gres: String,
 }
 
-/// gres.conf record lists seen so far, by content: shapes that differ only in their node line
-/// (`RealMemory`, `Features`) share one list, so 10,000 distinct nodes of one GPU model hold one
-/// list of records rather than 10,000.
-type RecordLists = FxHashSet<NodeRecords>;
-
-fn load_shape(raw: Option<&String>, lists: &mut RecordLists) -> Result<Shape, String> {
+fn load_shape(raw: Option<&String>, memo: &mut RecordsMemo) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
-    let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
+    // Shapes that differ only in their node line (`RealMemory`) share one parsed list of
+    // records: 10,000 distinct nodes of one GPU model hold (and parse) one list, not 10,000.
+    let record = NodeRecord::from_relation_value_memo(raw, memo).map_err(|e| e.to_string())?;
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
-    let lines = match lists.get(&lines) {
-        Some(shared) => Arc::clone(shared),
-        None => {
-            let lines = Arc::new(lines);
-            lists.insert(Arc::clone(&lines));
-            lines
-        }
-    };
     Ok(Shape {
         digest: shape_digest(raw),
         node: Arc::new(node),
@@ -224,7 +212,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
-    let mut record_lists = RecordLists::default();
+    let mut records_memo = RecordsMemo::default();
 
     let mut verdicts: BTreeMap<String, Verdicts> = BTreeMap::new();
     // Relations in arrival order: by relation id as a number, never as a string.
@@ -297,7 +285,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 continue;
             }
             let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
-                let shape = load_shape(cache.shapes.get(&cached.shape), &mut record_lists)?;
+                let shape = load_shape(cache.shapes.get(&cached.shape), &mut records_memo)?;
                 shapes.push(shape);
                 Ok(shapes.len() - 1)
             });

@@ -111,10 +111,21 @@ mod tests {
         assert_eq!(CoreList::try_from("8,0-3,2").unwrap().to_string(), "0-3,8");
         assert_eq!(CoreList::try_from("4-7,0-3").unwrap().ranges(), [(0, 7)]);
         assert_eq!(CoreList::try_from("0,1").unwrap().to_string(), "0-1");
-        for no in ["", "0-3 8", "3-1", "a", "0-99999999", "4294967296", "0-65536"] {
+        for no in [
+            "",
+            "0-3 8",
+            "3-1",
+            "a",
+            "0-99999999",
+            "4294967296",
+            "0-65536",
+        ] {
             assert!(CoreList::try_from(no).is_err(), "{no:?}");
         }
         assert!(CoreList::try_from("0-65535").is_ok());
-        assert!(CoreList::try_from("0-65535,0").is_err(), "ids as written count");
+        assert!(
+            CoreList::try_from("0-65535,0").is_err(),
+            "ids as written count"
+        );
     }
 }
