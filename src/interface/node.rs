@@ -137,11 +137,21 @@ struct NodeRecordWireRaw<'a> {
 pub struct RecordsMemo {
     by_text: FxHashMap<Box<str>, NodeRecords>,
     by_content: FxHashSet<NodeRecords>,
+    /// Lists (held above, so their addresses stay theirs) that passed the checks on the
+    /// records alone as part of a record.
+    checked: FxHashSet<*const Vec<GresLine>>,
 }
 
 impl RecordsMemo {
-    /// The list for `text`, parsed unless seen before; `None` when it does not parse.
-    fn records(&mut self, text: &str) -> Option<NodeRecords> {
+    /// The list for `text`, parsed unless seen before, and whether it passed the checks on
+    /// the records alone; `None` when it does not parse.
+    fn records(&mut self, text: &str) -> Option<(NodeRecords, bool)> {
+        let list = self.list(text)?;
+        let checked = self.checked.contains(&Arc::as_ptr(&list));
+        Some((list, checked))
+    }
+
+    fn list(&mut self, text: &str) -> Option<NodeRecords> {
         if let Some(list) = self.by_text.get(text) {
             return Some(Arc::clone(list));
         }
@@ -182,8 +192,18 @@ impl From<NodeRecord> for NodeRecordWire {
 /// Runs the renderer's checks on a cluster of this node alone; the node is moved into that
 /// cluster and back and the records shared, not copied (a record's core lists and links are
 /// most of it).
-fn check_renders(node: NodeConf, gres: &NodeRecords) -> Result<NodeConf, InterfaceError> {
-    let mut conf = SlurmConf::new("ingest", "ingest");
+fn check_renders(
+    node: NodeConf,
+    gres: &NodeRecords,
+    records_checked: bool,
+) -> Result<NodeConf, InterfaceError> {
+    // The charm's own global defaults cannot fail a check: only `GresTypes` (set below) and
+    // the required names matter to a node's checks.
+    let mut conf = SlurmConf {
+        cluster_name: "ingest".to_string(),
+        slurmctld_hosts: vec!["ingest".to_string()],
+        ..SlurmConf::default()
+    };
     let mut cluster = GresConf::default();
     if !gres.is_empty() {
         cluster.nodes.insert(node.name.clone(), Arc::clone(gres));
@@ -192,7 +212,9 @@ fn check_renders(node: NodeConf, gres: &NodeRecords) -> Result<NodeConf, Interfa
     conf.set_gres_types_from_nodes();
     let field = "node_parameters";
     crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
-    crate::slurm::check_gres_conf(&cluster).map_err(|e| invalid("gres", e.to_string()))?;
+    if !records_checked {
+        crate::slurm::check_gres_conf(&cluster).map_err(|e| invalid("gres", e.to_string()))?;
+    }
     crate::slurm::check_consistency(&conf, &cluster).map_err(|e| {
         invalid(
             "node_parameters.Gres",
@@ -216,14 +238,18 @@ impl NodeRecord {
         new_node: bool,
         gres: Vec<GresLine>,
     ) -> Result<Self, InterfaceError> {
-        Self::with_records(node, new_node, Arc::new(gres))
+        Self::with_records(node, new_node, Arc::new(gres), false)
     }
 
-    /// [`NodeRecord::new`] with records shared with other records (the same checks).
+    /// [`NodeRecord::new`] with records shared with other records. `records_checked`: this
+    /// list already passed the checks on the records alone (as part of another record, see
+    /// [`RecordsMemo`]), which are then not run again; the checks of the node line and of the
+    /// line against the records always run.
     fn with_records(
         node: NodeConf,
         new_node: bool,
         gres: NodeRecords,
+        records_checked: bool,
     ) -> Result<Self, InterfaceError> {
         if node.state.is_some() || node.reason.is_some() {
             return Err(invalid(
@@ -232,28 +258,29 @@ impl NodeRecord {
             ));
         }
         super::node_sharing::check_shared(&node, &gres)?;
-        for (i, g) in gres.iter().enumerate() {
-            let field = format!("gres[{i}]");
+        let own_records = if records_checked { &[][..] } else { &gres[..] };
+        for (i, g) in own_records.iter().enumerate() {
+            let field = || format!("gres[{i}]");
             if g.name.is_shared() {
                 continue;
             }
             if g.name != "gpu" {
                 return Err(invalid(
-                    field,
+                    field(),
                     format!("Name {}: only gpu, shard and mps GRES are carried", g.name),
                 ));
             }
             if g.gres_type.is_none() {
                 return Err(invalid(
-                    field,
+                    field(),
                     "Type is missing (untyped GPUs are not carried)",
                 ));
             }
             if g.devices.is_none() {
-                return Err(invalid(field, "needs File or MultipleFiles"));
+                return Err(invalid(field(), "needs File or MultipleFiles"));
             }
             if g.count.is_some() || !g.flags.is_empty() {
-                return Err(invalid(field, "Count and Flags are not carried"));
+                return Err(invalid(field(), "Count and Flags are not carried"));
             }
         }
         for g in node.gres.iter().filter(|g| !g.name.is_shared()) {
@@ -268,7 +295,11 @@ impl NodeRecord {
         // but not their capability files, so a MultipleFiles set may not repeat.
         let mut files = std::collections::BTreeSet::new();
         let mut sets = std::collections::BTreeSet::new();
-        for (i, g) in gres.iter().enumerate().filter(|(_, g)| !g.name.is_shared()) {
+        for (i, g) in own_records
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| !g.name.is_shared())
+        {
             let twice = match &g.devices {
                 Some(GresDevices::File(f)) => f
                     .files()
@@ -282,7 +313,7 @@ impl NodeRecord {
                 return Err(invalid(format!("gres[{i}]"), format!("{f} appears twice")));
             }
         }
-        let node = check_renders(node, &gres)?;
+        let node = check_renders(node, &gres, records_checked)?;
         Ok(NodeRecord {
             node,
             new_node,
@@ -380,12 +411,16 @@ impl NodeRecord {
     ) -> Result<Self, InterfaceError> {
         let mut quick = || -> Option<Result<Self, InterfaceError>> {
             let wire: NodeRecordWireRaw = serde_json::from_str(raw).ok()?;
-            let gres = match wire.gres {
+            let (gres, checked) = match wire.gres {
                 Some(text) => memo.records(text.get())?,
-                None => Arc::default(),
+                None => (Arc::default(), false),
             };
             let node = node_from_parameters(wire.node_parameters).ok()?;
-            Some(Self::with_records(node, wire.new_node, gres))
+            let record = Self::with_records(node, wire.new_node, gres, checked);
+            if let Ok(r) = &record {
+                memo.checked.insert(Arc::as_ptr(&r.gres));
+            }
+            Some(record)
         };
         match quick() {
             Some(Ok(record)) => Ok(record),
