@@ -151,7 +151,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
             }
         }
     }
-    let mut down = HashSet::new();
+    let mut down = FxHashSet::default();
     for d in &conf.down_nodes {
         d.validate()?;
         for n in &d.nodes {

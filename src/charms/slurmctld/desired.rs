@@ -12,7 +12,8 @@ use crate::slurm::{
     DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
     SlurmConf, parse_overrides,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -206,11 +207,14 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let relations = &cache.relations;
     let mut rejected = Vec::new();
     let mut waiting_apps = Vec::new();
-    let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
+    // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
+    // than 10,000 inserts), and where each name is.
+    let mut accepted_nodes: Vec<(String, AcceptedNode)> = Vec::new();
+    let mut taken: FxHashMap<&str, usize> = FxHashMap::default();
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
-    let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
+    let mut shape_index: FxHashMap<&str, Result<usize, String>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
     let mut records_memo = RecordsMemo::default();
 
@@ -277,6 +281,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             _ => {}
         }
         let mut part = partition.partition().clone();
+        let mut part_nodes: Vec<String> = Vec::with_capacity(rel.units.len());
         let mut units: Vec<_> = rel.units.iter().collect();
         units.sort_by_cached_key(|(unit, _)| natural_key(unit));
         for (unit, cached) in units {
@@ -307,24 +312,32 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             }
-            match nodes.entry(name.to_string()) {
-                std::collections::btree_map::Entry::Occupied(other) => {
-                    let why = format!("NodeName {name} is already used by {}", other.get().unit);
-                    reject(&mut rejected, &mut verdicts, key, unit, why);
-                    continue;
-                }
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(AcceptedNode {
-                        unit: unit.clone(),
-                        app: rel.app.clone(),
-                        new_node: cached.new_node,
-                        node: Arc::clone(&shapes[index].node),
-                        shape_digest: shapes[index].digest,
-                    });
-                }
+            if let Some(&other) = taken.get(name.as_str()) {
+                let why = format!(
+                    "NodeName {name} is already used by {}",
+                    accepted_nodes[other].1.unit
+                );
+                reject(&mut rejected, &mut verdicts, key, unit, why);
+                continue;
             }
+            taken.insert(name.as_str(), accepted_nodes.len());
+            accepted_nodes.push((
+                name.to_string(),
+                AcceptedNode {
+                    unit: unit.clone(),
+                    app: rel.app.clone(),
+                    new_node: cached.new_node,
+                    node: Arc::clone(&shapes[index].node),
+                    shape_digest: shapes[index].digest,
+                },
+            ));
             accepted.push((name, index));
-            part.nodes.insert(name.to_string());
+            part_nodes.push(name.to_string());
+        }
+        if part.nodes.is_empty() {
+            part.nodes = part_nodes.into_iter().collect();
+        } else {
+            part.nodes.extend(part_nodes);
         }
         part.default =
             !settings.default_partition.is_empty() && part.name == settings.default_partition;
@@ -333,6 +346,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         }
     }
 
+    let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
     let mut slurm = SlurmConf::new(&settings.cluster_name, &settings.hostname);
     let mut gres = GresConf::default();
     if settings.auth == AuthKind::Slurm {
@@ -396,7 +410,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         .collect();
     if !down.is_empty() {
         slurm.down_nodes.push(DownNodes {
-            nodes: down.clone(),
+            nodes: down,
             state: Some(NodeState::Down),
             reason: Some(NEW_NODE_REASON.to_string()),
         });
@@ -411,6 +425,8 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             Err(e) => render_error = Some(e.to_string()),
         }
     }
+    // The model is done with: its DownNodes set (the only line) is what was applied.
+    let down = slurm.down_nodes.pop().map(|d| d.nodes).unwrap_or_default();
     let applied = Applied {
         nodes: accepted
             .iter()
