@@ -184,11 +184,14 @@ fn fold<'a, K: Hash + Eq, T: Copy>(
     }
     let mut keyed: Vec<_> = groups
         .into_iter()
-        .map(|(item, mut names)| {
-            if names.len() > 1 && !names.is_sorted_by_key(|n| natural_key(n)) {
-                names.sort_unstable_by_key(|n| natural_key(n));
-            }
-            (natural_key(names[0]), compress(&names), item)
+        .map(|(item, names)| {
+            // The line's place is its first name in natural order ([`compress`] sorts alone).
+            let first = names
+                .iter()
+                .map(|n| natural_key(n))
+                .min()
+                .unwrap_or_default();
+            (first, compress(&names), item)
         })
         .collect();
     if !keyed.is_sorted_by(|a, b| a.0 <= b.0) {

@@ -364,6 +364,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
+    let mut gres_nodes = Vec::with_capacity(accepted.len());
     for &(name, index) in &accepted {
         let shape = &shapes[index];
         let group = *group_of[index].get_or_insert_with(|| {
@@ -375,9 +376,10 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         });
         slurm.node_groups[group].names.push(name.clone());
         if !shape.lines.is_empty() {
-            gres.nodes.insert(name.clone(), Arc::clone(&shape.lines));
+            gres_nodes.push((name.clone(), Arc::clone(&shape.lines)));
         }
     }
+    gres.nodes = gres_nodes.into_iter().collect();
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry.
     slurm.set_gres_types_from_nodes();
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
