@@ -287,13 +287,18 @@ pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
 /// give (type strings compared byte for byte). Skipped for counts when AutoDetect is on.
 pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), ConfigError> {
     let gres_types = slurm.gres_types();
+    // Nodes of one shape share one list: each shared list is looked at once (its first node,
+    // in name order, is the one an error names, as when every node's list was looked at).
+    let mut seen: FxHashSet<*const Vec<GresLine>> = FxHashSet::default();
     let all_records = gres.global.iter().map(|r| ("*", r)).chain(
         gres.nodes
             .iter()
+            .filter(|(_, rs)| seen.insert(Arc::as_ptr(rs)))
             .flat_map(|(n, rs)| rs.iter().map(move |r| (n.as_str(), r))),
     );
     for (node, r) in all_records {
-        if !gres_types.contains(&r.name.to_ascii_lowercase()) {
+        // `GresTypes` names are lower-cased: compared without lower-casing each record's name.
+        if !gres_types.iter().any(|t| t.eq_ignore_ascii_case(&r.name)) {
             return Err(ConfigError::GresNameNotInGresTypes {
                 node: node.to_string(),
                 name: r.name.to_string(),

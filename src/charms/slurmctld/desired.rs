@@ -236,15 +236,22 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         })
         .collect();
     let partition_owners = settle(&cache.owners.partitions, &partition_claims);
+    // Each relation's units in natural order (unit number), sorted once for both passes.
+    let sorted_units: Vec<Vec<_>> = rels
+        .iter()
+        .map(|(_, r)| {
+            let mut units: Vec<_> = r.units.iter().collect();
+            units.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+            units
+        })
+        .collect();
     let mut node_claims: Vec<(String, String)> = Vec::new();
-    for ((_, r), p) in rels.iter().zip(&parsed) {
+    for (((_, r), p), units) in rels.iter().zip(&parsed).zip(&sorted_units) {
         let Some(Ok(p)) = p else { continue };
         if partition_owners.get(p.name().as_str()) != Some(&r.app) {
             continue;
         }
-        let mut units: Vec<_> = r.units.iter().collect();
-        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
-        for (unit, cached) in units {
+        for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
                 node_claims.push((name.to_string(), unit.clone()));
             }
@@ -252,7 +259,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     }
     let node_owners = settle(&cache.owners.nodes, &node_claims);
 
-    for ((key, rel), parsed) in rels.iter().zip(parsed) {
+    for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
         let partition = match parsed {
             None => {
                 if !rel.units.is_empty() {
@@ -282,8 +289,6 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         }
         let mut part = partition.partition().clone();
         let mut part_nodes: Vec<String> = Vec::with_capacity(rel.units.len());
-        let mut units: Vec<_> = rel.units.iter().collect();
-        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
         for (unit, cached) in units {
             if let Some(why) = &cached.rejected {
                 reject(&mut rejected, &mut verdicts, key, unit, why.clone());
