@@ -18,9 +18,11 @@
 
 use super::InterfaceError;
 use crate::slurm::types::{GresDevices, NodeName};
-use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, SlurmConf};
+use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, NodeRecords, SlurmConf};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The relation key of the record.
 pub const NODE_KEY: &str = "node";
@@ -63,7 +65,8 @@ pub fn canonical_node_key(key: &str) -> Option<&'static str> {
 pub struct NodeRecord {
     node: NodeConf,
     new_node: bool,
-    gres: Vec<GresLine>,
+    /// Shared: the controller parses one list per distinct `gres` value ([`RecordsMemo`]).
+    gres: NodeRecords,
 }
 
 /// The JSON layout of [`NodeRecord`].
@@ -91,23 +94,78 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> InterfaceErro
     InterfaceError::invalid(NODE_KEY, field, reason)
 }
 
+/// The node line from `node_parameters`, each value parsed by slurm.conf's rules.
+fn node_from_parameters(p: NodeParametersWire) -> Result<NodeConf, InterfaceError> {
+    let mut node = NodeConf::new(p.node_name);
+    for (k, v) in &p.params {
+        if !NODE_PARAMETER_KEYS.contains(&k.as_str()) {
+            return Err(invalid(
+                format!("node_parameters.{k}"),
+                "not a node parameter this charm passes on",
+            ));
+        }
+        node.set(k, v)
+            .map_err(|e| invalid(format!("node_parameters.{k}"), e.to_string()))?;
+    }
+    node.gres = p.gres;
+    Ok(node)
+}
+
 impl TryFrom<NodeRecordWire> for NodeRecord {
     type Error = InterfaceError;
     fn try_from(wire: NodeRecordWire) -> Result<Self, InterfaceError> {
-        let p = wire.node_parameters;
-        let mut node = NodeConf::new(p.node_name);
-        for (k, v) in &p.params {
-            if !NODE_PARAMETER_KEYS.contains(&k.as_str()) {
-                return Err(invalid(
-                    format!("node_parameters.{k}"),
-                    "not a node parameter this charm passes on",
-                ));
-            }
-            node.set(k, v)
-                .map_err(|e| invalid(format!("node_parameters.{k}"), e.to_string()))?;
-        }
-        node.gres = p.gres;
+        let node = node_from_parameters(wire.node_parameters)?;
         NodeRecord::new(node, wire.new_node, wire.gres)
+    }
+}
+
+/// [`NodeRecordWire`] with `gres` left as its JSON text, to look it up in a [`RecordsMemo`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeRecordWireRaw<'a> {
+    node_parameters: NodeParametersWire,
+    new_node: bool,
+    #[serde(default, borrow)]
+    gres: Option<&'a serde_json::value::RawValue>,
+}
+
+/// gres.conf record lists already parsed, by their JSON text (and by content): the controller
+/// reads thousands of node shapes that differ in their node line (`RealMemory`) but carry the
+/// same GPU records; each distinct list is parsed and held once
+/// ([`NodeRecord::from_relation_value_memo`]).
+#[derive(Debug, Default)]
+pub struct RecordsMemo {
+    by_text: FxHashMap<Box<str>, NodeRecords>,
+    by_content: FxHashSet<NodeRecords>,
+    /// Lists (held above, so their addresses stay theirs) that passed the checks on the
+    /// records alone as part of a record.
+    checked: FxHashSet<*const Vec<GresLine>>,
+}
+
+impl RecordsMemo {
+    /// The list for `text`, parsed unless seen before, and whether it passed the checks on
+    /// the records alone; `None` when it does not parse.
+    fn records(&mut self, text: &str) -> Option<(NodeRecords, bool)> {
+        let list = self.list(text)?;
+        let checked = self.checked.contains(&Arc::as_ptr(&list));
+        Some((list, checked))
+    }
+
+    fn list(&mut self, text: &str) -> Option<NodeRecords> {
+        if let Some(list) = self.by_text.get(text) {
+            return Some(Arc::clone(list));
+        }
+        let list: Vec<GresLine> = serde_json::from_str(text).ok()?;
+        let list = match self.by_content.get(&list) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let list = Arc::new(list);
+                self.by_content.insert(Arc::clone(&list));
+                list
+            }
+        };
+        self.by_text.insert(text.into(), Arc::clone(&list));
+        Some(list)
     }
 }
 
@@ -126,9 +184,46 @@ impl From<NodeRecord> for NodeRecordWire {
                 params,
             },
             new_node: r.new_node,
-            gres: r.gres,
+            gres: Arc::unwrap_or_clone(r.gres),
         }
     }
+}
+
+/// Runs the renderer's checks on a cluster of this node alone; the node is moved into that
+/// cluster and back and the records shared, not copied (a record's core lists and links are
+/// most of it).
+fn check_renders(
+    node: NodeConf,
+    gres: &NodeRecords,
+    records_checked: bool,
+) -> Result<NodeConf, InterfaceError> {
+    // The charm's own global defaults cannot fail a check: only `GresTypes` (set below) and
+    // the required names matter to a node's checks.
+    let mut conf = SlurmConf {
+        cluster_name: "ingest".to_string(),
+        slurmctld_hosts: vec!["ingest".to_string()],
+        ..SlurmConf::default()
+    };
+    let mut cluster = GresConf::default();
+    if !gres.is_empty() {
+        cluster.nodes.insert(node.name.clone(), Arc::clone(gres));
+    }
+    conf.nodes.push(node);
+    conf.set_gres_types_from_nodes();
+    let field = "node_parameters";
+    crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
+    if !records_checked {
+        crate::slurm::check_gres_conf(&cluster).map_err(|e| invalid("gres", e.to_string()))?;
+    }
+    crate::slurm::check_consistency(&conf, &cluster).map_err(|e| {
+        invalid(
+            "node_parameters.Gres",
+            format!("{e} (Gres must match the gres records; Slurm would mark the node INVALID)"),
+        )
+    })?;
+    conf.nodes
+        .pop()
+        .ok_or_else(|| invalid(field, "the checked node went missing"))
 }
 
 impl NodeRecord {
@@ -143,6 +238,19 @@ impl NodeRecord {
         new_node: bool,
         gres: Vec<GresLine>,
     ) -> Result<Self, InterfaceError> {
+        Self::with_records(node, new_node, Arc::new(gres), false)
+    }
+
+    /// [`NodeRecord::new`] with records shared with other records. `records_checked`: this
+    /// list already passed the checks on the records alone (as part of another record, see
+    /// [`RecordsMemo`]), which are then not run again; the checks of the node line and of the
+    /// line against the records always run.
+    fn with_records(
+        node: NodeConf,
+        new_node: bool,
+        gres: NodeRecords,
+        records_checked: bool,
+    ) -> Result<Self, InterfaceError> {
         if node.state.is_some() || node.reason.is_some() {
             return Err(invalid(
                 "node_parameters",
@@ -150,28 +258,29 @@ impl NodeRecord {
             ));
         }
         super::node_sharing::check_shared(&node, &gres)?;
-        for (i, g) in gres.iter().enumerate() {
-            let field = format!("gres[{i}]");
+        let own_records = if records_checked { &[][..] } else { &gres[..] };
+        for (i, g) in own_records.iter().enumerate() {
+            let field = || format!("gres[{i}]");
             if g.name.is_shared() {
                 continue;
             }
             if g.name != "gpu" {
                 return Err(invalid(
-                    field,
+                    field(),
                     format!("Name {}: only gpu, shard and mps GRES are carried", g.name),
                 ));
             }
             if g.gres_type.is_none() {
                 return Err(invalid(
-                    field,
+                    field(),
                     "Type is missing (untyped GPUs are not carried)",
                 ));
             }
             if g.devices.is_none() {
-                return Err(invalid(field, "needs File or MultipleFiles"));
+                return Err(invalid(field(), "needs File or MultipleFiles"));
             }
             if g.count.is_some() || !g.flags.is_empty() {
-                return Err(invalid(field, "Count and Flags are not carried"));
+                return Err(invalid(field(), "Count and Flags are not carried"));
             }
         }
         for g in node.gres.iter().filter(|g| !g.name.is_shared()) {
@@ -186,7 +295,11 @@ impl NodeRecord {
         // but not their capability files, so a MultipleFiles set may not repeat.
         let mut files = std::collections::BTreeSet::new();
         let mut sets = std::collections::BTreeSet::new();
-        for (i, g) in gres.iter().enumerate().filter(|(_, g)| !g.name.is_shared()) {
+        for (i, g) in own_records
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| !g.name.is_shared())
+        {
             let twice = match &g.devices {
                 Some(GresDevices::File(f)) => f
                     .files()
@@ -200,35 +313,11 @@ impl NodeRecord {
                 return Err(invalid(format!("gres[{i}]"), format!("{f} appears twice")));
             }
         }
-        let record = NodeRecord {
+        let node = check_renders(node, &gres, records_checked)?;
+        Ok(NodeRecord {
             node,
             new_node,
             gres,
-        };
-        record.check_renders()?;
-        Ok(record)
-    }
-
-    /// Runs the renderer's checks on a cluster of this node alone.
-    fn check_renders(&self) -> Result<(), InterfaceError> {
-        let mut conf = SlurmConf::new("ingest", "ingest");
-        conf.nodes.push(self.node.clone());
-        conf.set_gres_types_from_nodes();
-        let mut gres = GresConf::default();
-        if !self.gres.is_empty() {
-            gres.nodes
-                .insert(self.node.name.clone(), self.gres.clone().into());
-        }
-        let field = "node_parameters";
-        crate::slurm::check_slurm_conf(&conf).map_err(|e| invalid(field, e.to_string()))?;
-        crate::slurm::check_gres_conf(&gres).map_err(|e| invalid("gres", e.to_string()))?;
-        crate::slurm::check_consistency(&conf, &gres).map_err(|e| {
-            invalid(
-                "node_parameters.Gres",
-                format!(
-                    "{e} (Gres must match the gres records; Slurm would mark the node INVALID)"
-                ),
-            )
         })
     }
 
@@ -254,7 +343,7 @@ impl NodeRecord {
 
     /// The checked node line and its gres.conf records, moved out (the controller keeps them
     /// per shape without copying the records: a shape's core lists and links are kilobytes).
-    pub fn into_parts(self) -> (NodeConf, Vec<GresLine>) {
+    pub fn into_parts(self) -> (NodeConf, NodeRecords) {
         (self.node, self.gres)
     }
 
@@ -310,6 +399,33 @@ impl NodeRecord {
     /// Parses and validates a relation value.
     pub fn from_relation_value(raw: &str) -> Result<Self, InterfaceError> {
         super::from_relation_json(NODE_KEY, raw)
+    }
+
+    /// [`NodeRecord::from_relation_value`] with the `gres` list looked up in `memo` by its
+    /// text (parsed only when new) and shared: the same record, the same checks. Anything that
+    /// does not parse this way is parsed again by [`NodeRecord::from_relation_value`], so a
+    /// refusal reads exactly as there.
+    pub fn from_relation_value_memo(
+        raw: &str,
+        memo: &mut RecordsMemo,
+    ) -> Result<Self, InterfaceError> {
+        let mut quick = || -> Option<Result<Self, InterfaceError>> {
+            let wire: NodeRecordWireRaw = serde_json::from_str(raw).ok()?;
+            let (gres, checked) = match wire.gres {
+                Some(text) => memo.records(text.get())?,
+                None => (Arc::default(), false),
+            };
+            let node = node_from_parameters(wire.node_parameters).ok()?;
+            let record = Self::with_records(node, wire.new_node, gres, checked);
+            if let Ok(r) = &record {
+                memo.checked.insert(Arc::as_ptr(&r.gres));
+            }
+            Some(record)
+        };
+        match quick() {
+            Some(Ok(record)) => Ok(record),
+            _ => Self::from_relation_value(raw),
+        }
     }
 }
 
@@ -405,6 +521,40 @@ mod tests {
         assert!(err(&missing).contains("Gres"), "{}", err(&missing));
         let dup_file = REFERENCE.replace("/dev/nvidia[2-3]", "/dev/nvidia[0-1]");
         assert!(err(&dup_file).contains("twice"), "{}", err(&dup_file));
+    }
+
+    #[test]
+    fn the_memo_reads_records_as_the_plain_parse_and_shares_their_lists() {
+        let mut memo = RecordsMemo::default();
+        let other = REFERENCE
+            .replace(r#""NodeName": "node1""#, r#""NodeName": "node2""#)
+            .replace(r#""RealMemory": "31848""#, r#""RealMemory": "31000""#);
+        let a = NodeRecord::from_relation_value_memo(REFERENCE, &mut memo).unwrap();
+        let b = NodeRecord::from_relation_value_memo(&other, &mut memo).unwrap();
+        assert_eq!(a, NodeRecord::from_relation_value(REFERENCE).unwrap());
+        assert_eq!(b, NodeRecord::from_relation_value(&other).unwrap());
+        assert!(Arc::ptr_eq(&a.gres, &b.gres), "one list for both shapes");
+        // The same content written differently shares the list too.
+        let spaced = other.replace(
+            r#"{"Name": "gpu", "Type": "l40s""#,
+            r#"{"Type": "l40s", "Name": "gpu""#,
+        );
+        let c = NodeRecord::from_relation_value_memo(&spaced, &mut memo).unwrap();
+        assert!(Arc::ptr_eq(&a.gres, &c.gres));
+        // Refusals read exactly as the plain parse's, whether the list is new or known.
+        for bad in [
+            REFERENCE.replace("/dev/nvidia[2-3]", "/dev/nvidia2"),
+            REFERENCE.replace(r#", "gpu:l40s:2""#, ""),
+            REFERENCE.replace(r#""CPUs": "16""#, r#""CPUs": 16"#),
+            REFERENCE.replace(r#""Type": "tesla_t4""#, r#""Type": "Tesla T4""#),
+            REFERENCE.replace(r#""new_node": true"#, r#""new_node": true, "x": 1"#),
+            REFERENCE.replace(r#""RealMemory": "31848""#, r#""RealMemory": "318 48""#),
+            format!("{REFERENCE} x"),
+            "{not json".to_string(),
+        ] {
+            let memo_err = NodeRecord::from_relation_value_memo(&bad, &mut memo).unwrap_err();
+            assert_eq!(memo_err.to_string(), err(&bad), "{bad}");
+        }
     }
 
     #[test]

@@ -7,8 +7,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine};
+use super::hostlist::natural_key;
 use super::keys::owned_global;
-use super::slurm_conf::SlurmConf;
+use super::node::NodeConf;
+use super::slurm_conf::{NodeNames, SlurmConf};
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// Checks a slurm.conf model: values, duplicates, GRES forms, references.
@@ -55,13 +57,18 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     }
     let gres_types = conf.gres_types();
     let mut names: FxHashSet<&str> = FxHashSet::default();
-    names.reserve(conf.nodes.len());
-    for node in &conf.nodes {
-        node.validate()?;
-        if !names.insert(&node.name) {
-            return Err(ConfigError::DuplicateNode {
-                node: node.name.to_string(),
-            });
+    names.reserve(conf.node_count());
+    // Grouped nodes share their fields: those are checked once per group, naming its first node.
+    for (node, group) in conf.node_lines() {
+        let first = group.first();
+        node.validate_as(first)?;
+        let mut group_names = group.iter();
+        for name in group_names.by_ref().take(1) {
+            if !names.insert(name) {
+                return Err(ConfigError::DuplicateNode {
+                    node: name.to_string(),
+                });
+            }
         }
         for (i, g) in node.gres.iter().enumerate() {
             let earlier = &node.gres[..i];
@@ -70,7 +77,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 .any(|e| e.name == g.name && e.gres_type.is_some() != g.gres_type.is_some())
             {
                 return Err(ConfigError::MixedTypedGres {
-                    node: node.name.to_string(),
+                    node: first.to_string(),
                     name: g.name.to_string(),
                 });
             }
@@ -79,14 +86,21 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
                 .any(|e| e.name == g.name && e.gres_type == g.gres_type)
             {
                 return Err(ConfigError::DuplicateGresSpec {
-                    node: node.name.to_string(),
+                    node: first.to_string(),
                     spec: g.key(),
                 });
             }
             if !gres_types.iter().any(|t| *t == g.name.as_str()) {
                 return Err(ConfigError::GresNameNotInGresTypes {
-                    node: node.name.to_string(),
+                    node: first.to_string(),
                     name: g.name.to_string(),
+                });
+            }
+        }
+        for name in group_names {
+            if !names.insert(name) {
+                return Err(ConfigError::DuplicateNode {
+                    node: name.to_string(),
                 });
             }
         }
@@ -137,7 +151,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
             }
         }
     }
-    let mut down = HashSet::new();
+    let mut down = FxHashSet::default();
     for d in &conf.down_nodes {
         d.validate()?;
         for n in &d.nodes {
@@ -273,13 +287,18 @@ pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
 /// give (type strings compared byte for byte). Skipped for counts when AutoDetect is on.
 pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), ConfigError> {
     let gres_types = slurm.gres_types();
+    // Nodes of one shape share one list: each shared list is looked at once (its first node,
+    // in name order, is the one an error names, as when every node's list was looked at).
+    let mut seen: FxHashSet<*const Vec<GresLine>> = FxHashSet::default();
     let all_records = gres.global.iter().map(|r| ("*", r)).chain(
         gres.nodes
             .iter()
+            .filter(|(_, rs)| seen.insert(Arc::as_ptr(rs)))
             .flat_map(|(n, rs)| rs.iter().map(move |r| (n.as_str(), r))),
     );
     for (node, r) in all_records {
-        if !gres_types.contains(&r.name.to_ascii_lowercase()) {
+        // `GresTypes` names are lower-cased: compared without lower-casing each record's name.
+        if !gres_types.iter().any(|t| t.eq_ignore_ascii_case(&r.name)) {
             return Err(ConfigError::GresNameNotInGresTypes {
                 node: node.to_string(),
                 name: r.name.to_string(),
@@ -294,41 +313,78 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
     by_node.reserve(gres.nodes.len());
     by_node.extend(gres.nodes.iter().map(|(k, v)| (k.as_str(), &**v)));
     let mut have: Vec<((&str, Option<&str>), u64)> = Vec::new();
-    for node in &slurm.nodes {
-        let own = by_node.get(node.name.as_str()).copied().unwrap_or(&empty);
-        have.clear();
-        for r in gres.global.iter().chain(own) {
-            let key = (r.name.as_str(), r.gres_type.as_deref());
-            match have.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, n)) => *n += r.device_count(),
-                None => have.push((key, r.device_count())),
+    // Listed nodes: the first that disagrees, in list order. Grouped nodes: the first in
+    // natural order over every group (as if they were listed in that order).
+    let mut grouped_error: Option<(&str, ConfigError)> = None;
+    for (node, group) in slurm.node_lines() {
+        // The nodes of a group share their `Gres=`: a record list that passed for the node
+        // before is not compared again (by pointer: the controller's nodes of one shape share
+        // one list, so a group of 10,000 costs one comparison).
+        let mut passed: Option<*const Vec<GresLine>> = None;
+        for name in group.iter() {
+            let own = by_node.get(name).copied().unwrap_or(&empty);
+            if passed == Some(own as *const _) {
+                continue;
             }
-        }
-        for g in &node.gres {
-            let key = (g.name.as_str(), g.gres_type.as_deref());
-            let got = match have.iter().position(|(k, _)| *k == key) {
-                Some(i) => have.swap_remove(i).1,
-                None => 0,
+            passed = Some(own);
+            let Err(e) = node_counts_agree(name, node, gres.global.iter().chain(own), &mut have)
+            else {
+                continue;
             };
-            if got != g.count {
-                return Err(ConfigError::GresCountMismatch {
-                    node: node.name.to_string(),
-                    spec: g.key(),
-                    slurm_conf: g.count,
-                    gres_conf: got,
-                });
+            if matches!(group, NodeNames::One(_)) {
+                return Err(e);
             }
+            if grouped_error
+                .as_ref()
+                .is_none_or(|(first, _)| natural_key(name) < natural_key(first))
+            {
+                grouped_error = Some((name, e));
+            }
+            break;
         }
-        let mut extra: Vec<_> = have.drain(..).filter(|(_, n)| *n > 0).collect();
-        extra.sort();
-        if let Some(((name, t), got)) = extra.into_iter().next() {
+    }
+    grouped_error.map_or(Ok(()), |(_, e)| Err(e))
+}
+
+/// One node's `Gres=` counts against the devices of its records (see [`check_consistency`]).
+fn node_counts_agree<'a>(
+    name: &str,
+    node: &NodeConf,
+    records: impl Iterator<Item = &'a GresLine>,
+    have: &mut Vec<((&'a str, Option<&'a str>), u64)>,
+) -> Result<(), ConfigError> {
+    have.clear();
+    for r in records {
+        let key = (r.name.as_str(), r.gres_type.as_deref());
+        match have.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += r.device_count(),
+            None => have.push((key, r.device_count())),
+        }
+    }
+    for g in &node.gres {
+        let key = (g.name.as_str(), g.gres_type.as_deref());
+        let got = match have.iter().position(|(k, _)| *k == key) {
+            Some(i) => have.swap_remove(i).1,
+            None => 0,
+        };
+        if got != g.count {
             return Err(ConfigError::GresCountMismatch {
-                node: node.name.to_string(),
-                spec: t.map_or_else(|| name.to_string(), |t| format!("{name}:{t}")),
-                slurm_conf: 0,
+                node: name.to_string(),
+                spec: g.key(),
+                slurm_conf: g.count,
                 gres_conf: got,
             });
         }
+    }
+    let mut extra: Vec<_> = have.drain(..).filter(|(_, n)| *n > 0).collect();
+    extra.sort();
+    if let Some(((gres_name, t), got)) = extra.into_iter().next() {
+        return Err(ConfigError::GresCountMismatch {
+            node: name.to_string(),
+            spec: t.map_or_else(|| gres_name.to_string(), |t| format!("{gres_name}:{t}")),
+            slurm_conf: 0,
+            gres_conf: got,
+        });
     }
     Ok(())
 }
@@ -344,12 +400,12 @@ fn check_max_node_count(conf: &SlurmConf) -> Result<(), ConfigError> {
         return Ok(());
     };
     match v.parse::<usize>() {
-        Ok(max) if max < conf.nodes.len() => Err(ConfigError::invalid(
+        Ok(max) if max < conf.node_count() => Err(ConfigError::invalid(
             "MaxNodeCount",
             v,
             format!(
                 "below the {} configured nodes (slurmctld stops: node record past MaxNodeCount)",
-                conf.nodes.len()
+                conf.node_count()
             ),
         )),
         _ => Ok(()),

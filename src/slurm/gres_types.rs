@@ -12,9 +12,8 @@ impl SlurmConf {
     /// Sets `GresTypes` to `gpu` plus the other GRES names of the nodes (see the module doc).
     pub fn set_gres_types_from_nodes(&mut self) {
         let others: BTreeSet<&str> = self
-            .nodes
-            .iter()
-            .flat_map(|n| n.gres.iter())
+            .node_lines()
+            .flat_map(|(n, _)| n.gres.iter())
             .map(|g| g.name.as_str())
             .filter(|n| *n != "gpu")
             .collect();

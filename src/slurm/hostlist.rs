@@ -346,6 +346,16 @@ pub fn format_ranges(values: &[u32]) -> String {
     out
 }
 
+/// Parses a range list without brackets (`0-3,8-11`) into its `(lo, hi)` ranges, in written
+/// order, without expanding them (a `Cores=` value is kept as ranges: see
+/// [`crate::slurm::types::CoreList`]). The syntax is [`parse_ranges_u32`]'s.
+pub fn parse_runs(list: &str) -> Result<Vec<(u64, u64)>, HostlistError> {
+    Ok(parse_ranges(list, list)?
+        .into_iter()
+        .map(|(l, h, _)| (l, h))
+        .collect())
+}
+
 /// Parses a range list without brackets (`0-3,8-11`) into numbers, in written order.
 pub fn parse_ranges_u32(list: &str) -> Result<Vec<u32>, HostlistError> {
     let mut out = Vec::new();

@@ -282,6 +282,12 @@ impl NodeConf {
     /// Checks the fields kept as text as [`NodeConf::set`] would (the typed ones are valid by
     /// construction).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_as(&self.name)
+    }
+
+    /// [`NodeConf::validate`] for a node line shared by nodes ([`super::NodeGroup`]): errors
+    /// name `name` (the group's first node) rather than the shared line's placeholder name.
+    pub(crate) fn validate_as(&self, name: &str) -> Result<(), ConfigError> {
         for f in &self.features {
             validate_name("Features", f)?;
         }
@@ -297,7 +303,7 @@ impl NodeConf {
                 _ => {
                     return Err(ConfigError::InvalidKey {
                         key: k.clone(),
-                        context: format!("node {}", self.name),
+                        context: format!("node {name}"),
                         reason: "extra keys must be CamelCase Slurm node keys that the model does not have a field for".to_string(),
                     });
                 }

@@ -59,7 +59,7 @@ fn validate_member(key: &str, value: &str) -> Result<(), ConfigError> {
     if value == "ALL" {
         return Ok(());
     }
-    if NodeName::try_from(value).is_ok() {
+    if NodeName::check(value).is_ok() {
         return Ok(());
     }
     validate_name(key, value)
@@ -173,7 +173,7 @@ impl DownNodes {
     /// Checks the node names and reason.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for n in &self.nodes {
-            NodeName::try_from(n.as_str())?;
+            NodeName::check(n)?;
         }
         if let Some(r) = &self.reason {
             validate_text("Reason", r)?;

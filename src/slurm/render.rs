@@ -1,6 +1,7 @@
 //! Renderers: deterministic slurm.conf and gres.conf text from the models. Nothing is
 //! written unless every check in [`super::check`] passes.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
@@ -12,7 +13,8 @@ use super::gres_conf::{GresConf, GresLine};
 use super::hostlist::{compress, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
-use super::slurm_conf::SlurmConf;
+use super::node::NodeState;
+use super::slurm_conf::{NodeNames, SlurmConf};
 use super::types::GresDevices;
 use rustc_hash::FxHashMap;
 
@@ -157,35 +159,39 @@ impl Hash for SansName<'_> {
 }
 
 /// Groups items by key and returns `(hostlist, representative)` pairs sorted by the first
-/// name of each group (natural order). Items with `None` as key are never folded.
+/// name of each group (natural order). Items with `None` as key are never folded (not even
+/// the names of one item: each gets its own line).
 fn fold<'a, K: Hash + Eq, T: Copy>(
-    items: impl Iterator<Item = (&'a str, Option<K>, T)>,
+    items: impl Iterator<Item = (NodeNames<'a>, Option<K>, T)>,
 ) -> Vec<(String, T)> {
     let (low, high) = items.size_hint();
     let capacity = high.unwrap_or(low);
     // Groups in first-seen order (input is usually sorted, which makes the final sort cheap).
     let mut index: FxHashMap<K, usize> = FxHashMap::default();
     index.reserve(capacity);
-    let mut groups: Vec<(T, Vec<&'a str>, bool)> = Vec::with_capacity(capacity);
-    for (name, key, item) in items {
+    let mut groups: Vec<(T, Vec<&'a str>)> = Vec::with_capacity(capacity);
+    for (names, key, item) in items {
         match key {
             Some(k) => match index.entry(k) {
-                Entry::Occupied(e) => groups[*e.get()].1.push(name),
+                Entry::Occupied(e) => groups[*e.get()].1.extend(names.iter()),
                 Entry::Vacant(e) => {
                     e.insert(groups.len());
-                    groups.push((item, vec![name], true));
+                    groups.push((item, names.iter().collect()));
                 }
             },
-            None => groups.push((item, vec![name], false)),
+            None => groups.extend(names.iter().map(|name| (item, vec![name]))),
         }
     }
     let mut keyed: Vec<_> = groups
         .into_iter()
-        .map(|(item, mut names, _)| {
-            if names.len() > 1 {
-                names.sort_unstable_by_key(|n| natural_key(n));
-            }
-            (natural_key(names[0]), compress(&names), item)
+        .map(|(item, names)| {
+            // The line's place is its first name in natural order ([`compress`] sorts alone).
+            let first = names
+                .iter()
+                .map(|n| natural_key(n))
+                .min()
+                .unwrap_or_default();
+            (first, compress(&names), item)
         })
         .collect();
     if !keyed.is_sorted_by(|a, b| a.0 <= b.0) {
@@ -201,7 +207,7 @@ pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
 }
 
 fn write_slurm_conf(conf: &SlurmConf) -> String {
-    let mut out = String::with_capacity(1024 + conf.nodes.len() * 192);
+    let mut out = String::with_capacity(1024 + conf.node_count() * 192);
     out.push_str(HEADER);
     let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
     for h in &conf.slurmctld_hosts {
@@ -218,12 +224,13 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     for i in &conf.includes {
         let _ = writeln!(out, "Include {i}");
     }
-    let nodes = conf.nodes.iter().map(|n| {
+    // Listed nodes one by one, grouped nodes once per group ([`crate::slurm::NodeGroup`]).
+    let nodes = conf.node_lines().map(|(n, names)| {
         let foldable = !n
             .extra
             .iter()
             .any(|(k, _)| k == "NodeAddr" || k == "NodeHostname");
-        (n.name.as_str(), foldable.then_some(SansName(n)), n)
+        (names, foldable.then_some(SansName(n)), n)
     });
     for (hl, node) in fold(nodes) {
         out.push_str("NodeName=");
@@ -263,13 +270,24 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         }
         out.push('\n');
     }
-    for d in super::slurm_conf::merge_down_nodes(&conf.down_nodes) {
-        let nodes: Vec<&String> = d.nodes.iter().collect();
-        let _ = write!(out, "DownNodes={}", compress(&nodes));
-        if let Some(s) = d.state {
+    // Lines with the same (state, reason) merged, in that order, as
+    // [`super::slurm_conf::merge_down_nodes`] does (without copying the names).
+    let mut down: BTreeMap<(Option<NodeState>, Option<&str>), Vec<&String>> = BTreeMap::new();
+    for d in &conf.down_nodes {
+        down.entry((d.state, d.reason.as_deref()))
+            .or_default()
+            .extend(d.nodes.iter());
+    }
+    for ((state, reason), nodes) in down {
+        if nodes.is_empty() {
+            continue;
+        }
+        out.push_str("DownNodes=");
+        out.push_str(&compress(&nodes));
+        if let Some(s) = state {
             push_kv(&mut out, "State", s.as_str());
         }
-        if let Some(r) = &d.reason {
+        if let Some(r) = reason {
             out.push_str(" Reason=");
             push_quoted(&mut out, r);
         }
@@ -356,7 +374,7 @@ fn write_gres_conf(conf: &GresConf) -> String {
             let id = *by_ptr
                 .entry(Arc::as_ptr(rs))
                 .or_insert_with(|| *by_content.entry(rs.as_slice()).or_insert(next));
-            (name.as_str(), Some(id), rs.as_slice())
+            (NodeNames::One(name.as_str()), Some(id), rs.as_slice())
         });
     for (hl, records) in fold(nodes) {
         for r in records {

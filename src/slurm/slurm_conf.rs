@@ -6,6 +6,7 @@ use super::error::ConfigError;
 use super::hostlist::{natural_cmp, natural_key};
 use super::keys::{GlobalKey, owned_global};
 use super::node::NodeConf;
+use super::node_group::NodeGroup;
 use super::partition::{DownNodes, NodeSet, Partition};
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
@@ -25,6 +26,8 @@ pub struct SlurmConf {
     pub includes: Vec<String>,
     /// Nodes, one per node (the renderer folds identical ones into hostlist lines).
     pub nodes: Vec<NodeConf>,
+    /// More nodes, grouped by shared fields ([`NodeGroup`]); rendered as if listed in `nodes`.
+    pub node_groups: Vec<NodeGroup>,
     /// NodeSets.
     pub node_sets: Vec<NodeSet>,
     /// Partitions.
@@ -88,6 +91,30 @@ impl SlurmConf {
         Ok(())
     }
 
+    /// How many nodes the model defines (listed and grouped).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+            + self
+                .node_groups
+                .iter()
+                .map(|g| g.names.len())
+                .sum::<usize>()
+    }
+
+    /// Every node's shared fields with its names: each listed node alone, then each group.
+    pub(crate) fn node_lines(&self) -> impl Iterator<Item = (&NodeConf, NodeNames<'_>)> {
+        let listed = self
+            .nodes
+            .iter()
+            .map(|n| (n, NodeNames::One(n.name.as_str())));
+        let grouped = self
+            .node_groups
+            .iter()
+            .filter(|g| !g.names.is_empty())
+            .map(|g| (&*g.node, NodeNames::Many(&g.names)));
+        listed.chain(grouped)
+    }
+
     /// The names listed in `GresTypes` (lower-cased).
     pub fn gres_types(&self) -> BTreeSet<String> {
         self.owned
@@ -105,8 +132,12 @@ impl SlurmConf {
         out
     }
 
-    /// Puts this model in normal form in place (see [`SlurmConf::normalized`]).
+    /// Puts this model in normal form in place (see [`SlurmConf::normalized`]); grouped nodes
+    /// are listed one by one (as the parser reads them back).
     pub fn normalize(&mut self) {
+        for g in std::mem::take(&mut self.node_groups) {
+            self.nodes.extend(g.expand());
+        }
         self.nodes
             .sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
         self.node_sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -227,4 +258,32 @@ pub fn merge_down_nodes(lines: &[DownNodes]) -> Vec<DownNodes> {
         .into_values()
         .filter(|d| !d.nodes.is_empty())
         .collect()
+}
+
+/// The names of the nodes that share one line's fields ([`SlurmConf::node_lines`]).
+#[derive(Clone, Copy)]
+pub(crate) enum NodeNames<'a> {
+    /// A listed node.
+    One(&'a str),
+    /// A group's names (never empty).
+    Many(&'a [super::types::NodeName]),
+}
+
+impl<'a> NodeNames<'a> {
+    /// The first name (the one errors about the shared fields name).
+    pub(crate) fn first(self) -> &'a str {
+        match self {
+            NodeNames::One(n) => n,
+            NodeNames::Many(names) => names.first().map_or("", |n| n.as_str()),
+        }
+    }
+
+    /// Every name.
+    pub(crate) fn iter(self) -> impl Iterator<Item = &'a str> {
+        let (one, many): (Option<&'a str>, &'a [super::types::NodeName]) = match self {
+            NodeNames::One(n) => (Some(n), &[]),
+            NodeNames::Many(names) => (None, names),
+        };
+        one.into_iter().chain(many.iter().map(|n| n.as_str()))
+    }
 }

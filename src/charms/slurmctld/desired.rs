@@ -4,15 +4,16 @@
 
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
 use super::owners::{Owners, settle};
-use crate::interface::{AuthKind, NodeRecord, PartitionRecord, Verdicts};
+use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, natural_key};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
-    DownNodes, GresConf, NodeConf, NodeRecords, NodeState, OverrideScope, Partition, SlurmConf,
-    parse_overrides,
+    DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
+    SlurmConf, parse_overrides,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -143,15 +144,17 @@ struct Shape {
     gres: String,
 }
 
-fn load_shape(raw: Option<&String>) -> Result<Shape, String> {
+fn load_shape(raw: Option<&String>, memo: &mut RecordsMemo) -> Result<Shape, String> {
     let raw = raw.ok_or("cached node shape is missing")?;
-    let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
+    // Shapes that differ only in their node line (`RealMemory`) share one parsed list of
+    // records: 10,000 distinct nodes of one GPU model hold (and parse) one list, not 10,000.
+    let record = NodeRecord::from_relation_value_memo(raw, memo).map_err(|e| e.to_string())?;
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
     Ok(Shape {
         digest: shape_digest(raw),
         node: Arc::new(node),
-        lines: Arc::new(lines),
+        lines,
         gres,
     })
 }
@@ -204,12 +207,16 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let relations = &cache.relations;
     let mut rejected = Vec::new();
     let mut waiting_apps = Vec::new();
-    let mut nodes: BTreeMap<String, AcceptedNode> = BTreeMap::new();
+    // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
+    // than 10,000 inserts), and where each name is.
+    let mut accepted_nodes: Vec<(String, AcceptedNode)> = Vec::new();
+    let mut taken: FxHashMap<&str, usize> = FxHashMap::default();
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
-    let mut shape_index: HashMap<&str, Result<usize, String>> = HashMap::new();
+    let mut shape_index: FxHashMap<&str, Result<usize, String>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
+    let mut records_memo = RecordsMemo::default();
 
     let mut verdicts: BTreeMap<String, Verdicts> = BTreeMap::new();
     // Relations in arrival order: by relation id as a number, never as a string.
@@ -229,15 +236,22 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         })
         .collect();
     let partition_owners = settle(&cache.owners.partitions, &partition_claims);
+    // Each relation's units in natural order (unit number), sorted once for both passes.
+    let sorted_units: Vec<Vec<_>> = rels
+        .iter()
+        .map(|(_, r)| {
+            let mut units: Vec<_> = r.units.iter().collect();
+            units.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+            units
+        })
+        .collect();
     let mut node_claims: Vec<(String, String)> = Vec::new();
-    for ((_, r), p) in rels.iter().zip(&parsed) {
+    for (((_, r), p), units) in rels.iter().zip(&parsed).zip(&sorted_units) {
         let Some(Ok(p)) = p else { continue };
         if partition_owners.get(p.name().as_str()) != Some(&r.app) {
             continue;
         }
-        let mut units: Vec<_> = r.units.iter().collect();
-        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
-        for (unit, cached) in units {
+        for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
                 node_claims.push((name.to_string(), unit.clone()));
             }
@@ -245,7 +259,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     }
     let node_owners = settle(&cache.owners.nodes, &node_claims);
 
-    for ((key, rel), parsed) in rels.iter().zip(parsed) {
+    for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
         let partition = match parsed {
             None => {
                 if !rel.units.is_empty() {
@@ -274,15 +288,14 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             _ => {}
         }
         let mut part = partition.partition().clone();
-        let mut units: Vec<_> = rel.units.iter().collect();
-        units.sort_by_cached_key(|(unit, _)| natural_key(unit));
+        let mut part_nodes: Vec<String> = Vec::with_capacity(rel.units.len());
         for (unit, cached) in units {
             if let Some(why) = &cached.rejected {
                 reject(&mut rejected, &mut verdicts, key, unit, why.clone());
                 continue;
             }
             let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
-                let shape = load_shape(cache.shapes.get(&cached.shape))?;
+                let shape = load_shape(cache.shapes.get(&cached.shape), &mut records_memo)?;
                 shapes.push(shape);
                 Ok(shapes.len() - 1)
             });
@@ -304,24 +317,32 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             }
-            match nodes.entry(name.to_string()) {
-                std::collections::btree_map::Entry::Occupied(other) => {
-                    let why = format!("NodeName {name} is already used by {}", other.get().unit);
-                    reject(&mut rejected, &mut verdicts, key, unit, why);
-                    continue;
-                }
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(AcceptedNode {
-                        unit: unit.clone(),
-                        app: rel.app.clone(),
-                        new_node: cached.new_node,
-                        node: Arc::clone(&shapes[index].node),
-                        shape_digest: shapes[index].digest,
-                    });
-                }
+            if let Some(&other) = taken.get(name.as_str()) {
+                let why = format!(
+                    "NodeName {name} is already used by {}",
+                    accepted_nodes[other].1.unit
+                );
+                reject(&mut rejected, &mut verdicts, key, unit, why);
+                continue;
             }
+            taken.insert(name.as_str(), accepted_nodes.len());
+            accepted_nodes.push((
+                name.to_string(),
+                AcceptedNode {
+                    unit: unit.clone(),
+                    app: rel.app.clone(),
+                    new_node: cached.new_node,
+                    node: Arc::clone(&shapes[index].node),
+                    shape_digest: shapes[index].digest,
+                },
+            ));
             accepted.push((name, index));
-            part.nodes.insert(name.to_string());
+            part_nodes.push(name.to_string());
+        }
+        if part.nodes.is_empty() {
+            part.nodes = part_nodes.into_iter().collect();
+        } else {
+            part.nodes.extend(part_nodes);
         }
         part.default =
             !settings.default_partition.is_empty() && part.name == settings.default_partition;
@@ -330,6 +351,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         }
     }
 
+    let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
     let mut slurm = SlurmConf::new(&settings.cluster_name, &settings.hostname);
     let mut gres = GresConf::default();
     if settings.auth == AuthKind::Slurm {
@@ -343,17 +365,26 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
-    accepted.sort_by_cached_key(|(name, _)| natural_key(name));
-    slurm.nodes.reserve(accepted.len());
+    accepted.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+    // One group per shape, in the order of its first node: the shape's line is shared, not
+    // copied per node, and checked and folded once per shape.
+    let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
+    let mut gres_nodes = Vec::with_capacity(accepted.len());
     for &(name, index) in &accepted {
         let shape = &shapes[index];
-        let mut node = NodeConf::clone(&shape.node);
-        node.name = name.clone();
-        slurm.nodes.push(node);
+        let group = *group_of[index].get_or_insert_with(|| {
+            slurm.node_groups.push(NodeGroup {
+                node: Arc::clone(&shape.node),
+                names: Vec::new(),
+            });
+            slurm.node_groups.len() - 1
+        });
+        slurm.node_groups[group].names.push(name.clone());
         if !shape.lines.is_empty() {
-            gres.nodes.insert(name.clone(), Arc::clone(&shape.lines));
+            gres_nodes.push((name.clone(), Arc::clone(&shape.lines)));
         }
     }
+    gres.nodes = gres_nodes.into_iter().collect();
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry.
     slurm.set_gres_types_from_nodes();
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -386,7 +417,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         .collect();
     if !down.is_empty() {
         slurm.down_nodes.push(DownNodes {
-            nodes: down.clone(),
+            nodes: down,
             state: Some(NodeState::Down),
             reason: Some(NEW_NODE_REASON.to_string()),
         });
@@ -401,6 +432,8 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             Err(e) => render_error = Some(e.to_string()),
         }
     }
+    // The model is done with: its DownNodes set (the only line) is what was applied.
+    let down = slurm.down_nodes.pop().map(|d| d.nodes).unwrap_or_default();
     let applied = Applied {
         nodes: accepted
             .iter()

@@ -37,7 +37,7 @@ mod partition_name;
 mod plugin;
 mod rule;
 
-pub use cores::CoreList;
+pub use cores::{CoreList, MAX_CORES};
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use duration::SlurmDuration;
 pub use error::VocabError;
