@@ -361,3 +361,29 @@ fn a_hand_edit_of_slurm_conf_is_seen_by_its_hash() {
         "slurmctld may run the edited file: restarted onto the rendered one: {cmds:?}"
     );
 }
+
+/// The last accepted copies are written without `fsync` and checked against the applied
+/// record's hash before they are put back: a copy a crash left torn is never restored over
+/// the live file (the refused files then stay, as when no accepted set is known).
+#[test]
+fn a_torn_accepted_copy_is_not_put_back() {
+    let mut c = three_nodes();
+    let copy = c
+        .root("slurmctld/0")
+        .join(ACCEPTED_FILES[2].1.trim_start_matches('/'));
+    let accepted = std::fs::read_to_string(&copy).unwrap();
+    std::fs::write(&copy, &accepted[..accepted.len() / 2]).unwrap();
+    let marker = c.root("slurmctld/0").join("fail-scontrol-reconfigure");
+    std::fs::write(&marker, "error: Unable to process configuration file").unwrap();
+    set_params(&mut c, "MaxJobCount=5000");
+    c.assert_no_errors();
+    let live = c.slurm_conf();
+    assert!(
+        live.contains("MaxJobCount=5000"),
+        "the torn copy was put back: {live}"
+    );
+    assert_ne!(live, accepted[..accepted.len() / 2]);
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "blocked", "{msg}");
+    assert!(msg.contains("refused"), "{msg}");
+}

@@ -41,6 +41,17 @@ impl Host<'_> {
     /// Writes `files` together or not at all (see the module doc). Files whose bytes are
     /// already right only get their mode and owner fixed. Returns true if any bytes changed.
     pub fn write_set(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
+        self.write_set_durable(files, true)
+    }
+
+    /// [`Host::write_set`] without `fsync`: together or not at all, but after a crash the set may
+    /// be the previous one or partly written. For copies that are verified before use (the
+    /// controller's last accepted files, checked against the applied record's hash).
+    pub fn write_set_unsynced(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
+        self.write_set_durable(files, false)
+    }
+
+    fn write_set_durable(&self, files: &[SetFile<'_>], synced: bool) -> Result<bool, HostError> {
         let mut staged = Vec::new();
         let mut unchanged = Vec::new();
         for f in files {
@@ -50,11 +61,11 @@ impl Host<'_> {
                 continue;
             }
             // On error, dropping `staged` removes every temp file written so far.
-            staged.push(self.stage(f, current)?);
+            staged.push(self.stage(f, current, synced)?);
         }
         if staged.is_empty() {
             for f in files {
-                self.write(f.path, f.bytes, f.mode, f.owner)?;
+                self.write_durable(f.path, f.bytes, f.mode, f.owner, synced)?;
             }
             return Ok(false);
         }
@@ -79,24 +90,29 @@ impl Host<'_> {
             }
             done.push((path, old, old_mode));
         }
-        for dir in done
+        let dirs = done
             .iter()
             .filter_map(|(p, _, _)| p.parent())
-            .collect::<std::collections::BTreeSet<_>>()
-        {
+            .collect::<std::collections::BTreeSet<_>>();
+        for dir in dirs.into_iter().filter(|_| synced) {
             if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
             }
         }
         // The files whose bytes were right only get their mode and owner fixed.
         for f in unchanged {
-            self.write(f.path, f.bytes, f.mode, f.owner)?;
+            self.write_durable(f.path, f.bytes, f.mode, f.owner, synced)?;
         }
         Ok(true)
     }
 
     /// Writes one file's new content to a synced temp file in its directory.
-    fn stage(&self, f: &SetFile<'_>, old: Option<Vec<u8>>) -> Result<Staged, HostError> {
+    fn stage(
+        &self,
+        f: &SetFile<'_>,
+        old: Option<Vec<u8>>,
+        synced: bool,
+    ) -> Result<Staged, HostError> {
         let path = self.path(f.path);
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
@@ -116,7 +132,9 @@ impl Host<'_> {
             .set_permissions(std::fs::Permissions::from_mode(f.mode))
             .map_err(werr(&tmp_path))?;
         tmp.write_all(f.bytes).map_err(werr(&tmp_path))?;
-        tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+        if synced {
+            tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+        }
         self.chown_path(&tmp_path, f.owner)?;
         Ok(Staged {
             path,

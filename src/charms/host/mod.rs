@@ -146,6 +146,30 @@ impl<'r> Host<'r> {
         mode: u32,
         owner: Option<Owner>,
     ) -> Result<bool, HostError> {
+        self.write_durable(host_path, data, mode, owner, true)
+    }
+
+    /// [`Host::write`] without `fsync`: the rename is atomic, but after a crash the file may hold
+    /// its previous content. For records whose loss or staleness is harmless or detected (a
+    /// marker rewritten later in the same hook, copies verified by hash before they are used).
+    pub fn write_unsynced(
+        &self,
+        host_path: &str,
+        data: &[u8],
+        mode: u32,
+        owner: Option<Owner>,
+    ) -> Result<bool, HostError> {
+        self.write_durable(host_path, data, mode, owner, false)
+    }
+
+    fn write_durable(
+        &self,
+        host_path: &str,
+        data: &[u8],
+        mode: u32,
+        owner: Option<Owner>,
+        synced: bool,
+    ) -> Result<bool, HostError> {
         let path = self.path(host_path);
         if self.read(host_path)?.as_deref() == Some(data) {
             let meta = std::fs::metadata(&path).map_err(|source| HostError::Read {
@@ -184,14 +208,18 @@ impl<'r> Host<'r> {
             .set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(werr(&tmp_path))?;
         tmp.write_all(data).map_err(werr(&tmp_path))?;
-        tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+        if synced {
+            tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+        }
         self.chown(&tmp_path, owner)?;
         tmp.persist(&path).map_err(|e| HostError::Write {
             path: path.clone(),
             source: e.error,
         })?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
+        if synced {
+            if let Ok(d) = std::fs::File::open(&dir) {
+                let _ = d.sync_all();
+            }
         }
         Ok(true)
     }

@@ -54,7 +54,8 @@ pub fn apply<B: SecretBackend>(
     // Recorded before anything reaches slurmctld: a state directory that cannot be written
     // fails the hook here, before a restart that every retry would then repeat.
     if let Some(record) = &plan.applied_before {
-        host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
+        // No fsync: lost in a crash, the record before it (the same but for `pending`) stands.
+        host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
     }
     host.write_set(&set(&plan.files))?;
     let refused = match reload(host, &plan.decision) {
@@ -63,7 +64,9 @@ pub fn apply<B: SecretBackend>(
                 host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
             }
             if plan.keep_accepted {
-                host.write_set(&accepted_copies(&plan.files))?;
+                // No fsync: a copy a crash left stale or torn does not match the applied record's
+                // hash, and is then not put back (`roll_back`).
+                host.write_set_unsynced(&accepted_copies(&plan.files))?;
             }
             None
         }
@@ -176,8 +179,25 @@ fn roll_back(
             })
         })
         .collect();
+    // the copies are what slurmctld accepted when they hash as the applied record says
+    let expected = plan
+        .refused_record
+        .as_ref()
+        .and_then(|r| r.applied.as_ref())
+        .map(|a| a.files_hash.as_str());
+    let verified = match &copies[..] {
+        [Some(cgroup), Some(gres), Some(slurm)] => {
+            expected == Some(super::desired::files_hash(slurm, gres, cgroup).as_str())
+        }
+        _ => false,
+    };
     if !plan.rollback || restore.len() != ACCEPTED_FILES.len() {
         tracing::warn!("no accepted files are known: the refused files stay in place");
+    } else if !verified {
+        tracing::warn!(
+            "the last accepted copies do not match what slurmctld last accepted (a crash while \
+             they were written?): the refused files stay in place"
+        );
     } else {
         host.write_set(&restore)?;
         tracing::info!("restored the last files slurmctld accepted");

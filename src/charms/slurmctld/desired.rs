@@ -440,13 +440,11 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             .map(|&(name, index)| (name.to_string(), shapes[index].gres.clone()))
             .collect(),
         down,
-        files_hash: fnv1a(&[
+        files_hash: files_hash(
             slurm_text.as_deref().unwrap_or_default().as_bytes(),
-            b"\0",
             gres_text.as_deref().unwrap_or_default().as_bytes(),
-            b"\0",
             CGROUP_CONF_TEXT.as_bytes(),
-        ]),
+        ),
         base_hash: fnv1a(&[
             without_down_nodes(slurm_text.as_deref().unwrap_or_default()).as_bytes(),
             b"\0",
@@ -471,6 +469,12 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         verdicts,
         default_missing,
     }
+}
+
+/// [`Applied::files_hash`] of a set of files: what the applied record says slurmctld runs, and
+/// what the last accepted copies are checked against before they are put back.
+pub fn files_hash(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> String {
+    fnv1a(&[slurm_conf, b"\0", gres_conf, b"\0", cgroup_conf])
 }
 
 /// slurm.conf without its `DownNodes` lines, which the renderer writes last
