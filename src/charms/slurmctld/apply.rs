@@ -112,13 +112,18 @@ pub fn apply<B: SecretBackend>(
     Ok(refused)
 }
 
+/// The file of `files` (the plan's) written to `live`, one of [`ACCEPTED_FILES`]' live paths.
+fn live_file<'a>(files: &'a [FileWrite], live: &str) -> Option<&'a FileWrite> {
+    files.iter().find(|f| f.path == live)
+}
+
 /// The last accepted set to keep: a private copy (0600) of each of cgroup.conf, gres.conf and
 /// slurm.conf among `files`, matched by path (never slurm.key, which `files` may also hold).
 fn accepted_copies(files: &[FileWrite]) -> Vec<SetFile<'_>> {
     ACCEPTED_FILES
         .iter()
         .filter_map(|(live, copy)| {
-            let f = files.iter().find(|f| f.path == *live)?;
+            let f = live_file(files, live)?;
             Some(SetFile {
                 path: copy,
                 bytes: &f.bytes,
@@ -156,21 +161,21 @@ fn roll_back(
         .iter()
         .map(|(_, copy)| host.read(copy).ok().flatten())
         .collect();
-    let refused_files: Vec<&[u8]> = ACCEPTED_FILES
+    let refused: Vec<Option<&FileWrite>> = ACCEPTED_FILES
         .iter()
-        .map(|(live, _)| {
-            plan.files
-                .iter()
-                .find(|f| f.path == *live)
-                .map_or(&[][..], |f| f.bytes.as_slice())
-        })
+        .map(|(live, _)| live_file(&plan.files, live))
         .collect();
-    let input = first_new_line(&copies, &refused_files);
+    let refused_bytes: Vec<&[u8]> = refused
+        .iter()
+        .map(|f| f.map_or(&[][..], |f| f.bytes.as_slice()))
+        .collect();
+    let input = first_new_line(&copies, &refused_bytes);
     let restore: Vec<SetFile<'_>> = ACCEPTED_FILES
         .iter()
         .zip(&copies)
-        .filter_map(|((live, _), copy)| {
-            let f = plan.files.iter().find(|f| f.path == *live)?;
+        .zip(&refused)
+        .filter_map(|(((live, _), copy), f)| {
+            let f = (*f)?;
             Some(SetFile {
                 path: live,
                 bytes: copy.as_deref()?,
@@ -180,9 +185,8 @@ fn roll_back(
         })
         .collect();
     // the copies are what slurmctld accepted when they hash as the applied record says
-    let expected = plan
-        .refused_record
-        .as_ref()
+    let record = plan.refused_record.as_ref();
+    let expected = record
         .and_then(|r| r.applied.as_ref())
         .map(|a| a.files_hash.as_str());
     let verified = match &copies[..] {
@@ -207,8 +211,7 @@ fn roll_back(
             }
         }
     }
-    let record = plan.refused_record.as_ref();
-    let mut refusal = record.and_then(|r| r.refused.clone()).unwrap_or_default();
+    let mut refusal = record.map(|r| r.refusal.clone()).unwrap_or_default();
     refusal.reason = reason;
     refusal.input = input;
     let bytes = AppliedRecordRef {

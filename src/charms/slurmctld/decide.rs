@@ -100,13 +100,8 @@ pub fn decide(
     let mut gres_changed: Vec<String> = Vec::new();
     let mut olds = old.nodes.iter().peekable();
     for (n, g) in &new.nodes {
-        while olds.peek().is_some_and(|(o, _)| o.as_str() < n.as_str()) {
-            olds.next();
-        }
-        if let Some((o, og)) = olds.peek() {
-            if *o == n && *og != g {
-                gres_changed.push(n.clone());
-            }
+        if super::grouped::seek(&mut olds, n).is_some_and(|og| og != g) {
+            gres_changed.push(n.clone());
         }
     }
     let same_nodes = old.nodes.keys().eq(new.nodes.keys());

@@ -6,10 +6,12 @@
 //! node name, so nothing else changes. A stored hostlist that does not expand, or a name listed
 //! under two values, makes the record unreadable, which the controller treats as a lost
 //! record (restart if the files differ, every node counted as changed).
+//! The module also holds what the controller's other node-name maps share: [`bulk_map`]
+//! (read a map of strings in one build) and [`seek`] (walk name-sorted maps side by side).
 
 use crate::slurm::hostlist::{compress, expand};
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// Node name → value, as the applied record keeps it in memory.
@@ -57,7 +59,50 @@ pub fn serialize_ref<S: Serializer>(map: &&ByNode, s: S) -> Result<S::Ok, S::Err
 
 /// `deserialize_with` for a [`ByNode`] field.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ByNode, D::Error> {
-    ungroup(BTreeMap::deserialize(d)?).map_err(D::Error::custom)
+    ungroup(bulk_map(d)?).map_err(D::Error::custom)
+}
+
+/// Reads a JSON object of strings into a map built in one go: the entries are collected, then
+/// the map is built from them (sorted input, as written, is linear), instead of inserted one by
+/// one: at 10,000 node names that insertion was a tenth of reading the relation cache.
+pub fn bulk_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a map of strings")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
+    }
+    Ok(d.deserialize_map(Entries)?.into_iter().collect())
+}
+
+/// Advances an iterator over a name-sorted map to `name` and returns its value there, if it
+/// holds `name`: walking two or three such maps side by side costs one comparison per step
+/// instead of a lookup per name (which nodes changed between two applied states).
+pub fn seek<'a>(
+    it: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, String>>,
+    name: &str,
+) -> Option<&'a String> {
+    while let Some((k, _)) = it.peek() {
+        match k.as_str().cmp(name) {
+            std::cmp::Ordering::Less => {
+                it.next();
+            }
+            std::cmp::Ordering::Equal => return it.next().map(|(_, v)| v),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -55,9 +55,9 @@ pub struct Observed {
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
-    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path: the FNV-1a
-    /// of each ([`super::cache::fnv1a`]), read in pieces and not kept (at 10,000 distinct nodes
-    /// gres.conf alone is megabytes); `None` when absent.
+    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path: the hash of
+    /// each ([`super::cache::content_hash`], by [`Host::hash`]), read in pieces and not kept
+    /// (at 10,000 distinct nodes slurm.conf alone is megabytes); `None` when absent.
     pub files_on_disk: BTreeMap<&'static str, Option<String>>,
     /// The installed slurmctld's version (`slurmctld -V`); `None` when it cannot be read (the
     /// charm then does what every version takes).

@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, HashSet};
 /// Who owns which name, and the default partition chosen when `default-partition` is empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owners {
-    /// Node name → the unit that owns it (read in bulk: [`bulk_map`]).
+    /// Node name → the unit that owns it (read in bulk: [`super::grouped::bulk_map`]).
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "bulk_map"
+        deserialize_with = "super::grouped::bulk_map"
     )]
     pub nodes: BTreeMap<String, String>,
     /// Partition name → the application that owns it.
@@ -26,32 +26,6 @@ pub struct Owners {
     /// exists, so a new application whose name sorts first does not take it over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_partition: Option<String>,
-}
-
-/// Reads a JSON object of strings into a map built in one go: the entries are collected, then
-/// the map is built from them (sorted input, as written, is linear), instead of inserted one by
-/// one: at 10,000 node names that insertion was a tenth of reading the relation cache.
-pub fn bulk_map<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<BTreeMap<String, String>, D::Error> {
-    struct Entries;
-    impl<'de> serde::de::Visitor<'de> for Entries {
-        type Value = Vec<(String, String)>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a map of strings")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
-            while let Some(entry) = map.next_entry()? {
-                out.push(entry);
-            }
-            Ok(out)
-        }
-    }
-    Ok(d.deserialize_map(Entries)?.into_iter().collect())
 }
 
 /// Settles ownership of names: `previous` owners keep every name they still claim; each name

@@ -3,8 +3,8 @@
 //! status to set and the cache to persist once everything else has succeeded. No I/O here:
 //! [`super::apply`] carries the plan out.
 
-use super::accepted::{AppliedRecord, AppliedRecordRef, Refusal};
-use super::cache::{Cache, content_hash, fnv1a};
+use super::accepted::{AppliedRecordRef, Refusal};
+use super::cache::{Applied, Cache, content_hash, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::index::{IndexWrite, header_hash, plan_index};
@@ -59,9 +59,9 @@ pub struct ControllerPlan {
     pub applied_before: Option<Vec<u8>>,
     /// The applied record once slurmctld took the files.
     pub applied_after: Option<Vec<u8>>,
-    /// The record to write, with the reason filled in, if slurmctld refuses the files; its
-    /// fingerprints are [`ControllerPlan::accepted_fingerprints`] (kept once, not copied).
-    pub refused_record: Option<AppliedRecord>,
+    /// What the applied record says if slurmctld refuses the files (the reason and the failing
+    /// input filled in then); written with [`ControllerPlan::accepted_fingerprints`].
+    pub refused_record: Option<RefusedRecord>,
     /// The fingerprints of the last set slurmctld accepted, as read: what a refusal record
     /// keeps ([`super::refusal`]).
     pub accepted_fingerprints: BTreeMap<String, String>,
@@ -81,6 +81,16 @@ pub struct ControllerPlan {
     /// so): the quick path stays off, since the status shown is the refusal's, not the cached
     /// one. Decided here, so persisting does not read and parse the record again.
     pub refusal_on_record: bool,
+}
+
+/// The applied record of a refusal, less its fingerprints (those of the last accepted set,
+/// [`ControllerPlan::accepted_fingerprints`]): what slurmctld still runs, and the refusal.
+#[derive(Debug, Clone)]
+pub struct RefusedRecord {
+    /// What slurmctld still runs (the last accepted set).
+    pub applied: Option<Applied>,
+    /// The refused files; `reason` and `input` are filled by [`super::apply`].
+    pub refusal: Refusal,
 }
 
 /// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
@@ -317,10 +327,9 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                     || (decision.reload == Reload::Nothing && !changed && old.is_some());
                 keep_accepted = reloads || kept;
                 if reloads {
-                    refused_record = Some(AppliedRecord {
+                    refused_record = Some(RefusedRecord {
                         applied: old,
-                        pending: None,
-                        refused: Some(Refusal {
+                        refusal: Refusal {
                             files_hash: rendered.applied.files_hash.clone(),
                             // both filled by [`super::apply`] when slurmctld refuses
                             reason: String::new(),
@@ -331,9 +340,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                                 fingerprints,
                                 &cache,
                             ),
-                        }),
-                        // the record's own: [`ControllerPlan::accepted_fingerprints`]
-                        fingerprints: BTreeMap::new(),
+                        },
                     });
                     rollback = obs.accepted_complete;
                 }
@@ -352,8 +359,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     // the cache is serialized: what is left of it is moved into the refusal's variant
     let on_refusal = refused_record
         .as_ref()
-        .and_then(|r| r.refused.as_ref())
-        .map(|r| on_refusal(cache, &rendered.verdicts, r));
+        .map(|r| on_refusal(cache, &rendered.verdicts, &r.refusal));
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {

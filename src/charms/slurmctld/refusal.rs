@@ -63,8 +63,8 @@ pub fn changed_units(
     let mut new = new.iter().peekable();
     let mut changed: Vec<&AcceptedNode> = Vec::new();
     for (name, n) in nodes {
-        let was = seek(&mut old, name);
-        let is = seek(&mut new, name);
+        let was = super::grouped::seek(&mut old, name);
+        let is = super::grouped::seek(&mut new, name);
         if was != is {
             changed.push(n);
         }
@@ -84,23 +84,6 @@ pub fn changed_units(
         }
     }
     out
-}
-
-/// Advances a name-sorted iterator to `name` and returns its value there, if it holds `name`.
-fn seek<'a>(
-    it: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, String>>,
-    name: &str,
-) -> Option<&'a String> {
-    while let Some((k, _)) = it.peek() {
-        match k.as_str().cmp(name) {
-            std::cmp::Ordering::Less => {
-                it.next();
-            }
-            std::cmp::Ordering::Equal => return it.next().map(|(_, v)| v),
-            std::cmp::Ordering::Greater => return None,
-        }
-    }
-    None
 }
 
 /// A told unit's verdict: the daemon's reason, abbreviated.
