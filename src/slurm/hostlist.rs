@@ -220,18 +220,30 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     // (value, digits). Each name costs one hash of its prefix; only the distinct prefixes and
     // each prefix's numbers are sorted (10,000 `gpu-N`: one prefix, 10,000 integers).
     let mut by_prefix: FxHashMap<&str, Numbered> = FxHashMap::default();
+    // Names of one prefix mostly come in a run (`gpu-1`, `gpu-2`, …): their numbers are
+    // gathered here and handed to the map once per run, not hashed in one by one.
+    let mut run: (&str, Vec<(u64, usize)>) = ("", Vec::new());
     for n in names {
         let n = n.as_ref();
         let (prefix, digits) = split_number(n);
-        match digits.parse::<u64>() {
-            Ok(v) if !digits.is_empty() && digits.len() <= 18 => {
-                by_prefix
-                    .entry(prefix)
-                    .or_default()
-                    .1
-                    .push((v, digits.len()));
+        match parse_digits(digits) {
+            Some(v) => {
+                if prefix != run.0 && !run.1.is_empty() {
+                    let done = std::mem::take(&mut run.1);
+                    by_prefix.entry(run.0).or_default().1.extend(done);
+                }
+                run.0 = prefix;
+                run.1.push((v, digits.len()));
             }
-            _ => by_prefix.entry(n).or_default().0 = true,
+            None => by_prefix.entry(n).or_default().0 = true,
+        }
+    }
+    if !run.1.is_empty() {
+        let numbers = &mut by_prefix.entry(run.0).or_default().1;
+        if numbers.is_empty() {
+            *numbers = run.1;
+        } else {
+            numbers.extend(run.1);
         }
     }
     let mut chunks: Vec<(&str, Numbered)> = by_prefix.into_iter().collect();
@@ -242,7 +254,8 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
         // Widths fixed by zero padding under this prefix.
         let mut padded: Vec<usize> = Vec::new();
         for &(v, len) in &numbers {
-            if len > 1 && digits_of(v) < len && !padded.contains(&len) {
+            // zero padded: fewer significant digits than written (`v < 10^(len-1)`)
+            if len > 1 && v < 10u64.pow((len - 1) as u32) && !padded.contains(&len) {
                 padded.push(len);
             }
         }
@@ -251,11 +264,19 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
             out.push_str(prefix);
         }
         groups.clear();
-        for (v, len) in numbers {
-            let width = if padded.contains(&len) { len } else { 0 };
-            match groups.iter_mut().find(|g| g.1 == width) {
-                Some(g) => g.2.push(v),
-                None => groups.push((v, width, vec![v])),
+        if padded.is_empty() {
+            // no zero padding (the usual case): one group, collected at its exact size
+            let values: Vec<u64> = numbers.iter().map(|&(v, _)| v).collect();
+            if let Some(&first) = values.first() {
+                groups.push((first, 0, values));
+            }
+        } else {
+            for (v, len) in numbers {
+                let width = if padded.contains(&len) { len } else { 0 };
+                match groups.iter_mut().find(|g| g.1 == width) {
+                    Some(g) => g.2.push(v),
+                    None => groups.push((v, width, vec![v])),
+                }
             }
         }
         for g in &mut groups {
@@ -285,14 +306,16 @@ fn push_sep(out: &mut String) {
     }
 }
 
-/// Number of decimal digits of `v` (1 for 0).
-fn digits_of(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 10 {
-        v /= 10;
-        n += 1;
+/// The value of 1 to 18 ASCII digits (`None` for none or more: such a name is kept whole).
+fn parse_digits(digits: &str) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
     }
-    n
+    Some(
+        digits
+            .bytes()
+            .fold(0u64, |v, b| v * 10 + u64::from(b - b'0')),
+    )
 }
 
 /// Appends `v` in decimal, zero-padded to `width` digits, without going through `core::fmt`.

@@ -116,7 +116,8 @@ pub struct Applied {
     /// ([`super::grouped`]).
     #[serde(rename = "node_groups", with = "super::grouped")]
     pub nodes: BTreeMap<String, String>,
-    /// Nodes in `DownNodes`.
+    /// Nodes in `DownNodes` (stored as one hostlist: [`super::grouped::hostlist_set`]).
+    #[serde(with = "super::grouped::hostlist_set")]
     pub down: BTreeSet<String>,
     /// FNV-1a of slurm.conf, gres.conf and cgroup.conf.
     pub files_hash: String,

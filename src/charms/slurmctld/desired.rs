@@ -204,6 +204,18 @@ pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> 
 
 /// Renders the files from every cached relation.
 pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
+    plan_with_owners(settings, cache, cache.owners.clone())
+}
+
+/// [`plan`], given the cache's owners table by value ([`Cache::owners`] is then ignored): a
+/// leader hook moves it out of the cache it observed, and the table (a line per node) is
+/// pruned and extended in place rather than copied.
+pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) -> Plan {
+    let Owners {
+        nodes: previous_nodes,
+        partitions: previous_partitions,
+        default_partition: previous_default,
+    } = previous;
     let relations = &cache.relations;
     let mut rejected = Vec::new();
     let mut waiting_apps = Vec::new();
@@ -235,13 +247,14 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             _ => None,
         })
         .collect();
-    let partition_owners = settle(&cache.owners.partitions, &partition_claims);
+    let partition_owners = settle(previous_partitions, partition_claims);
     // Each relation's units in natural order (unit number), sorted once for both passes.
     let sorted_units: Vec<Vec<_>> = rels
         .iter()
         .map(|(_, r)| {
             let mut units: Vec<_> = r.units.iter().collect();
-            units.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+            // each key made once, not twice per comparison (a fifth of rendering at 10,000)
+            units.sort_by_cached_key(|&(unit, _)| natural_key(unit));
             units
         })
         .collect();
@@ -253,11 +266,11 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
         }
         for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
-                node_claims.push((name.to_string(), unit.clone()));
+                node_claims.push((name.as_str().to_owned(), unit.clone()));
             }
         }
     }
-    let node_owners = settle(&cache.owners.nodes, &node_claims);
+    let node_owners = settle(previous_nodes, node_claims);
 
     for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
         let partition = match parsed {
@@ -327,7 +340,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
             }
             taken.insert(name.as_str(), accepted_nodes.len());
             accepted_nodes.push((
-                name.to_string(),
+                name.as_str().to_owned(),
                 AcceptedNode {
                     unit: unit.clone(),
                     app: rel.app.clone(),
@@ -337,7 +350,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
                 },
             ));
             accepted.push((name, index));
-            part_nodes.push(name.to_string());
+            part_nodes.push(name.as_str().to_owned());
         }
         if part.nodes.is_empty() {
             part.nodes = part_nodes.into_iter().collect();
@@ -365,7 +378,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
-    accepted.sort_unstable_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+    accepted.sort_by_cached_key(|&(name, _)| natural_key(name));
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
@@ -394,7 +407,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let mut default_partition = None;
     let mut default_missing = None;
     if settings.default_partition.is_empty() {
-        let kept = cache.owners.default_partition.as_ref().and_then(|d| {
+        let kept = previous_default.as_ref().and_then(|d| {
             partitions
                 .iter()
                 .position(|p| p.name.as_str() == d.as_str())
@@ -437,7 +450,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
     let applied = Applied {
         nodes: accepted
             .iter()
-            .map(|&(name, index)| (name.to_string(), shapes[index].gres.clone()))
+            .map(|&(name, index)| (name.as_str().to_owned(), shapes[index].gres.clone()))
             .collect(),
         down,
         files_hash: files_hash(

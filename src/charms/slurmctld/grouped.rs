@@ -86,6 +86,50 @@ pub fn bulk_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Stri
     Ok(d.deserialize_map(Entries)?.into_iter().collect())
 }
 
+/// `with` module for a set of node names stored as one hostlist (`"gpu-[0-9999]"`): the
+/// applied record's `DownNodes`, every node while a batch is new, was an array of 10,000
+/// strings. An array (records written before) is still read.
+pub mod hostlist_set {
+    use crate::slurm::hostlist::{compress, expand};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeSet;
+
+    /// Either stored form.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        List(String),
+        Names(BTreeSet<String>),
+    }
+
+    /// `serialize_with`: the names as one hostlist.
+    pub fn serialize<S: Serializer>(names: &BTreeSet<String>, s: S) -> Result<S::Ok, S::Error> {
+        let names: Vec<&String> = names.iter().collect();
+        s.serialize_str(&compress(&names))
+    }
+
+    /// `deserialize_with`: a hostlist (or an array of names); one that does not expand, or
+    /// names a node twice, is refused.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<String>, D::Error> {
+        match Stored::deserialize(d)? {
+            Stored::Names(names) => Ok(names),
+            Stored::List(list) => {
+                let names = expand(&list)
+                    .map_err(|e| D::Error::custom(format!("hostlist `{list}`: {e}")))?;
+                let count = names.len();
+                let set: BTreeSet<String> = names.into_iter().collect();
+                if set.len() != count {
+                    return Err(D::Error::custom(format!(
+                        "hostlist `{list}` names a node twice"
+                    )));
+                }
+                Ok(set)
+            }
+        }
+    }
+}
+
 /// Advances an iterator over a name-sorted map to `name` and returns its value there, if it
 /// holds `name`: walking two or three such maps side by side costs one comparison per step
 /// instead of a lookup per name (which nodes changed between two applied states).
@@ -123,6 +167,24 @@ mod tests {
         assert_eq!(stored["gpu:t4:1"], "gpu-07");
         let owned = stored.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         assert_eq!(ungroup(owned).unwrap(), map);
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    struct Down(#[serde(with = "hostlist_set")] std::collections::BTreeSet<String>);
+
+    #[test]
+    fn a_name_set_is_one_hostlist_and_an_array_still_reads() {
+        let set: std::collections::BTreeSet<String> =
+            (0..1000).map(|i| format!("gpu-{i}")).collect();
+        let json = serde_json::to_string(&Down(set.clone())).unwrap();
+        assert_eq!(json, r#""gpu-[0-999]""#);
+        assert_eq!(serde_json::from_str::<Down>(&json).unwrap().0, set);
+        let old: Down = serde_json::from_str(r#"["gpu-1","gpu-0"]"#).unwrap();
+        assert_eq!(old.0.len(), 2);
+        assert_eq!(serde_json::from_str::<Down>(r#""""#).unwrap().0.len(), 0);
+        for bad in [r#""gpu-[3-1""#, r#""gpu-[0-1],gpu-1""#] {
+            assert!(serde_json::from_str::<Down>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

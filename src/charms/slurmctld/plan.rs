@@ -157,7 +157,8 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         nhc_params: String::new(),
     }
     .to_relation_value();
-    let mut rendered = desired::plan(&obs.settings, &obs.cache);
+    let owners = std::mem::take(&mut obs.cache.owners);
+    let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners);
     let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
     let mut grants = Vec::new();

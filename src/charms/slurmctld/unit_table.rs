@@ -81,21 +81,38 @@ pub fn serialize<S: Serializer>(units: &Units, s: S) -> Result<S::Ok, S::Error> 
     .serialize(s)
 }
 
+/// The non-empty comma-separated entries of `table`, found with `memchr` (SIMD): with 10,000
+/// entries, `str::split`'s pattern search was a third of reading them.
+fn entries(table: &str) -> impl Iterator<Item = &str> {
+    let ends = memchr::memchr_iter(b',', table.as_bytes()).chain([table.len()]);
+    let mut start = 0;
+    ends.filter_map(move |end| {
+        let entry = table.get(start..end).filter(|e| !e.is_empty());
+        start = end + 1;
+        entry
+    })
+}
+
+/// An entry's five space-separated fields (`None` for more or fewer).
+fn fields(entry: &str) -> Option<[&str; 5]> {
+    let mut out = [""; 5];
+    let mut found = 0;
+    let mut start = 0;
+    for end in memchr::memchr_iter(b' ', entry.as_bytes()).chain([entry.len()]) {
+        *out.get_mut(found)? = entry.get(start..end)?;
+        found += 1;
+        start = end + 1;
+    }
+    (found == 5).then_some(out)
+}
+
 /// `deserialize_with` for the units map.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Units, D::Error> {
     let stored = Stored::deserialize(d)?;
     let mut units: Vec<(String, CachedNode)> = Vec::new();
-    for entry in stored.entries.split(',').filter(|e| !e.is_empty()) {
+    for entry in entries(&stored.entries) {
         let bad = |why: &str| D::Error::custom(format!("cached unit entry {entry:?}: {why}"));
-        let mut parts = entry.split(' ');
-        let (Some(unit), Some(name), Some(new), Some(shape), Some(digest), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let Some([unit, name, new, shape, digest]) = fields(entry) else {
             return Err(bad("not five space-separated fields"));
         };
         let name = NodeName::try_from(name).map_err(|e| bad(&e.to_string()))?;
