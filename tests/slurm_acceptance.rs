@@ -9,12 +9,15 @@ mod daemon;
 mod fixtures;
 #[path = "hostile_unit_support.rs"]
 mod hostile;
+#[path = "common/ports.rs"]
+mod ports;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use daemon::Daemon;
+use ports::free_port;
 use fixtures::cluster;
 use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
@@ -47,12 +50,6 @@ fn daemons() -> Option<(PathBuf, PathBuf, PathBuf)> {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
 
 fn short_hostname() -> String {
     let h = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");

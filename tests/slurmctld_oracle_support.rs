@@ -254,13 +254,10 @@ impl Oracle {
     }
 }
 
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+#[path = "common/ports.rs"]
+mod ports;
+/// A free TCP port on 127.0.0.1, never the same one twice in this test process.
+pub use ports::free_port;
 
 /// This host's short name (SlurmctldHost must name it).
 pub fn short_hostname() -> String {
