@@ -197,6 +197,7 @@ fn hand_written_gpu_cluster(suite: Suite) {
 
     // A wrong munge key on one compute host: its configless slurmd cannot fetch the config and
     // exits; that host's clients cannot reach the controller; the other node keeps working.
+    let started_before = c.slurmd_start_time("e2e-ctl", "e2e-b");
     c.systemctl("e2e-b", &["stop", "slurmd"]);
     c.systemctl("e2e-b", &["stop", "munge"]);
     c.set_munge_key("e2e-b", &[7u8; 1024]);
@@ -265,7 +266,9 @@ fn hand_written_gpu_cluster(suite: Suite) {
     c.set_munge_key("e2e-b", &key);
     c.systemctl("e2e-b", &["restart", "munge"]);
     c.systemctl("e2e-b", &["restart", "slurmd"]);
-    c.wait_node_idle("e2e-ctl", "e2e-b", H100, REGISTER);
+    // e2e-b never left IDLE in slurmctld (stopped for less than SlurmdTimeout): wait for the
+    // restarted slurmd's own registration, which the ping below needs (its config cache).
+    c.wait_node_reregistered("e2e-ctl", "e2e-b", H100, &started_before, REGISTER);
     c.run("e2e-b", "scontrol", &["ping"]).ok();
     watch.lap("wrong munge key on e2e-b, then fixed");
 
@@ -336,11 +339,10 @@ fn harness_cleans_up(suite: Suite) {
             c.kill_serve();
         }
         drop(c);
+        // SIGKILLed processes leave within milliseconds, or seconds on a loaded machine.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
         let mut left = e2e::processes_in_pid_ns(&ns);
-        for _ in 0..100 {
-            if left.is_empty() {
-                break;
-            }
+        while !left.is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
             left = e2e::processes_in_pid_ns(&ns);
         }

@@ -17,8 +17,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use daemon::Daemon;
-use ports::free_port;
 use fixtures::cluster;
+use ports::free_port;
 use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
@@ -49,7 +49,6 @@ fn daemons() -> Option<(PathBuf, PathBuf, PathBuf)> {
         }
     }
 }
-
 
 fn short_hostname() -> String {
     let h = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");
