@@ -86,7 +86,11 @@ impl Scenario {
     /// Slurm 22.05 loads a new GresTypes only when slurmd starts, so a node whose slurmd
     /// restarted before the controller's new files is drained for a GRES count mismatch
     /// until the charm's next hook restarts it (`src/charms/slurmd/gres_drain.rs`).
-    fn converge(&mut self, gres: &str) {
+    ///
+    /// slurmctld shows the new `Gres=` from its own files at once, before the node's slurmd
+    /// has loaded them: the node counts as converged once a slurmd started after `before`
+    /// ([`e2e::Cluster::slurmd_start_time`], read before the change) has registered.
+    fn converge(&mut self, gres: &str, before: &str) {
         let (ctl, n1) = (self.ctl(), host(1).0);
         for _ in 0..8 {
             self.update_status();
@@ -94,12 +98,14 @@ impl Scenario {
             if n.as_ref().is_ok_and(|n| {
                 n.get("State") == Some("IDLE")
                     && n.get("Gres").map(e2e::strip_sockets) == Some(gres.to_string())
+                    && n.get("SlurmdStartTime").is_some_and(|t| t != before)
             }) {
                 return;
             }
             std::thread::sleep(Duration::from_secs(3));
         }
-        self.cluster.wait_node_idle(&ctl, &n1, gres, REGISTER);
+        self.cluster
+            .wait_node_reregistered(&ctl, &n1, gres, before, REGISTER);
     }
 
     /// `sbatch --gres=<gres> --wrap <script>` on the controller; the job id.
@@ -315,8 +321,9 @@ fn gpu_sharing(suite: Suite) {
         .ok();
 
     // MPS: a job asking 50 of the GPU's 100 gets 50 percent of its threads.
+    let started = s.cluster.slurmd_start_time(&ctl, &n1);
     s.set_sharing("mps:100");
-    s.converge("gpu:tesla_t4:1,mps:tesla_t4:100");
+    s.converge("gpu:tesla_t4:1,mps:tesla_t4:100", &started);
     let env = s
         .cluster
         .run(&ctl, "srun", &["--gres=mps:50", "env"])

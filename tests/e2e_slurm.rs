@@ -55,6 +55,17 @@ fn start_cluster(suite: Suite, watch: &mut Stopwatch) -> Cluster {
             .ok();
     }
     c.systemctl("e2e-ctl", &["enable", "--now", "slurmctld"]);
+    // 22.05's unit is Type=simple: the start returns before slurmctld listens, and a
+    // configless slurmd started then fails to fetch its config and exits. Wait for the
+    // controller to answer, as the slurmctld charm does after a restart.
+    c.wait_for("slurmctld on e2e-ctl to answer", REGISTER, || {
+        let r = c.run("e2e-ctl", "scontrol", &["ping"]);
+        if r.success() && r.stdout.contains("UP") {
+            Ok(())
+        } else {
+            Err(r.to_string())
+        }
+    });
     watch.lap("munge x3, slurmctld");
     c
 }
