@@ -108,8 +108,20 @@ impl Scenario {
             .wait_node_reregistered(&ctl, &n1, gres, before, REGISTER);
     }
 
+    /// Where job `job` writes its output: in this test's own work directory. The hosts see the
+    /// machine's /tmp, and job ids start at 1 in every cluster, so a fixed `/tmp/job-%j.out`
+    /// would be shared by the three versions' clusters running at once.
+    fn job_out(&self, job: &str) -> String {
+        self.work
+            .path()
+            .join(format!("job-{job}.out"))
+            .display()
+            .to_string()
+    }
+
     /// `sbatch --gres=<gres> --wrap <script>` on the controller; the job id.
     fn sbatch(&self, gres: &str, script: &str) -> String {
+        let out = self.job_out("%j");
         let r = self
             .cluster
             .run(
@@ -121,7 +133,7 @@ impl Scenario {
                     "--mem=64",
                     &format!("--gres={gres}"),
                     "-o",
-                    "/tmp/job-%j.out",
+                    &out,
                     "--wrap",
                     script,
                 ],
@@ -302,9 +314,9 @@ fn gpu_sharing(suite: Suite) {
         .stdout;
     e2e::eprint_block("scontrol show node -d (two shards in use)", &used);
     for job in [&a, &b] {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         let out = loop {
-            let r = s.cluster.run(&n1, "cat", &[&format!("/tmp/job-{job}.out")]);
+            let r = s.cluster.run(&n1, "cat", &[&s.job_out(job)]);
             if r.success() && r.stdout.contains("SEES_NVIDIA0") {
                 break r.stdout;
             }

@@ -12,7 +12,7 @@ const GRES_CONF: &str = include_str!("e2e/fixtures/gres.conf");
 const CGROUP_CONF: &str = include_str!("e2e/fixtures/cgroup.conf");
 const T4: &str = "gpu:tesla_t4:2";
 const H100: &str = "gpu:nvidia_h100_80gb_hbm3:4";
-const REGISTER: Duration = Duration::from_secs(30);
+const REGISTER: Duration = Duration::from_secs(60);
 
 fn hosts() -> [(&'static str, &'static str); 3] {
     [
@@ -228,7 +228,7 @@ fn hand_written_gpu_cluster(suite: Suite) {
     };
     c.wait_for(
         "slurmd on e2e-b to fail fetching its config",
-        Duration::from_secs(20),
+        Duration::from_secs(60),
         || {
             let out = std::fs::read_to_string(&out_file).unwrap_or_default();
             let tail = out
@@ -243,7 +243,7 @@ fn hand_written_gpu_cluster(suite: Suite) {
         },
     );
     if suite == Suite::Bookworm {
-        c.wait_for("slurmd on e2e-b to exit", Duration::from_secs(20), || {
+        c.wait_for("slurmd on e2e-b to exit", Duration::from_secs(60), || {
             let r = c.run("e2e-b", "systemctl", &["is-active", "slurmd"]);
             match r.stdout.trim() {
                 "failed" => Ok(()),
