@@ -432,7 +432,7 @@ fn slurmctld_dies_on_a_duplicated_node() {
         &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
         private,
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Ok(Some(s)) = ctld.0.try_wait() {
             break s;

@@ -198,7 +198,7 @@ impl Oracle {
                 .expect("start slurmctld"),
         );
         let read_log = || std::fs::read_to_string(dir.path().join("out")).unwrap_or_default();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(_)) = child.0.try_wait() {
                 return Verdict::Refused(format!("{}\n--- slurm.conf ---\n{text}", read_log()));
@@ -216,7 +216,7 @@ impl Oracle {
             }
             assert!(
                 Instant::now() < deadline,
-                "slurmctld {} neither came up nor exited in 30 s:\n{}\n--- slurm.conf ---\n{text}",
+                "slurmctld {} neither came up nor exited in 60 s:\n{}\n--- slurm.conf ---\n{text}",
                 self.version,
                 read_log()
             );
