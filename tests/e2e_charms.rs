@@ -583,6 +583,7 @@ fn charms_drive_real_slurm(suite: Suite) {
     s.watch.lap("remove-unit slurmd/2: node gone, slurmctld up");
 
     // A node's GPUs change (a third T4 appears): update-status converges without manual steps.
+    let n1_started = s.cluster.slurmd_start_time(&ctl, &n1);
     s.set_gpus(
         &n1,
         &json!({"devices": [
@@ -593,7 +594,10 @@ fn charms_drive_real_slurm(suite: Suite) {
     );
     s.sim.update_status(None).expect("update-status");
     s.assert_no_hook_errors();
-    s.cluster.wait_node_idle(&ctl, &n1, T4_3, REGISTER);
+    // slurmctld has the third T4 from its new slurm.conf at once (IDLE from its saved state);
+    // the job below needs n1's slurmd, restarted by the charm for the new GPU, to have it too.
+    s.cluster
+        .wait_node_reregistered(&ctl, &n1, T4_3, &n1_started, REGISTER);
     let env = s.srun_env(&["--gres=gpu:tesla_t4:3", "-w", &n1]);
     assert_eq!(
         env_var(&env, "CUDA_VISIBLE_DEVICES"),
@@ -604,6 +608,7 @@ fn charms_drive_real_slurm(suite: Suite) {
 
     // A wrong munge key on one node (munged told to use another key file, which the charm does
     // not manage) is reported in that unit's status.
+    let n2_started = s.cluster.slurmd_start_time(&ctl, &n2);
     let n2_root = s.cluster.root(&n2).to_path_buf();
     std::fs::write(n2_root.join("etc/munge/other.key"), [9u8; 1024]).unwrap();
     s.cluster
@@ -636,7 +641,10 @@ fn charms_drive_real_slurm(suite: Suite) {
         .ok();
     s.sim.update_status(Some("slurmd")).expect("update-status");
     s.assert_no_hook_errors();
-    s.cluster.wait_node_idle(&ctl, &n2, H100_4, REGISTER);
+    // n2 never left IDLE in slurmctld (its slurmd was away for less than SlurmdTimeout): the
+    // node is back once the slurmd the charm restarted has registered.
+    s.cluster
+        .wait_node_reregistered(&ctl, &n2, H100_4, &n2_started, REGISTER);
     let (st, msg) = s.status("slurmd/1");
     assert_eq!(st, "active", "slurmd/1 after the key was fixed: {msg}");
     s.watch.lap("munge key fixed: node back");
@@ -770,6 +778,10 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
             Err(r.stdout)
         }
     });
+    let started: Vec<String> = nodes
+        .iter()
+        .map(|(host, _)| s.cluster.slurmd_start_time(&ctl, host))
+        .collect();
     let r = s
         .sim
         .run_action("slurmctld/0", "rotate-key", json!({}))
@@ -801,8 +813,11 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
             }
         },
     );
-    for (host, gres) in nodes {
-        s.cluster.wait_node_idle(&ctl, host, gres, REGISTER);
+    // Each node's slurmd was restarted with the new key; the nodes never left IDLE in
+    // slurmctld, so the srun below waits for each new slurmd's registration first.
+    for ((host, gres), before) in nodes.iter().zip(&started) {
+        s.cluster
+            .wait_node_reregistered(&ctl, host, gres, before, REGISTER);
     }
     for (host, _) in nodes {
         let r = s.cluster.run(&ctl, "srun", &["-w", host, "hostname"]).ok();

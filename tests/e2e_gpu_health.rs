@@ -244,6 +244,11 @@ fn gpu_health(suite: Suite) {
         s.status("slurmd/0")
     );
 
+    // The jobs above have left n1 (no COMPLETING flag): sinfo says `drained`, not
+    // `draining`, right after the charm's drain only on a node that holds no job.
+    s.cluster
+        .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
+
     // GPU 1 of n1 reports uncorrectable ECC errors: drained with the exact reason, blocked.
     let mut cfg: Value = serde_json::from_slice(&std::fs::read(s.nvml(&n1)).unwrap()).unwrap();
     cfg["devices"][1]["health"] = json!({"ecc_uncorrected": 4});
@@ -286,6 +291,10 @@ fn gpu_health(suite: Suite) {
         )
         .ok();
     assert_eq!(r.stdout.trim(), n1);
+    // srun returns before slurmctld has seen the job's end on n1 (COMPLETING): drained on a
+    // node still completing that job would read `draining` below.
+    s.cluster
+        .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
 
     // An operator's drain: never lifted, never rewritten, fault or no fault.
     s.cluster

@@ -86,7 +86,11 @@ impl Scenario {
     /// Slurm 22.05 loads a new GresTypes only when slurmd starts, so a node whose slurmd
     /// restarted before the controller's new files is drained for a GRES count mismatch
     /// until the charm's next hook restarts it (`src/charms/slurmd/gres_drain.rs`).
-    fn converge(&mut self, gres: &str) {
+    ///
+    /// slurmctld shows the new `Gres=` from its own files at once, before the node's slurmd
+    /// has loaded them: the node counts as converged once a slurmd started after `before`
+    /// ([`e2e::Cluster::slurmd_start_time`], read before the change) has registered.
+    fn converge(&mut self, gres: &str, before: &str) {
         let (ctl, n1) = (self.ctl(), host(1).0);
         for _ in 0..8 {
             self.update_status();
@@ -94,16 +98,30 @@ impl Scenario {
             if n.as_ref().is_ok_and(|n| {
                 n.get("State") == Some("IDLE")
                     && n.get("Gres").map(e2e::strip_sockets) == Some(gres.to_string())
+                    && n.get("SlurmdStartTime").is_some_and(|t| t != before)
             }) {
                 return;
             }
             std::thread::sleep(Duration::from_secs(3));
         }
-        self.cluster.wait_node_idle(&ctl, &n1, gres, REGISTER);
+        self.cluster
+            .wait_node_reregistered(&ctl, &n1, gres, before, REGISTER);
+    }
+
+    /// Where job `job` writes its output: in this test's own work directory. The hosts see the
+    /// machine's /tmp, and job ids start at 1 in every cluster, so a fixed `/tmp/job-%j.out`
+    /// would be shared by the three versions' clusters running at once.
+    fn job_out(&self, job: &str) -> String {
+        self.work
+            .path()
+            .join(format!("job-{job}.out"))
+            .display()
+            .to_string()
     }
 
     /// `sbatch --gres=<gres> --wrap <script>` on the controller; the job id.
     fn sbatch(&self, gres: &str, script: &str) -> String {
+        let out = self.job_out("%j");
         let r = self
             .cluster
             .run(
@@ -115,7 +133,7 @@ impl Scenario {
                     "--mem=64",
                     &format!("--gres={gres}"),
                     "-o",
-                    "/tmp/job-%j.out",
+                    &out,
                     "--wrap",
                     script,
                 ],
@@ -296,9 +314,9 @@ fn gpu_sharing(suite: Suite) {
         .stdout;
     e2e::eprint_block("scontrol show node -d (two shards in use)", &used);
     for job in [&a, &b] {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         let out = loop {
-            let r = s.cluster.run(&n1, "cat", &[&format!("/tmp/job-{job}.out")]);
+            let r = s.cluster.run(&n1, "cat", &[&s.job_out(job)]);
             if r.success() && r.stdout.contains("SEES_NVIDIA0") {
                 break r.stdout;
             }
@@ -315,8 +333,9 @@ fn gpu_sharing(suite: Suite) {
         .ok();
 
     // MPS: a job asking 50 of the GPU's 100 gets 50 percent of its threads.
+    let started = s.cluster.slurmd_start_time(&ctl, &n1);
     s.set_sharing("mps:100");
-    s.converge("gpu:tesla_t4:1,mps:tesla_t4:100");
+    s.converge("gpu:tesla_t4:1,mps:tesla_t4:100", &started);
     let env = s
         .cluster
         .run(&ctl, "srun", &["--gres=mps:50", "env"])

@@ -9,6 +9,8 @@ mod daemon;
 mod fixtures;
 #[path = "hostile_unit_support.rs"]
 mod hostile;
+#[path = "common/ports.rs"]
+mod ports;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -16,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use daemon::Daemon;
 use fixtures::cluster;
+use ports::free_port;
 use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
@@ -45,13 +48,6 @@ fn daemons() -> Option<(PathBuf, PathBuf, PathBuf)> {
             None
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }
 
 fn short_hostname() -> String {
@@ -436,7 +432,7 @@ fn slurmctld_dies_on_a_duplicated_node() {
         &["gpu-1", "gpu-2", "gpu-10", "cpu-1"],
         private,
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Ok(Some(s)) = ctld.0.try_wait() {
             break s;

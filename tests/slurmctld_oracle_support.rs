@@ -198,7 +198,7 @@ impl Oracle {
                 .expect("start slurmctld"),
         );
         let read_log = || std::fs::read_to_string(dir.path().join("out")).unwrap_or_default();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(_)) = child.0.try_wait() {
                 return Verdict::Refused(format!("{}\n--- slurm.conf ---\n{text}", read_log()));
@@ -216,7 +216,7 @@ impl Oracle {
             }
             assert!(
                 Instant::now() < deadline,
-                "slurmctld {} neither came up nor exited in 30 s:\n{}\n--- slurm.conf ---\n{text}",
+                "slurmctld {} neither came up nor exited in 60 s:\n{}\n--- slurm.conf ---\n{text}",
                 self.version,
                 read_log()
             );
@@ -254,13 +254,10 @@ impl Oracle {
     }
 }
 
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+#[path = "common/ports.rs"]
+mod ports;
+/// A free TCP port on 127.0.0.1, never the same one twice in this test process.
+pub use ports::free_port;
 
 /// This host's short name (SlurmctldHost must name it).
 pub fn short_hostname() -> String {

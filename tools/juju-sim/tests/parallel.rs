@@ -29,11 +29,35 @@ fn per_unit(hooks: &[String], unit: &str) -> Vec<String> {
 #[test]
 fn hooks_of_different_units_overlap_but_each_unit_stays_serial() {
     let mut p = parallel_probe(4);
-    p.script("install", "sleep 0.4\n");
+    // Each install waits until all four units are in their install at once (a barrier), which
+    // only hooks that run side by side can pass; one that waits 30 s alone fails, whatever the
+    // machine's load (a wall-time bound on sleeping installs could not tell load from serial).
+    p.script(
+        "install",
+        "mkdir -p \"$OUT/in-install\"\n\
+         : >\"$OUT/in-install/$(echo \"$JUJU_UNIT_NAME\" | tr / -)\"\n\
+         i=0\n\
+         while [ \"$(ls \"$OUT/in-install\" | wc -l)\" -lt 4 ]; do\n\
+           i=$((i + 1))\n\
+           if [ $i -gt 300 ]; then echo \"$JUJU_UNIT_NAME: alone in install for 30 s\" >&2; exit 1; fi\n\
+           sleep 0.1\n\
+         done\n",
+    );
     let start = Instant::now();
     p.sim.deploy(p.spec("a", 4)).unwrap();
     let took = start.elapsed();
-    assert!(took.as_secs_f64() < 1.2, "4 x 0.4 s installs took {took:?}");
+    for u in ["a/0", "a/1", "a/2", "a/3"] {
+        assert!(
+            !p.sim.is_error(u),
+            "{u}: the installs did not run side by side ({took:?}): {:?}",
+            p.sim
+                .records()
+                .iter()
+                .filter(|r| !r.succeeded())
+                .map(|r| format!("{} {}: {}", r.unit, r.hook, r.stderr))
+                .collect::<Vec<_>>()
+        );
+    }
     let hooks = p.hooks();
     for u in ["a/0", "a/1", "a/2", "a/3"] {
         let mine = per_unit(&hooks, u);
