@@ -6,12 +6,6 @@
 use juju_runtime::{HookContext, HookTools, fail_before_hook, install_logging, run_hook};
 use std::process::ExitCode;
 
-/// mimalloc instead of glibc's malloc: a controller hook at 10,000 units makes and drops
-/// hundreds of thousands of small strings and map nodes, and glibc's allocator (its `free`
-/// consolidation above all) was about a quarter of that hook's time (`perf`, docs/BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // A second subscriber cannot exist in this binary; if installing fails anyway, logs are lost
     // but the hook still runs and failures still reach stderr.

@@ -40,13 +40,26 @@ pub fn settle(
 ) -> BTreeMap<String, String> {
     {
         // Claims by name, so keeping a previous owner costs one lookup, not a scan of all claims.
-        let claimed: FxHashSet<(&str, &str)> = claims
-            .iter()
-            .map(|(n, o)| (n.as_str(), o.as_str()))
-            .collect();
+        let mut claimed: FxHashSet<(&str, &str)> = FxHashSet::default();
+        claimed.reserve(claims.len());
+        claimed.extend(claims.iter().map(|(n, o)| (n.as_str(), o.as_str())));
         previous.retain(|name, owner| claimed.contains(&(name.as_str(), owner.as_str())));
     }
-    for (name, owner) in claims {
+    if previous.len() == claims.len() {
+        // every claim is its owner's (the usual hook): nothing to add
+        return previous;
+    }
+    // the names no one owns yet, in claim order (the first claimant of each wins)
+    let fresh: Vec<(String, String)> = {
+        let mut owned: FxHashSet<&str> = FxHashSet::default();
+        owned.reserve(previous.len());
+        owned.extend(previous.keys().map(String::as_str));
+        claims
+            .into_iter()
+            .filter(|(name, _)| !owned.contains(name.as_str()))
+            .collect()
+    };
+    for (name, owner) in fresh {
         previous.entry(name).or_insert(owner);
     }
     previous
