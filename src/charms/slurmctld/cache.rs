@@ -34,7 +34,7 @@ use std::hash::Hasher;
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 7;
+pub const CACHE_VERSION: u32 = 8;
 
 /// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
@@ -141,7 +141,7 @@ pub struct Cache {
     pub applied: Option<Applied>,
     /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
     /// [`SHAPE_NAME`] and `new_node` false.
-    pub shapes: BTreeMap<String, String>,
+    pub shapes: BTreeMap<String, ShapeJson>,
     /// Names owned first-come ([`super::owners`]).
     #[serde(default)]
     pub owners: super::owners::Owners,
@@ -159,6 +159,35 @@ pub struct Cache {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<(String, String)>,
 }
+
+/// A stored shape: the compact JSON of a checked record, kept in the cache file as JSON (an
+/// object, not a string holding it). At 10,000 distinct nodes the shapes are megabytes, which
+/// as strings were escaped on every write and unescaped on every read; as raw JSON they are
+/// checked once when read and written back as they are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ShapeJson(Box<serde_json::value::RawValue>);
+
+impl ShapeJson {
+    /// A shape from its JSON text (`Err` when it is not JSON: never for a record's own
+    /// serialization).
+    pub fn new(json: String) -> Result<Self, serde_json::Error> {
+        serde_json::value::RawValue::from_string(json).map(ShapeJson)
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for ShapeJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ShapeJson {}
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is
 /// hashed and parsed as it lies, without being escaped into a string.
@@ -257,13 +286,15 @@ impl Cache {
         let mut i = 0u32;
         loop {
             match self.shapes.get(&key) {
-                Some(known) if *known == shape => break,
+                Some(known) if known.as_str() == shape => break,
                 Some(_) => {
                     i += 1;
                     key = format!("{hash}-{i}");
                 }
                 None => {
-                    self.shapes.insert(key.clone(), shape);
+                    let json =
+                        ShapeJson::new(shape).map_err(|e| format!("shape is not JSON: {e}"))?;
+                    self.shapes.insert(key.clone(), json);
                     break;
                 }
             }
@@ -291,15 +322,40 @@ impl Cache {
     /// Serialises the cache: a header line with the format version and the body's hash, then
     /// the body.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let body = serde_json::to_vec(self).unwrap_or_default();
-        let header = Header {
-            version: CACHE_VERSION,
-            hash: content_hash(&body),
+        self.to_bytes_sized(0)
+    }
+
+    /// [`Cache::to_bytes`], given the size the file is expected to have (the one read, which a
+    /// hook changes by a few bytes): the body is written once, in place, after room for the
+    /// header line (its length does not depend on the hash, 16 hex digits), into a buffer of
+    /// about that size. At 10,000 distinct nodes the body is megabytes: growing it by doubling
+    /// and copying it behind the header had made it cost three times its size in memory.
+    pub fn to_bytes_sized(&self, size_hint: usize) -> Vec<u8> {
+        let head = |hash: String| {
+            let mut line = serde_json::to_vec(&Header {
+                version: CACHE_VERSION,
+                hash,
+            })
+            .unwrap_or_default();
+            line.push(b'\n');
+            line
         };
-        let mut out = serde_json::to_vec(&header).unwrap_or_default();
-        out.push(b'\n');
-        out.extend_from_slice(&body);
-        out
+        let room = head(content_hash(b""));
+        let mut out = Vec::with_capacity(room.len() + size_hint + size_hint / 16);
+        out.extend_from_slice(&room);
+        if serde_json::to_writer(&mut out, self).is_err() {
+            out.truncate(room.len());
+        }
+        let line = head(content_hash(&out[room.len()..]));
+        if line.len() == room.len() {
+            out[..line.len()].copy_from_slice(&line);
+            out
+        } else {
+            // not reached (the hash is always 16 hex digits); correct all the same
+            let mut whole = line;
+            whole.extend_from_slice(&out[room.len()..]);
+            whole
+        }
     }
 
     /// Reads a cache; `Err` says why it cannot be trusted.
@@ -399,12 +455,12 @@ mod tests {
         assert_eq!((b.name.as_deref(), b.new_node), (Some("gpu-2"), false));
         assert_eq!(a.shape, b.shape);
         assert_eq!(c.shapes.len(), 1);
-        let shape = NodeRecord::from_relation_value(&c.shapes[&a.shape]).unwrap();
+        let shape = NodeRecord::from_relation_value(c.shapes[&a.shape].as_str()).unwrap();
         assert_eq!(shape.node_name(), SHAPE_NAME);
         assert!(!shape.new_node());
         // the stored value is the shape's own relation value: what fingerprints hash
         // (`desired::shape_digest`) equals what the record serializes to again
-        assert_eq!(shape.to_relation_value(), c.shapes[&a.shape]);
+        assert_eq!(shape.to_relation_value(), c.shapes[&a.shape].as_str());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
-use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
+use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, ShapeJson, fnv1a, oversized};
 use super::owners::{Owners, settle};
 use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
@@ -144,8 +144,8 @@ struct Shape {
     gres: String,
 }
 
-fn load_shape(raw: Option<&String>, memo: &mut RecordsMemo) -> Result<Shape, String> {
-    let raw = raw.ok_or("cached node shape is missing")?;
+fn load_shape(raw: Option<&ShapeJson>, memo: &mut RecordsMemo) -> Result<Shape, String> {
+    let raw = raw.ok_or("cached node shape is missing")?.as_str();
     // Shapes that differ only in their node line (`RealMemory`) share one parsed list of
     // records: 10,000 distinct nodes of one GPU model hold (and parse) one list, not 10,000.
     let record = NodeRecord::from_relation_value_memo(raw, memo).map_err(|e| e.to_string())?;

@@ -355,7 +355,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
-    let cache_bytes = persist(&cache, obs.cache_hash.as_deref());
+    let cache_bytes = persist(&cache, obs.cache_hash.as_deref(), obs.cache_len);
     let index = index_for(&obs, &cache, cache_bytes.as_deref());
     // the cache is serialized: what is left of it is moved into the refusal's variant
     let on_refusal = refused_record
@@ -530,8 +530,8 @@ fn enlisting_status(enlisting: Option<&Enlisting>, ready: &Status) -> Status {
 
 /// The cache's bytes, unless they are the file this hook read (compared by the body hash on
 /// its first line: the file read is not kept).
-fn persist(cache: &Cache, read_hash: Option<&str>) -> Option<Vec<u8>> {
-    let bytes = cache.to_bytes();
+fn persist(cache: &Cache, read_hash: Option<&str>, read_len: usize) -> Option<Vec<u8>> {
+    let bytes = cache.to_bytes_sized(read_len);
     (read_hash.is_none() || header_hash(&bytes).as_deref() != read_hash).then_some(bytes)
 }
 
