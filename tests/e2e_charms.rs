@@ -641,8 +641,22 @@ fn charms_drive_real_slurm(suite: Suite) {
             "rm /etc/default/munge /etc/munge/other.key && systemctl restart munge",
         )
         .ok();
+    let n2_restarts = || {
+        let log = std::fs::read_to_string(n2_root.join("var/log/e2e-systemctl.log")).unwrap();
+        log.lines()
+            .filter(|l| l.contains("systemctl restart") && l.ends_with(" slurmd"))
+            .count()
+    };
+    let restarts_before = n2_restarts();
     s.sim.update_status(Some("slurmd")).expect("update-status");
     s.assert_no_hook_errors();
+    // The charm restarts slurmd itself: on 22.05 it died (`failed`), from 23.11 it still
+    // retries every 10 s (`activating`) and would otherwise be back only at its next try.
+    assert_eq!(
+        n2_restarts(),
+        restarts_before + 1,
+        "the charm did not restart slurmd on {n2} once the key was fixed"
+    );
     // n2 never left IDLE in slurmctld (its slurmd was away for less than SlurmdTimeout): the
     // node is back once the slurmd the charm restarted has registered.
     s.cluster
