@@ -241,3 +241,64 @@ fn node_leaving_the_controller_stops_slurmd_and_removes_its_config() {
         (StatusKind::Blocked, "Need relation: slurmctld")
     );
 }
+
+/// A command that exits `code` printing `stdout`.
+fn exits(command: &str, code: i32, stdout: &str) -> (String, CmdOutput) {
+    let out = CmdOutput {
+        code: Some(code),
+        stdout: stdout.into(),
+        ..Default::default()
+    };
+    (command.into(), out)
+}
+
+/// The `systemctl restart [--no-block] slurmd` lines a hook ran.
+fn slurmd_restarts(out: &common::state::State) -> usize {
+    out.commands_run
+        .iter()
+        .filter(|c| c.starts_with("systemctl restart") && c.ends_with(" slurmd"))
+        .count()
+}
+
+#[test]
+fn a_slurmd_left_retrying_is_restarted_once_when_the_controller_answers_again() {
+    use slurm_charms::charms::slurmd::recovery::CONTROLLER_FAILING_STATE;
+    // A configured node (past node-configured) whose controller check is refused (a wrong
+    // munge key: the port answers, `scontrol ping` fails): the failure is remembered.
+    let (mut state, rel) = configured_node();
+    state.unit_state.insert("new-node".into(), "false".into());
+    let first = run(CharmKind::Slurmd, changed(&rel, "slurmctld", None), &state).unwrap();
+    let mut input = first.clone();
+    input.command_outputs.push(exits(
+        "scontrol ping",
+        1,
+        "Slurmctld(primary) at ctl is DOWN",
+    ));
+    input
+        .command_outputs
+        .push(exits("systemctl is-active", 3, "activating\n"));
+    let refused = run(CharmKind::Slurmd, Event::UpdateStatus, &input).unwrap();
+    assert_eq!(refused.unit_state[CONTROLLER_FAILING_STATE], "true");
+    assert_ne!(refused.status.as_ref().unwrap().kind, StatusKind::Active);
+    assert_eq!(slurmd_restarts(&refused), 0, "{:?}", refused.commands_run);
+
+    // The key fixed: the controller answers while slurmd still retries (`activating`, up to
+    // 10 s before its next try): restarted now, and the failure forgotten.
+    let mut input = refused.clone();
+    input.command_outputs.retain(|(c, _)| c != "scontrol ping");
+    let back = run(CharmKind::Slurmd, Event::UpdateStatus, &input).unwrap();
+    assert_eq!(slurmd_restarts(&back), 1, "{:?}", back.commands_run);
+    assert_eq!(back.unit_state[CONTROLLER_FAILING_STATE], "false");
+    assert_eq!(back.status.as_ref().unwrap().kind, StatusKind::Active);
+
+    // Once: a slurmd still `activating` at the next hook is left alone.
+    let again = run(CharmKind::Slurmd, Event::UpdateStatus, &back).unwrap();
+    assert_eq!(slurmd_restarts(&again), 0, "{:?}", again.commands_run);
+
+    // Without a failed check before, an `activating` slurmd is starting normally: left alone.
+    let mut fresh = back.clone();
+    fresh.unit_state.remove(CONTROLLER_FAILING_STATE);
+    let out = run(CharmKind::Slurmd, Event::UpdateStatus, &fresh).unwrap();
+    assert_eq!(slurmd_restarts(&out), 0, "{:?}", out.commands_run);
+    assert!(!out.unit_state.contains_key(CONTROLLER_FAILING_STATE));
+}

@@ -18,6 +18,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 const REGISTER: Duration = Duration::from_secs(60);
+/// How long the job that spans `rotate-key` waits for the test's marker before it gives up.
+const ROTATION_JOB_LIMIT: Duration = Duration::from_secs(300);
 const T4_2: &str = "gpu:tesla_t4:2";
 const T4_3: &str = "gpu:tesla_t4:3";
 const H100_4: &str = "gpu:nvidia_h100_80gb_hbm3:4";
@@ -639,8 +641,22 @@ fn charms_drive_real_slurm(suite: Suite) {
             "rm /etc/default/munge /etc/munge/other.key && systemctl restart munge",
         )
         .ok();
+    let n2_restarts = || {
+        let log = std::fs::read_to_string(n2_root.join("var/log/e2e-systemctl.log")).unwrap();
+        log.lines()
+            .filter(|l| l.contains("systemctl restart") && l.ends_with(" slurmd"))
+            .count()
+    };
+    let restarts_before = n2_restarts();
     s.sim.update_status(Some("slurmd")).expect("update-status");
     s.assert_no_hook_errors();
+    // The charm restarts slurmd itself: on 22.05 it died (`failed`), from 23.11 it still
+    // retries every 10 s (`activating`) and would otherwise be back only at its next try.
+    assert_eq!(
+        n2_restarts(),
+        restarts_before + 1,
+        "the charm did not restart slurmd on {n2} once the key was fixed"
+    );
     // n2 never left IDLE in slurmctld (its slurmd was away for less than SlurmdTimeout): the
     // node is back once the slurmd the charm restarted has registered.
     s.cluster
@@ -751,6 +767,18 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
     let key = |host: &str| std::fs::read(s.cluster.root(host).join(key_path)).unwrap();
     let old = key(&ctl);
     let (first, _) = nodes[0];
+    // The job runs until the test creates `marker`, which it does only after the rotation has
+    // finished, so the job spans the whole rotation however long it takes; the job gives up
+    // (exit 3) if the marker never comes, so it cannot outlive a failed test. Its output goes to
+    // the test's work directory (the hosts share the machine's /tmp, docs/e2e.md).
+    let marker = s.work.path().join("rotate-key.marker");
+    let output = s.work.path().join("rotate-key.out");
+    let script = format!(
+        "echo started; n=0; while [ ! -e {m} ]; do n=$((n+1)); \
+         if [ $n -ge {polls} ]; then echo no marker; exit 3; fi; sleep 0.1; done; echo marker seen",
+        m = marker.display(),
+        polls = ROTATION_JOB_LIMIT.as_millis() / 100,
+    );
     let job = s
         .cluster
         .run(
@@ -759,23 +787,31 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
             &[
                 "--parsable",
                 "-o",
-                "/dev/null",
+                &output.display().to_string(),
                 "-w",
                 first,
                 "--wrap",
-                "sleep 6",
+                &script,
             ],
         )
         .ok()
         .stdout
         .trim()
         .to_string();
-    s.cluster.wait_for("the job to start", REGISTER, || {
+    let job_state = |s: &Scenario| {
         let r = s.cluster.run(&ctl, "scontrol", &["show", "job", &job]);
-        if r.stdout.contains("JobState=RUNNING") {
+        let info = e2e::NodeInfo::parse(&r.stdout);
+        (
+            info.get("JobState").unwrap_or("?").to_string(),
+            info.get("ExitCode").unwrap_or("?").to_string(),
+        )
+    };
+    let job_output = || std::fs::read_to_string(&output).unwrap_or_default();
+    s.cluster.wait_for("the job to start", REGISTER, || {
+        if job_state(s).0 == "RUNNING" && job_output().contains("started") {
             Ok(())
         } else {
-            Err(r.stdout)
+            Err(format!("{:?}, output {:?}", job_state(s), job_output()))
         }
     });
     let started: Vec<String> = nodes
@@ -801,18 +837,32 @@ fn rotate_key_keeps_the_cluster_working(s: &mut Scenario, nodes: &[(&str, &str)]
             .collect()
     });
     assert_eq!(revisions, vec![vec![2]], "the old revision is removed");
+    // The job outlived the rotation: still running (a job the rotation killed would read
+    // FAILED, NODE_FAIL or CANCELLED here), then finishes well once the marker exists.
+    let (state, _) = job_state(s);
+    assert_eq!(
+        state,
+        "RUNNING",
+        "the job submitted before the rotation is no longer running after it; output {:?}\n{}",
+        job_output(),
+        s.cluster.logs()
+    );
+    std::fs::write(&marker, b"").unwrap();
     s.cluster.wait_for(
         "the job submitted before the rotation to finish",
         REGISTER,
-        || {
-            let r = s.cluster.run(&ctl, "scontrol", &["show", "job", &job]);
-            if r.stdout.contains("JobState=COMPLETED") {
-                Ok(())
-            } else {
-                Err(r.to_string())
-            }
+        || match job_state(s) {
+            (st, _) if st == "RUNNING" || st == "COMPLETING" => Err(st),
+            done => Ok(done),
         },
     );
+    assert_eq!(
+        job_state(s),
+        ("COMPLETED".to_string(), "0:0".to_string()),
+        "the job submitted before the rotation; output {:?}",
+        job_output()
+    );
+    assert_eq!(job_output(), "started\nmarker seen\n");
     // Each node's slurmd was restarted with the new key; the nodes never left IDLE in
     // slurmctld, so the srun below waits for each new slurmd's registration first.
     for ((host, gres), before) in nodes.iter().zip(&started) {

@@ -19,6 +19,7 @@ pub mod health;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod recovery;
 pub mod sharing;
 pub mod steady;
 

@@ -66,8 +66,15 @@ pub struct Observed {
     pub drop_in_on_disk: Option<Vec<u8>>,
     /// GPU device files (`/dev/nvidia*`) that exist.
     pub device_files_present: BTreeSet<String>,
-    /// `systemctl is-active slurmd` (asked only once the controller is known).
+    /// `systemctl is-active slurmd` (asked only once the controller is known): running, or
+    /// started and not ready yet (`activating`).
     pub slurmd_active: bool,
+    /// `systemctl is-active slurmd` said `activating`: started, not ready (a configless slurmd
+    /// of 23.11+ still fetching its config, retrying every 10 s).
+    pub slurmd_activating: bool,
+    /// The last full hook's controller check failed (unit state
+    /// [`super::recovery::CONTROLLER_FAILING_STATE`]).
+    pub controller_failed_before: bool,
     /// The controller's answer at the config server `cluster_info` names, when it is valid.
     pub controller: Option<ControllerProbe>,
     /// True when the relation is being removed in this hook.
@@ -210,16 +217,18 @@ pub fn observe<B: SecretBackend>(
     };
     let inventory =
         crate::gpu::detect(&DetectOptions::from_host_root(host.root())).map_err(Arc::new);
-    let (slurmd_active, controller) = match &cluster_info {
-        Some(Ok(info)) => (
-            {
-                // "activating": started and waiting for its config (Type=notify, 23.11+)
-                let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
-                state.success() || state.stdout.trim() == "activating"
-            },
-            Some(probe_controller(host, &info.conf_server())),
-        ),
-        _ => (false, None),
+    let (slurmd_active, slurmd_activating, controller) = match &cluster_info {
+        Some(Ok(info)) => {
+            // "activating": started and waiting for its config (Type=notify, 23.11+)
+            let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
+            let activating = !state.success() && state.stdout.trim() == "activating";
+            (
+                state.success() || activating,
+                activating,
+                Some(probe_controller(host, &info.conf_server())),
+            )
+        }
+        _ => (false, false, None),
     };
     // A node that has never had a GPU has no GPU health to act on: Slurm is not asked.
     let has_gpus = inventory.as_ref().is_ok_and(|inv| !inv.health.is_empty())
@@ -263,6 +272,12 @@ pub fn observe<B: SecretBackend>(
         drop_in_on_disk: host.read(SLURMD_DROP_IN)?,
         device_files_present: device_files(host)?,
         slurmd_active,
+        slurmd_activating,
+        controller_failed_before: super::recovery::failed_before(
+            state
+                .get(super::recovery::CONTROLLER_FAILING_STATE)
+                .map(String::as_str),
+        ),
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
         verdict,

@@ -75,12 +75,14 @@ pub struct SlurmdPlan {
     pub status: Status,
 }
 
-/// Plans one slurmd hook or action: the reconcile, then the GPU health check's part
+/// Plans one slurmd hook or action: the reconcile, then the restart of a slurmd left retrying
+/// the controller ([`super::recovery`]), the GPU health check's part
 /// ([`super::health::plan_health`]: remembered GPUs, drain or resume, blocked status), the
 /// driver install's, and the restart of a node Slurm drained for a GRES count mismatch
 /// ([`super::gres_drain`]).
 pub fn plan(obs: &Observed) -> SlurmdPlan {
     let mut plan = reconcile(obs);
+    super::recovery::plan_recovery(obs, &mut plan);
     super::health::plan_health(obs, &mut plan);
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
