@@ -56,6 +56,31 @@ fn writes_atomically_and_skips_identical_bytes() {
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 }
 
+/// `Host::holds` (what a write compares before rewriting) reads a file of the same size in
+/// pieces and tells any differing byte, a size apart without reading, absence as `false`.
+#[test]
+fn holds_compares_in_pieces() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    assert!(!host.holds("/var/lib/x/cache", &big).unwrap());
+    assert!(host.write("/var/lib/x/cache", &big, 0o600, None).unwrap());
+    assert!(host.holds("/var/lib/x/cache", &big).unwrap());
+    for at in [0, 65_535, 65_536, 131_072, 199_999] {
+        let mut other = big.clone();
+        other[at] ^= 1;
+        assert!(!host.holds("/var/lib/x/cache", &other).unwrap(), "{at}");
+    }
+    assert!(!host.holds("/var/lib/x/cache", &big[..199_999]).unwrap());
+    assert!(host.write("/var/lib/x/empty", b"", 0o600, None).unwrap());
+    assert!(host.holds("/var/lib/x/empty", b"").unwrap());
+    assert!(!host.holds("/var/lib/x/empty", b"a").unwrap());
+    // anything but a file fails as reading it does
+    std::fs::create_dir_all(dir.path().join("var/lib/x/dir")).unwrap();
+    assert!(host.holds("/var/lib/x/dir", b"").is_err());
+}
+
 #[test]
 fn commands_are_recorded_and_failures_explained() {
     let runner = RecordingRunner::default();

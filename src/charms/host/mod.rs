@@ -127,6 +127,43 @@ impl<'r> Host<'r> {
         Ok(Some(format!("{:016x}", h.digest())))
     }
 
+    /// Whether the file holds exactly `data`, compared in pieces after its size (a changed
+    /// file of another size is not read at all; the relation cache is megabytes at 10,000
+    /// distinct nodes and was read whole before every write); `false` if it does not exist.
+    /// Anything but a regular file is read as before, so its error is the read's.
+    pub fn holds(&self, host_path: &str, data: &[u8]) -> Result<bool, HostError> {
+        use std::io::Read;
+        let path = self.path(host_path);
+        let mut file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(source) => return Err(HostError::Read { path, source }),
+        };
+        let meta = file.metadata().map_err(|source| HostError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Ok(self.read(host_path)?.as_deref() == Some(data));
+        }
+        if meta.len() != data.len() as u64 {
+            return Ok(false);
+        }
+        let mut buf = vec![0u8; (64 * 1024).min(data.len().max(1))];
+        let mut rest = data;
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(rest.is_empty()),
+                Ok(n) => match rest.split_at_checked(n) {
+                    Some((head, tail)) if head == &buf[..n] => rest = tail,
+                    _ => return Ok(false),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(HostError::Read { path, source }),
+            }
+        }
+    }
+
     /// Removes a file; absent is fine.
     pub fn remove(&self, host_path: &str) -> Result<(), HostError> {
         let path = self.path(host_path);
@@ -171,7 +208,7 @@ impl<'r> Host<'r> {
         synced: bool,
     ) -> Result<bool, HostError> {
         let path = self.path(host_path);
-        if self.read(host_path)?.as_deref() == Some(data) {
+        if self.holds(host_path, data)? {
             let meta = std::fs::metadata(&path).map_err(|source| HostError::Read {
                 path: path.clone(),
                 source,
