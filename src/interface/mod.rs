@@ -20,7 +20,7 @@ pub use cluster_info::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL,
     MungeKey, MungeKeyRef,
 };
-pub use node::{NODE_KEY, NodeRecord, RecordsMemo};
+pub use node::{NODE_KEY, NodeRecord, RecordsMemo, join_shape_parts};
 pub use partition::{PARTITION_KEY, PartitionRecord};
 pub use verdicts::{VERDICTS_KEY, Verdicts};
 

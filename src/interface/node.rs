@@ -409,23 +409,84 @@ impl NodeRecord {
         raw: &str,
         memo: &mut RecordsMemo,
     ) -> Result<Self, InterfaceError> {
-        let mut quick = || -> Option<Result<Self, InterfaceError>> {
-            let wire: NodeRecordWireRaw = serde_json::from_str(raw).ok()?;
-            let (gres, checked) = match wire.gres {
-                Some(text) => memo.records(text.get())?,
-                None => (Arc::default(), false),
-            };
-            let node = node_from_parameters(wire.node_parameters).ok()?;
-            let record = Self::with_records(node, wire.new_node, gres, checked);
-            if let Ok(r) = &record {
-                memo.checked.insert(Arc::as_ptr(&r.gres));
-            }
-            Some(record)
-        };
-        match quick() {
+        let quick = serde_json::from_str::<NodeRecordWireRaw>(raw)
+            .ok()
+            .and_then(|wire| {
+                let gres = wire.gres.map(|text| text.get());
+                Self::from_wire_memo(wire.node_parameters, wire.new_node, gres, memo)
+            });
+        match quick {
             Some(Ok(record)) => Ok(record),
             _ => Self::from_relation_value(raw),
         }
+    }
+
+    /// The record split for storage: its relation value without the `gres` list, and the
+    /// list's JSON (`None` without records). The controller keeps one copy of each distinct
+    /// list: 10,000 nodes that differ in `RealMemory` but carry the same GPUs store their
+    /// kilobyte of GPU records once, not 10,000 times.
+    pub fn to_shape_parts(&self) -> (String, Option<String>) {
+        let mut wire = NodeRecordWire::from(self.clone());
+        let gres = std::mem::take(&mut wire.gres);
+        let node = serde_json::to_string(&wire).unwrap_or_default();
+        let gres = (!gres.is_empty()).then(|| serde_json::to_string(&gres).unwrap_or_default());
+        (node, gres)
+    }
+
+    /// A record from the parts of [`NodeRecord::to_shape_parts`], the list looked up in `memo`
+    /// by its text (as [`NodeRecord::from_relation_value_memo`]). Checked as a whole record;
+    /// an error names what is wrong as [`NodeRecord::from_relation_value`] of the joined
+    /// record would.
+    pub fn from_shape_parts_memo(
+        node: &str,
+        gres: Option<&str>,
+        memo: &mut RecordsMemo,
+    ) -> Result<Self, InterfaceError> {
+        let quick = serde_json::from_str::<NodeRecordWireRaw>(node)
+            .ok()
+            .filter(|wire| wire.gres.is_none())
+            .and_then(|wire| Self::from_wire_memo(wire.node_parameters, wire.new_node, gres, memo));
+        match quick {
+            Some(Ok(record)) => Ok(record),
+            _ => Self::from_relation_value(&join_shape_parts(node, gres)),
+        }
+    }
+
+    /// The record from its node line's wire form and its list's text, the list parsed once
+    /// per distinct text (`None`: something does not parse; the caller then parses the
+    /// whole record for the error).
+    fn from_wire_memo(
+        parameters: NodeParametersWire,
+        new_node: bool,
+        gres: Option<&str>,
+        memo: &mut RecordsMemo,
+    ) -> Option<Result<Self, InterfaceError>> {
+        let (list, checked) = match gres {
+            Some(text) => memo.records(text)?,
+            None => (Arc::default(), false),
+        };
+        let node = node_from_parameters(parameters).ok()?;
+        let record = Self::with_records(node, new_node, list, checked);
+        if let Ok(r) = &record {
+            memo.checked.insert(Arc::as_ptr(&r.gres));
+        }
+        Some(record)
+    }
+}
+
+/// The relation value of a record stored as [`NodeRecord::to_shape_parts`]: the list put back
+/// as the object's `gres` member.
+pub fn join_shape_parts(node: &str, gres: Option<&str>) -> String {
+    match (gres, node.strip_prefix('{')) {
+        (Some(list), Some(rest)) => {
+            let sep = if rest.trim_start().starts_with('}') {
+                ""
+            } else {
+                ","
+            };
+            format!("{{\"gres\":{list}{sep}{rest}")
+        }
+        _ => node.to_owned(),
     }
 }
 
@@ -439,6 +500,34 @@ mod tests {
  "new_node": true,
  "gres": [{"Name": "gpu", "Type": "tesla_t4", "File": "/dev/nvidia[0-1]"},
           {"Name": "gpu", "Type": "l40s", "File": "/dev/nvidia[2-3]"}]}"#;
+
+    #[test]
+    fn a_record_splits_into_shape_parts_and_back() {
+        let rec = NodeRecord::from_relation_value(REFERENCE).unwrap();
+        let (node, gres) = rec.to_shape_parts();
+        assert!(!node.contains("\"gres\""), "{node}");
+        let gres = gres.unwrap();
+        assert!(gres.starts_with('[') && gres.contains("tesla_t4"), "{gres}");
+        let mut memo = RecordsMemo::default();
+        let back = NodeRecord::from_shape_parts_memo(&node, Some(&gres), &mut memo).unwrap();
+        assert_eq!(back, rec);
+        assert_eq!(
+            NodeRecord::from_relation_value(&join_shape_parts(&node, Some(&gres))).unwrap(),
+            rec
+        );
+        // a list that does not belong (more records than Gres= counts) is refused as the
+        // joined record is, with the same message
+        let bad = gres.replace(
+            ']',
+            r#",{"Name":"gpu","Type":"l40s","File":"/dev/nvidia9"}]"#,
+        );
+        let err = NodeRecord::from_shape_parts_memo(&node, Some(&bad), &mut memo).unwrap_err();
+        let whole =
+            NodeRecord::from_relation_value(&join_shape_parts(&node, Some(&bad))).unwrap_err();
+        assert_eq!(err.to_string(), whole.to_string());
+        // a node part that carries a list itself is not a stored shape
+        assert!(NodeRecord::from_shape_parts_memo(REFERENCE, Some(&gres), &mut memo).is_err());
+    }
 
     #[test]
     fn parses_the_reference_record_and_round_trips() {

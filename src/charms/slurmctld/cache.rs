@@ -6,7 +6,8 @@
 //! when its bytes changed). It holds, per relation, the remote application, its raw
 //! `partition` value, each remote unit's `node` record already checked and split into its
 //! name, `new_node` flag and *shape* (the record with a placeholder name and `new_node` false,
-//! stored once per distinct shape in [`Cache::shapes`]) or the reason it was rejected, and the
+//! stored once per distinct shape in [`Cache::shapes`], its `gres` list once per distinct list
+//! in [`Cache::gres_lists`]) or the reason it was rejected, and the
 //! `cluster_info` we last published there. What slurmctld runs (node → GRES, DownNodes, a hash
 //! of the files) is kept once, in the applied record ([`super::accepted`]), not here. A hook
 //! therefore parses only the one record its event is about; thousands of identical nodes share
@@ -34,7 +35,7 @@ use std::hash::Hasher;
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 8;
+pub const CACHE_VERSION: u32 = 9;
 
 /// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
@@ -139,9 +140,14 @@ pub struct Cache {
     /// one copy, moved here when observed, so a hook parses and writes it once.
     #[serde(skip)]
     pub applied: Option<Applied>,
-    /// Node shapes by key: the compact JSON of a checked record with `NodeName` set to
-    /// [`SHAPE_NAME`] and `new_node` false.
-    pub shapes: BTreeMap<String, ShapeJson>,
+    /// Node shapes by key: a checked record with `NodeName` set to [`SHAPE_NAME`] and
+    /// `new_node` false, stored as its parts ([`NodeRecord::to_shape_parts`]): the record
+    /// without its `gres` list, and the key of the list in [`Cache::gres_lists`].
+    pub shapes: BTreeMap<String, StoredShape>,
+    /// The shapes' `gres` lists by key, each distinct list once: nodes that differ only in
+    /// their node line (`RealMemory`) share one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gres_lists: BTreeMap<String, ShapeJson>,
     /// Names owned first-come ([`super::owners`]).
     #[serde(default)]
     pub owners: super::owners::Owners,
@@ -160,7 +166,18 @@ pub struct Cache {
     pub status: Option<(String, String)>,
 }
 
-/// A stored shape: the compact JSON of a checked record, kept in the cache file as JSON (an
+/// One entry of [`Cache::shapes`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredShape {
+    /// The record without its `gres` list.
+    #[serde(rename = "n")]
+    pub node: ShapeJson,
+    /// The key of its list in [`Cache::gres_lists`] (`None`: no records).
+    #[serde(rename = "g", default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<String>,
+}
+
+/// A stored shape part: the compact JSON of a checked record's part, kept in the cache file as JSON (an
 /// object, not a string holding it). At 10,000 distinct nodes the shapes are megabytes, which
 /// as strings were escaped on every write and unescaped on every read; as raw JSON they are
 /// checked once when read and written back as they are.
@@ -188,6 +205,26 @@ impl PartialEq for ShapeJson {
 }
 
 impl Eq for ShapeJson {}
+
+/// Stores `value` in `table` under `hash` (a colliding different value gets a numbered key:
+/// `hash-1`, …) and returns its key.
+fn insert_keyed<T: PartialEq>(table: &mut BTreeMap<String, T>, hash: String, value: T) -> String {
+    let mut key = hash.clone();
+    let mut i = 0u32;
+    loop {
+        match table.get(&key) {
+            Some(known) if *known == value => return key,
+            Some(_) => {
+                i += 1;
+                key = format!("{hash}-{i}");
+            }
+            None => {
+                table.insert(key.clone(), value);
+                return key;
+            }
+        }
+    }
+}
 
 /// The file's first line; the body (the [`Cache`] as JSON) follows on the second, so it is
 /// hashed and parsed as it lies, without being escaped into a string.
@@ -277,28 +314,26 @@ impl Cache {
             return Err(oversized("node", raw.len()));
         }
         let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
-        let shape = record
+        let (node, gres) = record
             .renamed(NodeName::placeholder(), false)
-            .to_relation_value();
-        let hash = fnv1a(&[shape.as_bytes()]);
-        // The hash names the shape; a colliding different shape gets a numbered key.
-        let mut key = hash.clone();
-        let mut i = 0u32;
-        loop {
-            match self.shapes.get(&key) {
-                Some(known) if known.as_str() == shape => break,
-                Some(_) => {
-                    i += 1;
-                    key = format!("{hash}-{i}");
-                }
-                None => {
-                    let json =
-                        ShapeJson::new(shape).map_err(|e| format!("shape is not JSON: {e}"))?;
-                    self.shapes.insert(key.clone(), json);
-                    break;
-                }
+            .to_shape_parts();
+        let not_json = |e: serde_json::Error| format!("shape is not JSON: {e}");
+        let gres = match gres {
+            Some(list) => {
+                let hash = fnv1a(&[list.as_bytes()]);
+                let list = ShapeJson::new(list).map_err(not_json)?;
+                Some(insert_keyed(&mut self.gres_lists, hash, list))
             }
-        }
+            None => None,
+        };
+        // The hash of both parts names the shape.
+        let hash = fnv1a(&[
+            node.as_bytes(),
+            b"\n",
+            gres.as_deref().unwrap_or_default().as_bytes(),
+        ]);
+        let node = ShapeJson::new(node).map_err(not_json)?;
+        let key = insert_keyed(&mut self.shapes, hash, StoredShape { node, gres });
         Ok(CachedNode {
             name: Some(record.node_name().clone()),
             new_node: record.new_node(),
@@ -317,6 +352,12 @@ impl Cache {
             .map(|n| n.shape.as_str())
             .collect();
         self.shapes.retain(|k, _| used.contains(k.as_str()));
+        let lists: BTreeSet<&str> = self
+            .shapes
+            .values()
+            .filter_map(|s| s.gres.as_deref())
+            .collect();
+        self.gres_lists.retain(|k, _| lists.contains(k.as_str()));
     }
 
     /// Serialises the cache: a header line with the format version and the body's hash, then
@@ -455,12 +496,18 @@ mod tests {
         assert_eq!((b.name.as_deref(), b.new_node), (Some("gpu-2"), false));
         assert_eq!(a.shape, b.shape);
         assert_eq!(c.shapes.len(), 1);
-        let shape = NodeRecord::from_relation_value(c.shapes[&a.shape].as_str()).unwrap();
+        let stored = &c.shapes[&a.shape];
+        let list = stored.gres.as_ref().map(|k| c.gres_lists[k].as_str());
+        let joined = crate::interface::join_shape_parts(stored.node.as_str(), list);
+        let shape = NodeRecord::from_relation_value(&joined).unwrap();
         assert_eq!(shape.node_name(), SHAPE_NAME);
         assert!(!shape.new_node());
-        // the stored value is the shape's own relation value: what fingerprints hash
-        // (`desired::shape_digest`) equals what the record serializes to again
-        assert_eq!(shape.to_relation_value(), c.shapes[&a.shape].as_str());
+        // the stored parts are the shape's own: what fingerprints hash
+        // (`desired::shape_digest`) equals what the record splits into again
+        assert_eq!(
+            shape.to_shape_parts(),
+            (stored.node.as_str().to_owned(), list.map(str::to_owned))
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
-use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, ShapeJson, fnv1a, oversized};
+use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
 use super::owners::{Owners, settle};
 use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
@@ -55,17 +55,18 @@ pub struct AcceptedNode {
     /// Its shape's node line (placeholder `NodeName`: the map key is the name), shared by
     /// every node of that shape.
     pub node: Arc<NodeConf>,
-    /// FNV-1a state after the shape's relation value (as the cache keeps it) and a newline:
-    /// where each node's fingerprint ([`super::refusal::fingerprints`]) starts, computed once
-    /// per shape when it is read, so no shape is serialized again to fingerprint it.
+    /// FNV-1a state after the shape's key in the cache (the hash of its stored parts) and a
+    /// newline: where each node's fingerprint ([`super::refusal::fingerprints`]) starts,
+    /// computed once per shape when it is read, so no shape is serialized again to
+    /// fingerprint it.
     pub shape_digest: u64,
 }
 
-/// The FNV-1a state after a shape's relation value and a newline (see
+/// The FNV-1a state after a text standing for a shape (its cache key) and a newline (see
 /// [`AcceptedNode::shape_digest`]).
-pub fn shape_digest(shape_json: &str) -> u64 {
+pub fn shape_digest(shape: &str) -> u64 {
     let mut h = fnv::FnvHasher::default();
-    h.write(shape_json.as_bytes());
+    h.write(shape.as_bytes());
     h.write(b"\n");
     h.finish()
 }
@@ -144,15 +145,30 @@ struct Shape {
     gres: String,
 }
 
-fn load_shape(raw: Option<&ShapeJson>, memo: &mut RecordsMemo) -> Result<Shape, String> {
-    let raw = raw.ok_or("cached node shape is missing")?.as_str();
+fn load_shape(key: &str, cache: &Cache, memo: &mut RecordsMemo) -> Result<Shape, String> {
+    let stored = cache
+        .shapes
+        .get(key)
+        .ok_or("cached node shape is missing")?;
+    let list = match &stored.gres {
+        Some(k) => Some(
+            cache
+                .gres_lists
+                .get(k)
+                .ok_or("cached gres list is missing")?
+                .as_str(),
+        ),
+        None => None,
+    };
     // Shapes that differ only in their node line (`RealMemory`) share one parsed list of
     // records: 10,000 distinct nodes of one GPU model hold (and parse) one list, not 10,000.
-    let record = NodeRecord::from_relation_value_memo(raw, memo).map_err(|e| e.to_string())?;
+    let record = NodeRecord::from_shape_parts_memo(stored.node.as_str(), list, memo)
+        .map_err(|e| e.to_string())?;
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
     Ok(Shape {
-        digest: shape_digest(raw),
+        // the key is the hash of both stored parts: it stands for the shape's content
+        digest: shape_digest(key),
         node: Arc::new(node),
         lines,
         gres,
@@ -308,7 +324,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 continue;
             }
             let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
-                let shape = load_shape(cache.shapes.get(&cached.shape), &mut records_memo)?;
+                let shape = load_shape(&cached.shape, cache, &mut records_memo)?;
                 shapes.push(shape);
                 Ok(shapes.len() - 1)
             });
