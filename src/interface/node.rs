@@ -119,20 +119,19 @@ impl TryFrom<NodeRecordWire> for NodeRecord {
     }
 }
 
-/// [`NodeRecordWire`] with `gres` left as its JSON text, to look it up in a [`RecordsMemo`].
+/// [`NodeRecordWire`] without `gres`: the node part of a stored shape
+/// ([`NodeRecord::to_shape_parts`]); a part that carries a list of its own does not read.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct NodeRecordWireRaw<'a> {
+struct NodeLineWire {
     node_parameters: NodeParametersWire,
     new_node: bool,
-    #[serde(default, borrow)]
-    gres: Option<&'a serde_json::value::RawValue>,
 }
 
 /// gres.conf record lists already parsed, by their JSON text (and by content): the controller
 /// reads thousands of node shapes that differ in their node line (`RealMemory`) but carry the
 /// same GPU records; each distinct list is parsed and held once
-/// ([`NodeRecord::from_relation_value_memo`]).
+/// ([`NodeRecord::from_shape_parts_memo`]).
 #[derive(Debug, Default)]
 pub struct RecordsMemo {
     by_text: FxHashMap<Box<str>, NodeRecords>,
@@ -401,26 +400,6 @@ impl NodeRecord {
         super::from_relation_json(NODE_KEY, raw)
     }
 
-    /// [`NodeRecord::from_relation_value`] with the `gres` list looked up in `memo` by its
-    /// text (parsed only when new) and shared: the same record, the same checks. Anything that
-    /// does not parse this way is parsed again by [`NodeRecord::from_relation_value`], so a
-    /// refusal reads exactly as there.
-    pub fn from_relation_value_memo(
-        raw: &str,
-        memo: &mut RecordsMemo,
-    ) -> Result<Self, InterfaceError> {
-        let quick = serde_json::from_str::<NodeRecordWireRaw>(raw)
-            .ok()
-            .and_then(|wire| {
-                let gres = wire.gres.map(|text| text.get());
-                Self::from_wire_memo(wire.node_parameters, wire.new_node, gres, memo)
-            });
-        match quick {
-            Some(Ok(record)) => Ok(record),
-            _ => Self::from_relation_value(raw),
-        }
-    }
-
     /// The record split for storage: its relation value without the `gres` list, and the
     /// list's JSON (`None` without records). The controller keeps one copy of each distinct
     /// list: 10,000 nodes that differ in `RealMemory` but carry the same GPUs store their
@@ -434,43 +413,31 @@ impl NodeRecord {
     }
 
     /// A record from the parts of [`NodeRecord::to_shape_parts`], the list looked up in `memo`
-    /// by its text (as [`NodeRecord::from_relation_value_memo`]). Checked as a whole record;
-    /// an error names what is wrong as [`NodeRecord::from_relation_value`] of the joined
-    /// record would.
+    /// by its text (parsed only when new) and shared: the same record, the same checks. Anything
+    /// that does not read this way is parsed again as the joined record by
+    /// [`NodeRecord::from_relation_value`], so a refusal reads exactly as there.
     pub fn from_shape_parts_memo(
         node: &str,
         gres: Option<&str>,
         memo: &mut RecordsMemo,
     ) -> Result<Self, InterfaceError> {
-        let quick = serde_json::from_str::<NodeRecordWireRaw>(node)
-            .ok()
-            .filter(|wire| wire.gres.is_none())
-            .and_then(|wire| Self::from_wire_memo(wire.node_parameters, wire.new_node, gres, memo));
-        match quick {
+        let mut quick = || -> Option<Result<Self, InterfaceError>> {
+            let wire: NodeLineWire = serde_json::from_str(node).ok()?;
+            let (list, checked) = match gres {
+                Some(text) => memo.records(text)?,
+                None => (Arc::default(), false),
+            };
+            let line = node_from_parameters(wire.node_parameters).ok()?;
+            let record = Self::with_records(line, wire.new_node, list, checked);
+            if let Ok(r) = &record {
+                memo.checked.insert(Arc::as_ptr(&r.gres));
+            }
+            Some(record)
+        };
+        match quick() {
             Some(Ok(record)) => Ok(record),
             _ => Self::from_relation_value(&join_shape_parts(node, gres)),
         }
-    }
-
-    /// The record from its node line's wire form and its list's text, the list parsed once
-    /// per distinct text (`None`: something does not parse; the caller then parses the
-    /// whole record for the error).
-    fn from_wire_memo(
-        parameters: NodeParametersWire,
-        new_node: bool,
-        gres: Option<&str>,
-        memo: &mut RecordsMemo,
-    ) -> Option<Result<Self, InterfaceError>> {
-        let (list, checked) = match gres {
-            Some(text) => memo.records(text)?,
-            None => (Arc::default(), false),
-        };
-        let node = node_from_parameters(parameters).ok()?;
-        let record = Self::with_records(node, new_node, list, checked);
-        if let Ok(r) = &record {
-            memo.checked.insert(Arc::as_ptr(&r.gres));
-        }
-        Some(record)
     }
 }
 
@@ -618,31 +585,55 @@ mod tests {
         let other = REFERENCE
             .replace(r#""NodeName": "node1""#, r#""NodeName": "node2""#)
             .replace(r#""RealMemory": "31848""#, r#""RealMemory": "31000""#);
-        let a = NodeRecord::from_relation_value_memo(REFERENCE, &mut memo).unwrap();
-        let b = NodeRecord::from_relation_value_memo(&other, &mut memo).unwrap();
+        let parts = |raw: &str| {
+            NodeRecord::from_relation_value(raw)
+                .unwrap()
+                .to_shape_parts()
+        };
+        let read = |(node, gres): &(String, Option<String>), memo: &mut RecordsMemo| {
+            NodeRecord::from_shape_parts_memo(node, gres.as_deref(), memo)
+        };
+        let (pa, pb) = (parts(REFERENCE), parts(&other));
+        let a = read(&pa, &mut memo).unwrap();
+        let b = read(&pb, &mut memo).unwrap();
         assert_eq!(a, NodeRecord::from_relation_value(REFERENCE).unwrap());
         assert_eq!(b, NodeRecord::from_relation_value(&other).unwrap());
         assert!(Arc::ptr_eq(&a.gres, &b.gres), "one list for both shapes");
         // The same content written differently shares the list too.
-        let spaced = other.replace(
-            r#"{"Name": "gpu", "Type": "l40s""#,
-            r#"{"Type": "l40s", "Name": "gpu""#,
+        let spaced = (
+            pb.0.clone(),
+            pb.1.as_ref().map(|g| g.replace("\":\"", "\": \"")),
         );
-        let c = NodeRecord::from_relation_value_memo(&spaced, &mut memo).unwrap();
+        assert_ne!(spaced.1, pb.1);
+        let c = read(&spaced, &mut memo).unwrap();
         assert!(Arc::ptr_eq(&a.gres, &c.gres));
-        // Refusals read exactly as the plain parse's, whether the list is new or known.
+        // Refusals read exactly as the plain parse of the joined record's, whether the list
+        // is new or known.
+        let (node, gres) = (pa.0.as_str(), pa.1.clone().unwrap());
+        let with_node = |n: String| (n, Some(gres.clone()));
         for bad in [
-            REFERENCE.replace("/dev/nvidia[2-3]", "/dev/nvidia2"),
-            REFERENCE.replace(r#", "gpu:l40s:2""#, ""),
-            REFERENCE.replace(r#""CPUs": "16""#, r#""CPUs": 16"#),
-            REFERENCE.replace(r#""Type": "tesla_t4""#, r#""Type": "Tesla T4""#),
-            REFERENCE.replace(r#""new_node": true"#, r#""new_node": true, "x": 1"#),
-            REFERENCE.replace(r#""RealMemory": "31848""#, r#""RealMemory": "318 48""#),
-            format!("{REFERENCE} x"),
-            "{not json".to_string(),
+            (
+                node.to_owned(),
+                Some(gres.replace("/dev/nvidia[2-3]", "/dev/nvidia2")),
+            ),
+            with_node(node.replace(r#","gpu:l40s:2""#, "")),
+            with_node(node.replace(r#""CPUs":"16""#, r#""CPUs":16"#)),
+            (
+                node.to_owned(),
+                Some(gres.replace(r#""Type":"tesla_t4""#, r#""Type":"Tesla T4""#)),
+            ),
+            with_node(node.replace(r#""new_node":true"#, r#""new_node":true,"x":1"#)),
+            with_node(node.replace(r#""RealMemory":"31848""#, r#""RealMemory":"318 48""#)),
+            with_node(format!("{node} x")),
+            with_node("{not json".to_string()),
         ] {
-            let memo_err = NodeRecord::from_relation_value_memo(&bad, &mut memo).unwrap_err();
-            assert_eq!(memo_err.to_string(), err(&bad), "{bad}");
+            assert!(
+                bad.0 != node || bad.1.as_deref() != Some(gres.as_str()),
+                "the edit took"
+            );
+            let memo_err = read(&bad, &mut memo).unwrap_err();
+            let joined = join_shape_parts(&bad.0, bad.1.as_deref());
+            assert_eq!(memo_err.to_string(), err(&joined), "{joined}");
         }
     }
 

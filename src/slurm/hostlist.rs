@@ -181,13 +181,7 @@ fn split_number(name: &str) -> (&str, &str) {
 pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
     let (prefix, digits) = split_number(name);
     let significant = digits.trim_start_matches('0');
-    let value = if significant.len() <= 18 {
-        significant
-            .bytes()
-            .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'))
-    } else {
-        0
-    };
+    let value = parse_digits(significant).unwrap_or(0);
     (
         prefix,
         significant.len(),
@@ -228,24 +222,16 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
         let (prefix, digits) = split_number(n);
         match parse_digits(digits) {
             Some(v) => {
-                if prefix != run.0 && !run.1.is_empty() {
-                    let done = std::mem::take(&mut run.1);
-                    by_prefix.entry(run.0).or_default().1.extend(done);
+                if prefix != run.0 {
+                    hand_over(&mut by_prefix, &mut run);
+                    run.0 = prefix;
                 }
-                run.0 = prefix;
                 run.1.push((v, digits.len()));
             }
             None => by_prefix.entry(n).or_default().0 = true,
         }
     }
-    if !run.1.is_empty() {
-        let numbers = &mut by_prefix.entry(run.0).or_default().1;
-        if numbers.is_empty() {
-            *numbers = run.1;
-        } else {
-            numbers.extend(run.1);
-        }
-    }
+    hand_over(&mut by_prefix, &mut run);
     let mut chunks: Vec<(&str, Numbered)> = by_prefix.into_iter().collect();
     chunks.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut out = String::with_capacity(16 * names.len().min(64));
@@ -298,6 +284,24 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
         }
     }
     out
+}
+
+/// Moves a run's numbers to its prefix in `by_prefix` (the run's own vector when the prefix
+/// has none yet), leaving the run empty.
+fn hand_over<'a>(
+    by_prefix: &mut FxHashMap<&'a str, Numbered>,
+    run: &mut (&'a str, Vec<(u64, usize)>),
+) {
+    if run.1.is_empty() {
+        return;
+    }
+    let done = std::mem::take(&mut run.1);
+    let numbers = &mut by_prefix.entry(run.0).or_default().1;
+    if numbers.is_empty() {
+        *numbers = done;
+    } else {
+        numbers.extend(done);
+    }
 }
 
 fn push_sep(out: &mut String) {

@@ -107,23 +107,14 @@ impl<'r> Host<'r> {
     /// large file is never held; `None` if it does not exist. What a hook needs to tell whether
     /// a file already holds what it would write.
     pub fn hash(&self, host_path: &str) -> Result<Option<String>, HostError> {
-        use std::io::Read;
-        let path = self.path(host_path);
-        let mut file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(HostError::Read { path, source }),
+        let Some((path, file)) = self.open_existing(host_path)? else {
+            return Ok(None);
         };
         let mut h = xxhash_rust::xxh3::Xxh3::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => h.update(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(HostError::Read { path, source }),
-            }
-        }
+        read_pieces(&path, file, 64 * 1024, |piece| {
+            h.update(piece);
+            true
+        })?;
         Ok(Some(format!("{:016x}", h.digest())))
     }
 
@@ -132,12 +123,8 @@ impl<'r> Host<'r> {
     /// distinct nodes and was read whole before every write); `false` if it does not exist.
     /// Anything but a regular file is read as before, so its error is the read's.
     pub fn holds(&self, host_path: &str, data: &[u8]) -> Result<bool, HostError> {
-        use std::io::Read;
-        let path = self.path(host_path);
-        let mut file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(source) => return Err(HostError::Read { path, source }),
+        let Some((path, file)) = self.open_existing(host_path)? else {
+            return Ok(false);
         };
         let meta = file.metadata().map_err(|source| HostError::Read {
             path: path.clone(),
@@ -149,18 +136,32 @@ impl<'r> Host<'r> {
         if meta.len() != data.len() as u64 {
             return Ok(false);
         }
-        let mut buf = vec![0u8; (64 * 1024).min(data.len().max(1))];
         let mut rest = data;
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => return Ok(rest.is_empty()),
-                Ok(n) => match rest.split_at_checked(n) {
-                    Some((head, tail)) if head == &buf[..n] => rest = tail,
-                    _ => return Ok(false),
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(HostError::Read { path, source }),
-            }
+        let whole = read_pieces(
+            &path,
+            file,
+            (64 * 1024).min(data.len().max(1)),
+            |piece| match rest.split_at_checked(piece.len()) {
+                Some((head, tail)) if head == piece => {
+                    rest = tail;
+                    true
+                }
+                _ => false,
+            },
+        )?;
+        Ok(whole && rest.is_empty())
+    }
+
+    /// The file opened for reading with its host path; `None` if it does not exist.
+    fn open_existing(
+        &self,
+        host_path: &str,
+    ) -> Result<Option<(PathBuf, std::fs::File)>, HostError> {
+        let path = self.path(host_path);
+        match std::fs::File::open(&path) {
+            Ok(f) => Ok(Some((path, f))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(HostError::Read { path, source }),
         }
     }
 
@@ -370,5 +371,34 @@ impl<'r> Host<'r> {
             .next()
             .unwrap_or_default()
             .to_string())
+    }
+}
+
+/// Reads `file` (at `path`, for errors) in pieces of up to `size` bytes, handing each to
+/// `each` until it returns false or the file ends. Returns whether every piece was taken.
+fn read_pieces(
+    path: &Path,
+    mut file: std::fs::File,
+    size: usize,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> Result<bool, HostError> {
+    use std::io::Read;
+    let mut buf = vec![0u8; size];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(true),
+            Ok(n) => {
+                if !each(&buf[..n]) {
+                    return Ok(false);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(source) => {
+                return Err(HostError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
     }
 }

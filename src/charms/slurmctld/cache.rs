@@ -271,8 +271,8 @@ pub fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// FNV-1a 64-bit (the `fnv` crate) of the parts in order, as 16 hex digits: a stable hash for
-/// the cache's integrity line and shape keys (it is stored, so it must not change between
-/// builds, unlike `std`'s or Fx hashing).
+/// small stored keys (shape and gres-list keys, the applied record's file hashes, logged
+/// reasons; it is stored, so it must not change between builds, unlike `std`'s or Fx hashing).
 pub fn fnv1a(parts: &[&[u8]]) -> String {
     let mut h = fnv::FnvHasher::default();
     for part in parts {
