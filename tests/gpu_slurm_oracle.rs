@@ -20,15 +20,13 @@ mod support;
 
 mod gpu_oracle;
 
-use gpu_oracle::records::{Device, Record, devices, final_records, ignored_records};
+use gpu_oracle::records::{Device, devices, final_records, ignored_records, written_records};
 use gpu_oracle::{
     DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity, machine_cpus,
     machine_facts,
 };
 use serde_json::Value;
-use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
-use slurm_charms::charms::slurmctld::desired::{Settings, plan};
-use slurm_charms::charms::slurmd::facts::{NodeOverrides, build_node_record, parse_slurmd_c};
+use slurm_charms::charms::slurmd::facts::parse_slurmd_c;
 use slurm_charms::gpu::Inventory;
 use support::{Fake, built_fake, ci_minor, fixture_text, gi_minor, mig_minors_text};
 
@@ -37,72 +35,7 @@ const CAPS_MAJOR: u32 = 241;
 
 /// What our controller writes for the node: its slurm.conf `NodeName=` line and gres.conf.
 fn controller_files(inv: &Inventory, facts_line: &str) -> (String, String) {
-    let facts = parse_slurmd_c(facts_line).expect("slurmd -C parses");
-    let record = build_node_record(&facts, inv.gres(), &NodeOverrides::default(), false)
-        .expect("node record");
-    let mut cache = Cache::default();
-    let mut rel = CachedRelation {
-        endpoint: "slurmd".into(),
-        id: 1,
-        app: "gpu".into(),
-        partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
-        ..Default::default()
-    };
-    rel.units.insert(
-        "gpu/0".into(),
-        cache.ingest_node(&record.to_relation_value()),
-    );
-    cache.relations.insert("slurmd:1".into(), rel);
-    let settings = Settings {
-        cluster_name: "oracle".into(),
-        default_partition: String::new(),
-        slurm_conf_parameters: String::new(),
-        hostname: "controller".into(),
-        auth: Default::default(),
-    };
-    let p = plan(&settings, &cache);
-    assert!(p.render_error.is_none(), "{:?}", p.render_error);
-    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
-    let slurm_conf = p.slurm_conf.expect("slurm.conf");
-    let prefix = format!("NodeName={} ", facts.node.name);
-    let node_line = slurm_conf
-        .lines()
-        .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no {prefix} line in\n{slurm_conf}"))
-        .to_owned();
-    (node_line, p.gres_conf.unwrap_or_default())
-}
-
-/// Our gres.conf's records, read the way `slurmd -G` prints them.
-fn written_records(gres_conf: &str) -> Vec<Record> {
-    let printed: String = gres_conf
-        .lines()
-        .filter(|l| l.starts_with("NodeName="))
-        .map(|l| {
-            let tokens: Vec<&str> = l.split_whitespace().collect();
-            let get = |k: &str| {
-                tokens
-                    .iter()
-                    .find_map(|t| t.strip_prefix(&format!("{k}=")))
-                    .unwrap_or("(null)")
-            };
-            let file = match get("File") {
-                "(null)" => get("MultipleFiles"),
-                f => f,
-            };
-            let count = match gpu_oracle::records::expand(file).len() {
-                n if file.contains(',') && !file.contains('[') => n.min(1),
-                n => n,
-            };
-            format!(
-                "Gres Name=gpu Type={} Count={count} File={file} Cores={} Links={}\n",
-                get("Type"),
-                get("Cores"),
-                get("Links")
-            )
-        })
-        .collect();
-    final_records(&printed)
+    gpu_probe::controller_files(inv, facts_line).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Device nodes for every GPU of the fixture and the nvidia-caps of its MIG instances.
@@ -395,6 +328,39 @@ fn exceptions(version: Version, fixture: &str) -> Vec<Exception> {
     out
 }
 
+/// A fixture recorded on a machine with real GPUs (`real_<machine>`, a link to
+/// `tests/fixtures/real-gpu/<machine>/nvml.json`, `docs/real-gpu.md`): Slurm's plugin reading
+/// the fake must print what it printed reading the real NVML there, `Cores=` aside (the fixture's
+/// affinity was fitted to this machine's CPUs; `tests/gpu_real_hardware.rs` compares the cores
+/// on the recorded topology).
+fn same_as_on_real_gpu(version: Version, fixture: &str, on_fake: &[Device]) {
+    let Some(machine) = fixture.strip_prefix("real_") else {
+        return;
+    };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/fixtures/real-gpu/{machine}/{}-autodetect.txt",
+        version.suite
+    ));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{fixture}: no recording for Slurm {}: {e}", version.name));
+    let without_cores = |d: &[Device]| -> Vec<Device> {
+        d.iter()
+            .map(|d| Device {
+                cores: None,
+                ..d.clone()
+            })
+            .collect()
+    };
+    let on_real = devices(&final_records(&text));
+    assert!(!on_real.is_empty(), "{}: no records", path.display());
+    assert_eq!(
+        without_cores(on_fake),
+        without_cores(&on_real),
+        "{fixture} on {}: Slurm's plugin reads the fake differently from the real GPU",
+        version.name
+    );
+}
+
 /// Runs the three `slurmd -G` runs for `fixture` on `version` and compares.
 fn judge(version: Version, fixture: &str, test: &str) {
     let Some(oracle) = gpu_oracle::oracle(version, test) else {
@@ -469,6 +435,7 @@ fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
         sorted_a, sorted_b,
         "{fixture} on {v}: Slurm's final records are not the GPUs it detected"
     );
+    same_as_on_real_gpu(oracle.version, fixture, &slurm);
 
     // 3. What Slurm loads from our files alone.
     let ours_run = oracle.slurmd_g(
@@ -559,6 +526,7 @@ oracle_tests!(
     mig_interleaved_profiles,
     mig_compute_instances,
     single_l4,
+    real_h100_80gb_hbm3_x1,
 );
 
 /// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.

@@ -5,20 +5,22 @@
 use std::process::Command;
 
 /// Crates that exist only for tests; none may be a normal dependency of the product.
-const TEST_CRATES: [&str; 5] = [
+const TEST_CRATES: [&str; 6] = [
     "juju-runtime-testing",
     "juju-sim",
     "fake-nvml",
+    "gpu-probe",
     "proptest",
     "criterion",
 ];
 
 /// Names of test doubles: not a byte of them may be in the product (symbols, strings, debug info).
-const TEST_NAMES: [&str; 4] = [
+const TEST_NAMES: [&str; 5] = [
     "MemoryBackend",
     "MemoryRelation",
     "RecordingRunner",
     "juju_runtime_testing",
+    "gpu_probe",
 ];
 
 /// Runtime API no charm calls (`NetworkBackend`): it may be described by the debug info of a

@@ -159,3 +159,35 @@ fn parses_both_printed_forms() {
     assert_eq!(ign[0].devices[0].cores, Some(vec![1]));
     assert_eq!(ign[0].devices[0].links.as_deref(), Some("0,-1"));
 }
+
+/// Our gres.conf's records, read the way `slurmd -G` prints them.
+pub fn written_records(gres_conf: &str) -> Vec<Record> {
+    let printed: String = gres_conf
+        .lines()
+        .filter(|l| l.starts_with("NodeName="))
+        .map(|l| {
+            let tokens: Vec<&str> = l.split_whitespace().collect();
+            let get = |k: &str| {
+                tokens
+                    .iter()
+                    .find_map(|t| t.strip_prefix(&format!("{k}=")))
+                    .unwrap_or("(null)")
+            };
+            let file = match get("File") {
+                "(null)" => get("MultipleFiles"),
+                f => f,
+            };
+            let count = match expand(file).len() {
+                n if file.contains(',') && !file.contains('[') => n.min(1),
+                n => n,
+            };
+            format!(
+                "Gres Name=gpu Type={} Count={count} File={file} Cores={} Links={}\n",
+                get("Type"),
+                get("Cores"),
+                get("Links")
+            )
+        })
+        .collect();
+    final_records(&printed)
+}

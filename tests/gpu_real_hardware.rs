@@ -1,0 +1,209 @@
+//! What real NVIDIA GPUs showed, replayed without one (issue 15 item 5; `docs/real-gpu.md`).
+//!
+//! `tests/fixtures/real-gpu/<machine>/` was recorded on a machine with real GPUs by
+//! `tools/gpu-probe/capture.sh`: the real NVML as a fake-nvml configuration (`nvml.json`), the
+//! CPU topology (`host/`), and per Slurm version (`bookworm` 22.05, `trixie` 24.11, `sid` 26.05)
+//! `slurmd -C`, the charm's `detect-gpus` results with its health check, our controller's node
+//! line and gres.conf (`<suite>-record.json`, made by `gpu-probe record` from the real NVML),
+//! and real `slurmd -G` runs against the real NVML: Slurm's own `AutoDetect=nvml`
+//! (`<suite>-names.txt`, `<suite>-autodetect.txt`) and our files alone (`<suite>-ours.txt`).
+//!
+//! Here the same code runs against the fake answering from `nvml.json`:
+//! 1. detection, health and our files must come out exactly as they did on the real GPU (the fake
+//!    and its recording stand in for the real library faithfully);
+//! 2. the records our controller writes must be the records real Slurm autodetected on the real
+//!    GPU (Type, File, Cores, Links, order), and real Slurm loaded our files there without a
+//!    complaint.
+//!
+//! The third comparison, Slurm's plugin on the fake against Slurm's plugin on the real GPU, is
+//! in `tests/gpu_slurm_oracle.rs` (fixtures `real_<machine>`), as it needs root and the roots.
+
+#[path = "fixtures/gpu/support.rs"]
+mod support;
+
+#[allow(dead_code)] // the oracle runner is used by gpu_slurm_oracle.rs
+mod gpu_oracle;
+
+use std::path::{Path, PathBuf};
+
+use gpu_oracle::complaints;
+use gpu_oracle::records::{devices, final_records, ignored_records, written_records};
+use serde_json::Value;
+use slurm_charms::gpu::Inventory;
+use support::Fake;
+
+/// The recorded machines.
+fn machines() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-gpu");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/real-gpu")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("nvml.json").is_file())
+        .collect();
+    found.sort();
+    assert!(
+        !found.is_empty(),
+        "no recorded machine in {}",
+        dir.display()
+    );
+    found
+}
+
+/// Suites recorded for a machine (those with a `slurmd -C`).
+fn suites(machine: &Path) -> Vec<&'static str> {
+    let found: Vec<&'static str> = ["bookworm", "trixie", "sid"]
+        .into_iter()
+        .filter(|s| machine.join(format!("{s}-slurmd-C.txt")).is_file())
+        .collect();
+    assert!(
+        !found.is_empty(),
+        "{}: no Slurm version recorded",
+        machine.display()
+    );
+    found
+}
+
+fn read(machine: &Path, file: &str) -> String {
+    std::fs::read_to_string(machine.join(file))
+        .unwrap_or_else(|e| panic!("{}/{file}: {e}", machine.display()))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("recorded host dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The charm's detection against the fake answering as the machine's NVML did, over the
+/// machine's recorded CPU topology.
+fn replay(machine: &Path) -> Inventory {
+    let fake = Fake::new(&read(machine, "nvml.json"));
+    if machine.join("host").is_dir() {
+        copy_tree(&machine.join("host"), &fake.root);
+    }
+    fake.detect()
+}
+
+#[test]
+fn detection_replayed_through_the_fake_matches_the_real_gpus() {
+    for machine in machines() {
+        let inv = replay(&machine);
+        assert!(
+            !inv.gpus.is_empty(),
+            "{}: no GPU replayed",
+            machine.display()
+        );
+        for suite in suites(&machine) {
+            let want: Value =
+                serde_json::from_str(&read(&machine, &format!("{suite}-record.json")))
+                    .expect("recorded JSON");
+            let slurmd_c = read(&machine, &format!("{suite}-slurmd-C.txt"));
+            let got = gpu_probe::full_record(&inv, &slurmd_c).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                got,
+                want,
+                "{} ({suite}): the replay differs from the real GPU",
+                machine.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn real_slurm_autodetect_agrees_with_our_records() {
+    for machine in machines() {
+        let inv = replay(&machine);
+        for suite in suites(&machine) {
+            let at = format!("{} ({suite})", machine.display());
+            let names = read(&machine, &format!("{suite}-names.txt"));
+            let detected = read(&machine, &format!("{suite}-autodetect.txt"));
+            assert!(
+                detected.contains("exit status: 0") && complaints(&detected).is_empty(),
+                "{at}: real slurmd -G with AutoDetect=nvml complained:\n{detected}"
+            );
+            let slurm = devices(&final_records(&detected));
+            assert!(
+                !slurm.is_empty(),
+                "{at}: real Slurm detected no GPU:\n{detected}"
+            );
+            let mut seen = devices(&ignored_records(&names));
+            let mut kept = slurm.clone();
+            seen.sort_by(|a, b| a.file.cmp(&b.file));
+            kept.sort_by(|a, b| a.file.cmp(&b.file));
+            assert_eq!(
+                seen, kept,
+                "{at}: Slurm's records are not the GPUs it detected"
+            );
+
+            // Ours, from the replay: what the controller writes today.
+            let slurmd_c = read(&machine, &format!("{suite}-slurmd-C.txt"));
+            let (_, gres_conf) =
+                gpu_probe::controller_files(&inv, &slurmd_c).unwrap_or_else(|e| panic!("{e}"));
+            let ours = devices(&written_records(&gres_conf));
+            assert_eq!(
+                slurm, ours,
+                "{at}: real Slurm's AutoDetect=nvml differs from our gres.conf:\n{gres_conf}"
+            );
+
+            // What real Slurm loaded from the files we wrote there.
+            let loaded = read(&machine, &format!("{suite}-ours.txt"));
+            assert!(
+                loaded.contains("exit status: 0") && complaints(&loaded).is_empty(),
+                "{at}: real slurmd -G on our files complained:\n{loaded}"
+            );
+            let recorded: Value =
+                serde_json::from_str(&read(&machine, &format!("{suite}-record.json")))
+                    .expect("recorded JSON");
+            let written = recorded["gres_conf"].as_str().expect("gres_conf");
+            assert_eq!(
+                devices(&final_records(&loaded)),
+                devices(&written_records(written)),
+                "{at}: real slurmd -G loaded our gres.conf differently:\n{loaded}"
+            );
+        }
+    }
+}
+
+/// The recorder loses nothing the charm reads: every hand-written fixture, read back through
+/// `gpu_probe::nvml_fixture` from the fake answering it, detects the same inventory and health
+/// (MIG instances and empty slots, NVLinks, affinity, injected faults and return codes).
+#[test]
+fn the_recorder_captures_what_detection_reads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gpu");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/gpu")
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "fixtures: {names:?}");
+    let mig_minors = support::mig_minors_text(8);
+    for name in names {
+        let original = Fake::fixture(&name);
+        original.write_host_file("proc/driver/nvidia-caps/mig-minors", &mig_minors);
+        let want = original.detect();
+        let nvml = nvml_wrapper::Nvml::builder()
+            .lib_path(original.lib.as_os_str())
+            .init()
+            .expect("fake NVML");
+        let (recorded, notes) = gpu_probe::nvml_fixture(&nvml);
+        drop(nvml);
+        assert!(notes.is_empty(), "{name}: {notes:?}");
+        let replayed = Fake::new(&recorded.to_string());
+        replayed.write_host_file("proc/driver/nvidia-caps/mig-minors", &mig_minors);
+        assert_eq!(
+            replayed.detect(),
+            want,
+            "{name}: the recording detects differently"
+        );
+    }
+}
