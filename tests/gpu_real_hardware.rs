@@ -207,3 +207,67 @@ fn the_recorder_captures_what_detection_reads() {
         );
     }
 }
+
+/// The action's results as the simulator printed them: the indented YAML after
+/// `action detect-gpus on gpu/0: completed`, up to the next step.
+fn printed_detect_results(log: &str) -> Option<Value> {
+    let (_, tail) = log.split_once("action detect-gpus on gpu/0: completed\n")?;
+    let block: String = tail
+        .lines()
+        .take_while(|l| !l.starts_with("== "))
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect();
+    serde_yaml::from_str(&block).ok()
+}
+
+/// The text of a `print-file` step whose path ends with `name`.
+fn printed_file<'a>(log: &'a str, name: &str) -> Option<&'a str> {
+    let header = log
+        .lines()
+        .find(|l| l.starts_with("  --- ") && l.ends_with(&format!("{name} ---")))?;
+    let (_, tail) = log.split_once(&format!("{header}\n"))?;
+    Some(tail.split("\n== ").next().unwrap_or(tail))
+}
+
+/// The charm binary itself on the real GPU (`scenarios/real-gpu.yaml` in the simulator, the
+/// slurmd unit reading the machine's NVML and sysfs): `detect-gpus` returned what the replay
+/// gives today, the unit and the controller went active, and the controller wrote our gres.conf.
+#[test]
+fn the_charms_on_the_real_gpu_match_the_replay() {
+    for machine in machines() {
+        let inv = replay(&machine);
+        let suite = suites(&machine)
+            .into_iter()
+            .find(|s| machine.join(format!("juju-sim-{s}.txt")).is_file())
+            .unwrap_or_else(|| panic!("{}: no juju-sim-<suite>.txt", machine.display()));
+        let at = format!("{} (juju-sim-{suite}.txt)", machine.display());
+        let log = read(&machine, &format!("juju-sim-{suite}.txt"));
+        assert!(
+            log.contains("expectations met"),
+            "{at}: the scenario failed:\n{log}"
+        );
+        let slurmd_c = read(&machine, &format!("{suite}-slurmd-C.txt"));
+        let want = gpu_probe::record(&inv, &slurmd_c).unwrap_or_else(|e| panic!("{e}"));
+        let got = printed_detect_results(&log)
+            .unwrap_or_else(|| panic!("{at}: no detect-gpus results in\n{log}"));
+        assert_eq!(
+            got, want["detect_gpus"],
+            "{at}: detect-gpus differs from the replay"
+        );
+        let (node_line, gres_conf) =
+            gpu_probe::controller_files(&inv, &slurmd_c).unwrap_or_else(|e| panic!("{e}"));
+        let written = printed_file(&log, "gres.conf").expect("gres.conf printed");
+        assert_eq!(written.trim_end(), gres_conf.trim_end(), "{at}: gres.conf");
+        let slurm_conf = printed_file(&log, "slurm.conf").expect("slurm.conf printed");
+        let node = node_line.split_whitespace().next().expect("NodeName=");
+        let line = slurm_conf
+            .lines()
+            .find(|l| l.starts_with(&format!("{node} ")))
+            .unwrap_or_else(|| panic!("{at}: no {node} line in\n{slurm_conf}"));
+        // The unit also publishes its GPU features, which `controller_files` leaves out.
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        for t in node_line.split_whitespace() {
+            assert!(tokens.contains(&t), "{at}: {t} missing from {line:?}");
+        }
+    }
+}

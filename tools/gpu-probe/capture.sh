@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Records a machine with real NVIDIA GPUs for tests/gpu_real_hardware.rs (docs/real-gpu.md).
-# Run as root on that machine, once; nothing on it is changed except mounts under /tmp:
+# Run as root on that machine, once; it mounts only under /tmp/roots, and without systemd it enables
+# the kernel's cgroup controllers for a /sys/fs/cgroup/system.slice (see below):
 #
 #   tools/gpu-probe/capture.sh CARRY OUT
 #
-# CARRY holds what the machine lacks: `gpu-probe` (cargo build --release -p gpu-probe) and Debian
+# CARRY holds what the machine lacks: `gpu-probe` (cargo build --release -p gpu-probe), optionally
+# `juju-sim`, `jujuc` and `slurm-charm` (cargo build --release -p juju-sim -p slurm-charms), and Debian
 # roots with slurmd and Slurm's NVML plugin, `<suite>.tar.xz` for suites bookworm (22.05),
 # trixie (24.11), sid (26.05), made by tools/gpu-probe/slim-root.sh. Writes OUT/capture.tar.gz
 # holding rec/:
@@ -18,6 +20,9 @@
 #                              (Slurm prints every GPU it detected, with its own type)
 #   <suite>-autodetect.txt     slurmd -G, AutoDetect=nvml, Gres= from those types
 #   <suite>-ours.txt           slurmd -G on our node line and gres.conf, no AutoDetect
+#   juju-sim-<suite>.txt       the charms in the simulator on this machine (scenarios/real-gpu.yaml):
+#                              detect-gpus, status, the controller's files (when CARRY has
+#                              juju-sim, jujuc and slurm-charm)
 set -uo pipefail
 carry=$(realpath "${1:?usage: capture.sh CARRY OUT}")
 out=$(realpath "${2:?usage: capture.sh CARRY OUT}")
@@ -159,5 +164,17 @@ EOF
     tail -n 3 "$rec/$suite-autodetect.txt" "$rec/$suite-ours.txt"
     umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null
 done
+# The charm binary itself, as `juju run gpu/0 detect-gpus` runs it: the simulator with the
+# machine's GPUs (scenarios/real-gpu.yaml), when CARRY has juju-sim, jujuc and slurm-charm.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+for suite in trixie sid bookworm; do
+    [[ -x $carry/juju-sim && -s $rec/$suite-slurmd-C.txt ]] || continue
+    NVML_LIB=$lib REAL_SLURMD_C=$rec/$suite-slurmd-C.txt \
+        "$carry/juju-sim" run "$repo/scenarios/real-gpu.yaml" > "$rec/juju-sim-$suite.txt" 2>&1
+    echo "juju-sim ($suite slurmd -C): rc $?"
+    tail -n 8 "$rec/juju-sim-$suite.txt"
+    break
+done
+
 tar -czf "$out/capture.tar.gz" -C "$out" rec
 ls -la "$out"
