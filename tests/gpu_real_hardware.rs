@@ -27,7 +27,7 @@ mod gpu_oracle;
 use std::path::{Path, PathBuf};
 
 use gpu_oracle::complaints;
-use gpu_oracle::records::{devices, final_records, ignored_records, written_records};
+use gpu_oracle::records::{by_file, devices, final_records, ignored_records, written_records};
 use serde_json::Value;
 use slurm_charms::gpu::Inventory;
 use support::Fake;
@@ -134,12 +134,9 @@ fn real_slurm_autodetect_agrees_with_our_records() {
                 !slurm.is_empty(),
                 "{at}: real Slurm detected no GPU:\n{detected}"
             );
-            let mut seen = devices(&ignored_records(&names));
-            let mut kept = slurm.clone();
-            seen.sort_by(|a, b| a.file.cmp(&b.file));
-            kept.sort_by(|a, b| a.file.cmp(&b.file));
             assert_eq!(
-                seen, kept,
+                by_file(devices(&ignored_records(&names))),
+                by_file(slurm.clone()),
                 "{at}: Slurm's records are not the GPUs it detected"
             );
 

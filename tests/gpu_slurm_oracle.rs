@@ -20,7 +20,9 @@ mod support;
 
 mod gpu_oracle;
 
-use gpu_oracle::records::{Device, devices, final_records, ignored_records, written_records};
+use gpu_oracle::records::{
+    Device, by_file, devices, final_records, ignored_records, written_records,
+};
 use gpu_oracle::{
     DevNode, Oracle, Run, V22_05, V24_11, V26_05, Version, complaints, fit_affinity, machine_cpus,
     machine_facts,
@@ -427,12 +429,9 @@ fn judge_with(oracle: &Oracle, fixture: &str, text: &str) {
         learned.output
     );
     let mut slurm = devices(&final_records(&learned.output));
-    let mut sorted_a = slurm.clone();
-    let mut sorted_b = system.clone();
-    sorted_a.sort_by(|a, b| a.file.cmp(&b.file));
-    sorted_b.sort_by(|a, b| a.file.cmp(&b.file));
     assert_eq!(
-        sorted_a, sorted_b,
+        by_file(slurm.clone()),
+        by_file(system),
         "{fixture} on {v}: Slurm's final records are not the GPUs it detected"
     );
     same_as_on_real_gpu(oracle.version, fixture, &slurm);

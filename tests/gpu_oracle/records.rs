@@ -191,3 +191,9 @@ pub fn written_records(gres_conf: &str) -> Vec<Record> {
         .collect();
     final_records(&printed)
 }
+
+/// `devs` in order of their files: the same GPUs whatever order Slurm printed them in.
+pub fn by_file(mut devs: Vec<Device>) -> Vec<Device> {
+    devs.sort_by(|a, b| a.file.cmp(&b.file));
+    devs
+}
