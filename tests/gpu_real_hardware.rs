@@ -268,3 +268,78 @@ fn the_charms_on_the_real_gpu_match_the_replay() {
         }
     }
 }
+
+/// The part of a `job-on-gpu.sh` log under the header starting `== <title>`, up to the next one.
+fn section<'a>(log: &'a str, title: &str) -> &'a str {
+    let start = log
+        .find(&format!("== {title}"))
+        .unwrap_or_else(|| panic!("no `== {title}` in the job log"));
+    let body = &log[start..];
+    let body = body.split_once('\n').map_or("", |(_, b)| b);
+    body.split("\n== ").next().unwrap_or(body)
+}
+
+/// Real slurmctld and slurmd on the real GPU, configured with our files
+/// (`tools/gpu-probe/job-on-gpu.sh`, recorded in `jobs/`): the node line and gres.conf they ran
+/// on are the ones the controller writes today for that machine, the node came up idle with our
+/// GRES, a job asking for one GPU got `CUDA_VISIBLE_DEVICES=0` and saw the H100, one asking by
+/// type got it too, and one asking for more GPUs than the node has was refused.
+#[test]
+fn real_slurm_ran_jobs_on_the_real_gpu_with_our_files() {
+    for machine in machines() {
+        let jobs = machine.join("jobs");
+        if !jobs.is_dir() {
+            continue;
+        }
+        let at = format!("{}", jobs.display());
+        let log = read(&jobs, "jobs-trixie.txt");
+        let slurmd_c = read(&jobs, "trixie-slurmd-C.txt");
+        let (node_line, gres_conf) = gpu_probe::controller_files(&replay(&machine), &slurmd_c)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            section(&log, "slurm.conf").lines().any(|l| l == node_line),
+            "{at}: the cluster did not run on today's node line {node_line:?}"
+        );
+        let ran_gres = section(&log, "gres.conf");
+        for l in gres_conf.lines().filter(|l| l.starts_with("NodeName=")) {
+            assert!(
+                ran_gres.lines().any(|r| r == l),
+                "{at}: gres.conf lacks {l:?}"
+            );
+        }
+        let gres = node_line
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("Gres="))
+            .expect("Gres= on the node line");
+        let node = node_line.split_whitespace().next().expect("NodeName=");
+        let sinfo = section(&log, "sinfo");
+        let wanted = format!("{} {gres}(S:0) idle", node.trim_start_matches("NodeName="));
+        assert!(
+            sinfo.contains(&wanted),
+            "{at}: sinfo is not {wanted:?}:\n{sinfo}"
+        );
+        let one = section(&log, "srun --gres=gpu:1");
+        assert!(
+            one.contains("CUDA_VISIBLE_DEVICES=0 ") && one.contains("exit status: 0"),
+            "{at}: the one-GPU job:\n{one}"
+        );
+        // All of the node's GPUs by type (`gpu:<type>:<n>`, the node's first Gres item).
+        let first = gres.split(',').next().unwrap_or(gres);
+        let typed = section(&log, &format!("srun --gres={first} "));
+        assert!(
+            typed.contains("CUDA_VISIBLE_DEVICES=0") && typed.contains("exit status: 0"),
+            "{at}: the job asking by type:\n{typed}"
+        );
+        let count: u32 = first
+            .rsplit(':')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("count");
+        let too_many = section(&log, &format!("srun --gres=gpu:{} ", count + 1));
+        assert!(
+            too_many.contains("Requested node configuration is not available")
+                && too_many.contains("exit status: 1"),
+            "{at}: asking for more GPUs than the node has:\n{too_many}"
+        );
+    }
+}
