@@ -280,20 +280,20 @@ fn section<'a>(log: &'a str, title: &str) -> &'a str {
 }
 
 /// Real slurmctld and slurmd on the real GPU, configured with our files
-/// (`tools/gpu-probe/job-on-gpu.sh`, recorded in `jobs/`): the node line and gres.conf they ran
+/// (`tools/gpu-probe/job-on-gpu.sh`, `jobs-trixie.txt`): the node line and gres.conf they ran
 /// on are the ones the controller writes today for that machine, the node came up idle with our
 /// GRES, a job asking for one GPU got `CUDA_VISIBLE_DEVICES=0` and saw the H100, one asking by
-/// type got it too, and one asking for more GPUs than the node has was refused.
+/// type got it too, `--constraint=<GPU type>` ran there and an unknown feature was refused, and
+/// a job asking for more GPUs than the node has was refused.
 #[test]
 fn real_slurm_ran_jobs_on_the_real_gpu_with_our_files() {
     for machine in machines() {
-        let jobs = machine.join("jobs");
-        if !jobs.is_dir() {
+        if !machine.join("jobs-trixie.txt").is_file() {
             continue;
         }
-        let at = format!("{}", jobs.display());
-        let log = read(&jobs, "jobs-trixie.txt");
-        let slurmd_c = read(&jobs, "trixie-slurmd-C.txt");
+        let at = format!("{} (jobs-trixie.txt)", machine.display());
+        let log = read(&machine, "jobs-trixie.txt");
+        let slurmd_c = read(&machine, "trixie-slurmd-C.txt");
         let (node_line, gres_conf) = gpu_probe::controller_files(&replay(&machine), &slurmd_c)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(
@@ -329,6 +329,18 @@ fn real_slurm_ran_jobs_on_the_real_gpu_with_our_files() {
         assert!(
             typed.contains("CUDA_VISIBLE_DEVICES=0") && typed.contains("exit status: 0"),
             "{at}: the job asking by type:\n{typed}"
+        );
+        // The GPU type is a node feature (`gpu-features`, on by default): --constraint finds it.
+        let gtype = first.split(':').nth(1).expect("gpu:<type>:<n>");
+        let constrained = section(&log, &format!("srun --constraint={gtype} "));
+        assert!(
+            constrained.contains("exit status: 0"),
+            "{at}: --constraint={gtype}:\n{constrained}"
+        );
+        let nowhere = section(&log, "srun --constraint=not_a_gpu_here ");
+        assert!(
+            nowhere.contains("exit status: 1"),
+            "{at}: an unknown feature:\n{nowhere}"
         );
         let count: u32 = first
             .rsplit(':')

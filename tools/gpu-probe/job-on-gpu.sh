@@ -15,7 +15,9 @@ carry=$(realpath "${1:?usage: job-on-gpu.sh CARRY REC}")
 rec=$(realpath "${2:?usage: job-on-gpu.sh CARRY REC}")
 root=/tmp/roots/cluster
 mkdir -p "$root"
-tar -xJf "$carry/cluster.tar.xz" -C "$root" || { echo "cannot unpack the cluster root"; exit 1; }
+# CLUSTER_ROOT: another tarball of such a root (capture.sh can use the same root as its trixie
+# one, which saves carrying a second copy).
+tar -xJf "${CLUSTER_ROOT:-$carry/cluster.tar.xz}" -C "$root" || { echo "cannot unpack the cluster root"; exit 1; }
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
@@ -83,6 +85,12 @@ in_root() { chroot "$root" env -i PATH=/mnt/bin:/usr/sbin:/usr/bin:/sbin:/bin LD
     echo "exit status: $?"
     echo "== srun --gres=gpu:$gtype:$gcount (all of them, by type)"
     in_root timeout 60 srun --gres=gpu:$gtype:$gcount bash -c 'echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES'
+    echo "exit status: $?"
+    echo "== srun --constraint=$gtype (the node's GPU feature)"
+    in_root timeout 60 srun --constraint="$gtype" hostname
+    echo "exit status: $?"
+    echo "== srun --constraint=not_a_gpu_here (a feature no node has)"
+    in_root timeout 60 srun --constraint=not_a_gpu_here hostname
     echo "exit status: $?"
     echo "== srun --gres=gpu:$((gcount + 1)) (more than the node has)"
     in_root timeout 60 srun --gres=gpu:$((gcount + 1)) true

@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::actions::steady_detect_results;
+use slurm_charms::charms::slurmd::desired::with_gpu_features;
 use slurm_charms::charms::slurmd::facts::{NodeOverrides, build_node_record, parse_slurmd_c};
 use slurm_charms::gpu::{GpuSharing, Inventory, gpu_features};
 
@@ -52,10 +53,12 @@ pub fn record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError> {
     }))
 }
 
-/// What our controller writes for the node alone: its slurm.conf `NodeName=` line and gres.conf.
+/// What our controller writes for the node alone: its slurm.conf `NodeName=` line and gres.conf,
+/// for a slurmd unit with the default configuration (GPU features on, no `node-config`).
 pub fn controller_files(inv: &Inventory, slurmd_c: &str) -> Result<(String, String), ProbeError> {
     let facts = parse_slurmd_c(slurmd_c).map_err(ProbeError::SlurmdC)?;
-    let record = build_node_record(&facts, inv.gres(), &NodeOverrides::default(), false)
+    let overrides = with_gpu_features(NodeOverrides::default(), &gpu_features(inv));
+    let record = build_node_record(&facts, inv.gres(), &overrides, false)
         .map_err(|e| ProbeError::NodeRecord(e.to_string()))?;
     let mut cache = Cache::default();
     let mut rel = CachedRelation {
