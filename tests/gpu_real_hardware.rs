@@ -353,5 +353,78 @@ fn real_slurm_ran_jobs_on_the_real_gpu_with_our_files() {
                 && too_many.contains("exit status: 1"),
             "{at}: asking for more GPUs than the node has:\n{too_many}"
         );
+
+        // `gpu-sharing=shard:4`: the cluster ran on the charm's shard records, and two jobs
+        // holding one shard each ran on the one GPU at the same time.
+        let files: Value = serde_json::from_str(&read(&machine, "trixie-files-shard.json"))
+            .expect("recorded JSON");
+        let (shard_line, shard_gres) = gpu_probe::controller_files_sharing(
+            &replay(&machine),
+            &slurmd_c,
+            slurm_charms::gpu::GpuSharing::Shard(4),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(files["node_line"], shard_line, "{at}: shard node line");
+        assert_eq!(files["gres_conf"], shard_gres, "{at}: shard gres.conf");
+        assert!(
+            section(&log, "shard slurm.conf")
+                .lines()
+                .any(|l| l == shard_line),
+            "{at}: the shard cluster did not run on {shard_line:?}"
+        );
+        // Slurm shows the shares with the GPU's type: `shard:nvidia_h100_80gb_hbm3:4(S:0)`.
+        let sinfo = section(&log, "shard sinfo");
+        let shares = sinfo
+            .split([' ', ','])
+            .filter(|item| item.starts_with("shard:"))
+            .filter_map(|item| {
+                item.split('(')
+                    .next()?
+                    .rsplit(':')
+                    .next()?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .collect::<Vec<_>>();
+        assert!(
+            shares == [4] && sinfo.contains("idle"),
+            "{at}: the node's 4 shards, idle:\n{sinfo}"
+        );
+        let both = section(&log, "two srun --gres=shard:1 at once");
+        let times = |what: &str| -> Vec<(String, f64)> {
+            both.lines()
+                .filter_map(|l| {
+                    let mut t = l.split_whitespace();
+                    (t.next() == Some("job")).then_some(())?;
+                    let id = t.next()?.to_owned();
+                    (t.next() == Some(what)).then_some(())?;
+                    Some((id, t.next()?.parse().ok()?))
+                })
+                .collect()
+        };
+        let (starts, ends) = (times("start"), times("end"));
+        assert_eq!(
+            (starts.len(), ends.len()),
+            (2, 2),
+            "{at}: two shard jobs:\n{both}"
+        );
+        assert_ne!(
+            starts[0].0, starts[1].0,
+            "{at}: two different jobs:\n{both}"
+        );
+        let end_of = |id: &str| ends.iter().find(|(j, _)| j == id).map(|(_, t)| *t);
+        for (id, start) in &starts {
+            let other = starts.iter().find(|(j, _)| j != id).expect("the other job");
+            let other_end = end_of(&other.0).expect("the other job's end");
+            assert!(
+                *start < other_end && other.1 < end_of(id).expect("its end"),
+                "{at}: the shard jobs did not overlap:\n{both}"
+            );
+        }
+        assert_eq!(
+            both.matches("CUDA_VISIBLE_DEVICES=0").count(),
+            2,
+            "{at}: both shard jobs see GPU 0:\n{both}"
+        );
     }
 }

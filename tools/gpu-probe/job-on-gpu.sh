@@ -32,11 +32,15 @@ if [[ -f $lib.json ]]; then
 fi
 ln -sf libnvidia-ml.so.1 "$root/mnt/lib/libnvidia-ml.so"
 cp -L "$(command -v nvidia-smi)" "$root/mnt/bin/" 2>/dev/null
-python3 - "$rec/trixie-record.json" "$root/etc/slurm" <<'EOF'
+# Writes slurm.conf, gres.conf and cgroup.conf from a JSON object with our `node_line` and
+# `gres_conf` (`gpu-probe record` or `gpu-probe files`); GresTypes names what gres.conf uses.
+write_conf() {
+    python3 - "$1" "$root/etc/slurm" <<'EOF'
 import json, sys
 rec = json.load(open(sys.argv[1]))
 node = rec["node_line"].split()[0].split("=", 1)[1]
 d = sys.argv[2]
+types = ["gpu"] + [t for t in ("shard", "mps") if f"Name={t} " in rec["gres_conf"]]
 open(f"{d}/slurm.conf", "w").write(f"""ClusterName=realgpu
 SlurmctldHost={node}
 AuthType=auth/munge
@@ -51,7 +55,7 @@ SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd.pid
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-GresTypes=gpu
+GresTypes={",".join(types)}
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU_Memory
 ReturnToService=2
@@ -62,9 +66,17 @@ open(f"{d}/gres.conf", "w").write(rec["gres_conf"] + "\n")
 open(f"{d}/cgroup.conf", "w").write("CgroupPlugin=disabled\n")
 open(f"{d}/../hosts", "w").write(f"127.0.0.1 localhost {node}\n")
 EOF
+}
+write_conf "$rec/trixie-record.json"
 # The node's GPU type and count, as detect-gpus reported them (gres `gpu:<type>:<n>`).
 read -r gtype gcount < <(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["detect_gpus"]["gres"].split(",")[0].split(":"); print(g[1], g[2])' "$rec/trixie-record.json")
 in_root() { chroot "$root" env -i PATH=/mnt/bin:/usr/sbin:/usr/bin:/sbin:/bin LD_LIBRARY_PATH=/mnt/lib "$@"; }
+wait_idle() {
+    for _ in $(seq 60); do
+        in_root sinfo -h -o %T 2>/dev/null | grep -q idle && return
+        sleep 1
+    done
+}
 {
     echo "== slurm.conf"; cat "$root/etc/slurm/slurm.conf"
     echo "== gres.conf"; cat "$root/etc/slurm/gres.conf"
@@ -74,10 +86,7 @@ in_root() { chroot "$root" env -i PATH=/mnt/bin:/usr/sbin:/usr/bin:/sbin:/bin LD
     chroot --userspec=munge:munge "$root" env -i PATH=/usr/sbin:/usr/bin munged
     in_root slurmctld -i
     in_root slurmd
-    for _ in $(seq 60); do
-        in_root sinfo -h -o %T 2>/dev/null | grep -q idle && break
-        sleep 1
-    done
+    wait_idle
     echo "== sinfo"; in_root sinfo -o "%N %G %T"
     echo "== scontrol show node"; in_root scontrol show node
     echo "== srun --gres=gpu:1"
@@ -95,6 +104,26 @@ in_root() { chroot "$root" env -i PATH=/mnt/bin:/usr/sbin:/usr/bin:/sbin:/bin LD
     echo "== srun --gres=gpu:$((gcount + 1)) (more than the node has)"
     in_root timeout 60 srun --gres=gpu:$((gcount + 1)) true
     echo "exit status: $?"
+    # GPU sharing (`gpu-sharing=shard:4`): the charm's shard records, two jobs on one GPU at once.
+    "$carry/gpu-probe" files "$rec/trixie-slurmd-C.txt" shard:4 > "$rec/trixie-files-shard.json"
+    write_conf "$rec/trixie-files-shard.json"
+    in_root scontrol shutdown
+    sleep 3
+    echo "== shard slurm.conf"; cat "$root/etc/slurm/slurm.conf"
+    echo "== shard gres.conf"; cat "$root/etc/slurm/gres.conf"
+    in_root slurmctld
+    in_root slurmd
+    wait_idle
+    for _ in $(seq 30); do
+        in_root sinfo -h -o %G | grep -q shard && break
+        sleep 1
+    done
+    echo "== shard sinfo"; in_root sinfo -o "%N %G %T"
+    echo "== two srun --gres=shard:1 at once (each --mem=1G -c 1, so memory does not serialize them)"
+    for _ in 1 2; do
+        in_root timeout 60 srun --gres=shard:1 --mem=1G -c 1 bash -c 'echo "job $SLURM_JOB_ID start $(date +%s.%N) CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; sleep 4; echo "job $SLURM_JOB_ID end $(date +%s.%N)"' &
+    done
+    wait
     echo "== logs"; grep -iE "error|warn|fatal" "$root"/var/log/slurm/*.log
     in_root scontrol shutdown
     sleep 2

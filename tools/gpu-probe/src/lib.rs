@@ -54,11 +54,25 @@ pub fn record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError> {
 }
 
 /// What our controller writes for the node alone: its slurm.conf `NodeName=` line and gres.conf,
-/// for a slurmd unit with the default configuration (GPU features on, no `node-config`).
+/// for a slurmd unit with the default configuration (GPU features on, no `node-config`,
+/// `gpu-sharing=none`).
 pub fn controller_files(inv: &Inventory, slurmd_c: &str) -> Result<(String, String), ProbeError> {
+    controller_files_sharing(inv, slurmd_c, GpuSharing::None)
+}
+
+/// [`controller_files`] for a slurmd unit whose `gpu-sharing` is `sharing` (the shared GRES
+/// records added as the charm adds them).
+pub fn controller_files_sharing(
+    inv: &Inventory,
+    slurmd_c: &str,
+    sharing: GpuSharing,
+) -> Result<(String, String), ProbeError> {
     let facts = parse_slurmd_c(slurmd_c).map_err(ProbeError::SlurmdC)?;
     let overrides = with_gpu_features(NodeOverrides::default(), &gpu_features(inv));
-    let record = build_node_record(&facts, inv.gres(), &overrides, false)
+    let mut gres = inv.gres();
+    let (shared, _) = sharing.records(&gres);
+    gres.extend(shared);
+    let record = build_node_record(&facts, gres, &overrides, false)
         .map_err(|e| ProbeError::NodeRecord(e.to_string()))?;
     let mut cache = Cache::default();
     let mut rel = CachedRelation {
@@ -109,4 +123,18 @@ pub fn full_record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError>
     out.insert("node_line".into(), node_line.into());
     out.insert("gres_conf".into(), gres_conf.into());
     Ok(Value::Object(out))
+}
+
+/// The node line and gres.conf for `gpu-sharing=<sharing>`, what `gpu-probe files` prints.
+pub fn sharing_files(
+    inv: &Inventory,
+    slurmd_c: &str,
+    sharing: GpuSharing,
+) -> Result<Value, ProbeError> {
+    let (node_line, gres_conf) = controller_files_sharing(inv, slurmd_c, sharing)?;
+    Ok(json!({
+        "gpu_sharing": sharing.to_string(),
+        "node_line": node_line,
+        "gres_conf": gres_conf,
+    }))
 }

@@ -5,6 +5,8 @@
 //!                                   what it could not express on stderr
 //! gpu-probe record SLURMD_C_FILE    detect-gpus results, GPU features, our node line and
 //!                                   gres.conf for the node `slurmd -C` printed (JSON, stdout)
+//! gpu-probe files SLURMD_C_FILE SHARING
+//!                                   our node line and gres.conf for `gpu-sharing=SHARING`
 //! ```
 //!
 //! Both open the real `libnvidia-ml.so.1` through the default search, as the charm does.
@@ -12,7 +14,7 @@
 use std::process::ExitCode;
 
 use nvml_wrapper::Nvml;
-use slurm_charms::gpu::{DetectOptions, detect};
+use slurm_charms::gpu::{DetectOptions, GpuSharing, detect};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,7 +26,12 @@ fn main() -> ExitCode {
     {
         ["nvml-fixture"] => nvml_fixture(),
         ["record", file] => record(file),
-        _ => Err("usage: gpu-probe nvml-fixture | gpu-probe record SLURMD_C_FILE".to_owned()),
+        ["files", file, sharing] => files(file, sharing),
+        _ => Err(
+            "usage: gpu-probe nvml-fixture | gpu-probe record SLURMD_C_FILE | \
+                  gpu-probe files SLURMD_C_FILE SHARING"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(text) => {
@@ -45,6 +52,14 @@ fn nvml_fixture() -> Result<String, String> {
         eprintln!("gpu-probe: note: {n}");
     }
     serde_json::to_string_pretty(&fixture).map_err(|e| e.to_string())
+}
+
+fn files(file: &str, sharing: &str) -> Result<String, String> {
+    let sharing = GpuSharing::parse(sharing).map_err(|e| format!("gpu-sharing: {e}"))?;
+    let slurmd_c = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let inv = detect(&DetectOptions::default()).map_err(|e| format!("detection: {e}"))?;
+    let value = gpu_probe::sharing_files(&inv, &slurmd_c, sharing).map_err(|e| e.to_string())?;
+    serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
 }
 
 fn record(file: &str) -> Result<String, String> {
