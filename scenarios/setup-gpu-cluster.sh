@@ -17,15 +17,10 @@ esac
 target=$BIN_DIR
 CLUSTER_DIR=$WORKDIR
 
+. "$repo/scenarios/lib.sh"
+
 # Charm directories around the one binary.
-for charm in slurmd slurmctld; do
-    d=$CLUSTER_DIR/charms/$charm
-    mkdir -p "$d"
-    yaml=$repo; [ "$charm" = slurmctld ] && yaml=$repo/charm/slurmctld
-    cp "$yaml/metadata.yaml" "$yaml/config.yaml" "$yaml/actions.yaml" "$d/"
-    # the binary is the charm's `dispatch` (as charm/pack.sh packs it)
-    ln -s "$target/slurm-charm" "$d/dispatch"
-done
+charm_dirs "$repo" "$target/slurm-charm" "$CLUSTER_DIR/charms"
 
 # The fake NVML, found by dlopen("libnvidia-ml.so.1") through LD_LIBRARY_PATH.
 mkdir -p "$CLUSTER_DIR/nvml"
@@ -45,9 +40,7 @@ esac
 exit 0
 FAKE
 chmod 0755 "$CLUSTER_DIR/bin/stand-in"
-for c in apt-get systemctl scontrol sinfo slurmd slurmctld nvidia-modprobe; do
-    ln -s stand-in "$CLUSTER_DIR/bin/$c"
-done
+link_stand_ins "$CLUSTER_DIR/bin"
 
 # Host roots and GPUs: gpu-node-0 has 8 H100s, gpu-node-1 4 A100s + 2 L40S, gpu-node-2 2 T4s.
 gpus() { # unit-dir name minor bus ...

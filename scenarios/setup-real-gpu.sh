@@ -8,13 +8,8 @@
 set -eu
 repo=${SLURM_CHARMS_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -x "$BIN_DIR/slurm-charm" ] || { echo "setup-real-gpu.sh: no $BIN_DIR/slurm-charm (cargo build --release)" >&2; exit 1; }
-for charm in slurmd slurmctld; do
-    d=$WORKDIR/charms/$charm
-    mkdir -p "$d"
-    yaml=$repo; [ "$charm" = slurmctld ] && yaml=$repo/charm/slurmctld
-    cp "$yaml/metadata.yaml" "$yaml/config.yaml" "$yaml/actions.yaml" "$d/"
-    ln -s "$BIN_DIR/slurm-charm" "$d/dispatch"
-done
+. "$repo/scenarios/lib.sh"
+charm_dirs "$repo" "$BIN_DIR/slurm-charm" "$WORKDIR/charms"
 # The NVML library the slurmd unit opens: the machine's, or $NVML_LIB (a rehearsal with
 # tools/fake-nvml, its configuration in "$NVML_LIB.json").
 mkdir -p "$WORKDIR/nvml"
@@ -42,9 +37,7 @@ esac
 exit 0
 FAKE
 chmod 0755 "$WORKDIR/bin/stand-in"
-for c in apt-get systemctl scontrol sinfo slurmd slurmctld nvidia-modprobe; do
-    ln -s stand-in "$WORKDIR/bin/$c"
-done
+link_stand_ins "$WORKDIR/bin"
 node=$(sed -n 's/^NodeName=\([^ ]*\).*/\1/p' "$facts" | head -1)
 for u in slurmctld-0 gpu-0; do
     mkdir -p "$WORKDIR/units/$u/proc/sys/kernel"

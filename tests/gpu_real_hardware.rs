@@ -387,8 +387,8 @@ fn real_slurm_ran_jobs_on_the_real_gpu_with_our_files() {
             })
             .collect::<Vec<_>>();
         assert!(
-            shares == [4] && sinfo.contains("idle"),
-            "{at}: the node's 4 shards, idle:\n{sinfo}"
+            shares == [4 * count] && sinfo.contains("idle"),
+            "{at}: 4 shards per GPU, idle:\n{sinfo}"
         );
         let both = section(&log, "two srun --gres=shard:1 at once");
         let times = |what: &str| -> Vec<(String, f64)> {

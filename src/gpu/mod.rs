@@ -59,6 +59,7 @@ mod sanity;
 mod sharing;
 
 pub use action::action_results;
+pub use cores::mask_to_cpus;
 pub use detect::{DetectOptions, detect};
 pub use error::GpuError;
 pub use features::{gpu_features, merge_features};

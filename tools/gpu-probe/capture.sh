@@ -41,24 +41,8 @@ mkdir -p "$rec"
     set +x
 } > "$rec/machine.txt" 2>&1
 
-# NVML_LIB: a library to use instead of the machine's (a rehearsal with tools/fake-nvml, whose
-# configuration is then read from "$NVML_LIB.json" beside it).
-# Slurm's cgroup/v2 plugin (IgnoreSystemd=yes below) makes its scope in /sys/fs/cgroup/system.slice
-# and wants the controllers delegated down to it, as systemd arranges on a normal host; this
-# machine may have no systemd, so the slice is made here with what the kernel offers.
-if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
-    echo "cgroup controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
-    mkdir -p /sys/fs/cgroup/system.slice
-    for dir in /sys/fs/cgroup /sys/fs/cgroup/system.slice; do
-        for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
-            echo "+$c" > "$dir/cgroup.subtree_control" 2>/dev/null || echo "cannot enable $c in $dir"
-        done
-        echo "$dir subtree_control: $(cat "$dir/cgroup.subtree_control")"
-    done
-fi
-
-lib=${NVML_LIB:-$(ldconfig -p | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')}
-[[ -n $lib ]] || lib=$(find / -xdev -name 'libnvidia-ml.so.1' 2>/dev/null | head -1)
+. "$(dirname "$0")/common.sh"
+lib=$(nvml_lib)
 echo "NVML library: ${lib:-none}"
 [[ -n $lib ]] || { echo "no libnvidia-ml.so.1 on this machine" >&2; exit 1; }
 export LD_LIBRARY_PATH=$(dirname "$lib")
@@ -125,16 +109,8 @@ for suite in bookworm trixie sid; do
     root=/tmp/roots/$suite
     mkdir -p "$root"
     tar -xJf "$tarball" -C "$root" || { echo "$suite: cannot unpack"; continue; }
-    mount -t proc proc "$root/proc"
-    mount --rbind /sys "$root/sys"
-    mount --rbind /dev "$root/dev"
-    mkdir -p "$root/mnt/lib" "$root/mnt/spool"
-    cp -L "$lib" "$root/mnt/lib/libnvidia-ml.so.1"
-    if [[ -f $lib.json ]]; then
-        cp "$lib.json" "$root/mnt/lib/libnvidia-ml.so.1.json"
-        cp "$lib.json" "$root/mnt/lib/libnvidia-ml.so.json"
-    fi
-    ln -sf libnvidia-ml.so.1 "$root/mnt/lib/libnvidia-ml.so"
+    enter_root "$root" "$lib"
+    mkdir -p "$root/mnt/spool"
     chroot "$root" slurmd -V > "$rec/$suite-version.txt" 2>&1
     chroot "$root" slurmd -C > "$rec/$suite-slurmd-C.txt" 2>&1
     echo "$suite: $(cat "$rec/$suite-version.txt")"
@@ -162,7 +138,7 @@ EOF
     gres_conf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gres_conf"])' "$rec/$suite-record.json")
     slurmd_g "$root" "$node_line" "$gres_conf"$'\n' > "$rec/$suite-ours.txt"
     tail -n 3 "$rec/$suite-autodetect.txt" "$rec/$suite-ours.txt"
-    umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null
+    leave_root "$root"
 done
 # The charm binary itself, as `juju run gpu/0 detect-gpus` runs it: the simulator with the
 # machine's GPUs (scenarios/real-gpu.yaml), when CARRY has juju-sim, jujuc and slurm-charm.

@@ -18,19 +18,13 @@ mkdir -p "$root"
 # CLUSTER_ROOT: another tarball of such a root (capture.sh can use the same root as its trixie
 # one, which saves carrying a second copy).
 tar -xJf "${CLUSTER_ROOT:-$carry/cluster.tar.xz}" -C "$root" || { echo "cannot unpack the cluster root"; exit 1; }
-mount -t proc proc "$root/proc"
-mount --rbind /sys "$root/sys"
-mount --rbind /dev "$root/dev"
-mkdir -p "$root/mnt/lib" "$root/mnt/bin" "$root/run/munge" "$root/var/spool/slurmd" \
+. "$(dirname "$0")/common.sh"
+lib=$(nvml_lib)
+[[ -n $lib ]] || { echo "no libnvidia-ml.so.1 on this machine" >&2; exit 1; }
+export LD_LIBRARY_PATH=$(dirname "$lib")   # for gpu-probe, as in capture.sh
+enter_root "$root" "$lib"
+mkdir -p "$root/mnt/bin" "$root/run/munge" "$root/var/spool/slurmd" \
     "$root/var/spool/slurmctld" "$root/var/log/slurm" "$root/etc/slurm"
-# NVML_LIB: as in capture.sh, a library instead of the machine's (a rehearsal with the fake).
-lib=${NVML_LIB:-$(ldconfig -p | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')}
-cp -L "$lib" "$root/mnt/lib/libnvidia-ml.so.1"
-if [[ -f $lib.json ]]; then
-    cp "$lib.json" "$root/mnt/lib/libnvidia-ml.so.1.json"
-    cp "$lib.json" "$root/mnt/lib/libnvidia-ml.so.json"
-fi
-ln -sf libnvidia-ml.so.1 "$root/mnt/lib/libnvidia-ml.so"
 cp -L "$(command -v nvidia-smi)" "$root/mnt/bin/" 2>/dev/null
 # Writes slurm.conf, gres.conf and cgroup.conf from a JSON object with our `node_line` and
 # `gres_conf` (`gpu-probe record` or `gpu-probe files`); GresTypes names what gres.conf uses.
@@ -129,5 +123,5 @@ wait_idle() {
     sleep 2
 } > "$rec/jobs-trixie.txt" 2>&1
 pkill -f munged
-umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null
+leave_root "$root"
 cat "$rec/jobs-trixie.txt"

@@ -5,12 +5,11 @@
 //! map, so the fake fails where the real library failed (an H100 has no retired-pages counter,
 //! a board without NVLink answers NOT_SUPPORTED, …).
 
-use std::ffi::c_ulong;
-
 use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError};
 use nvml_wrapper::error::{NvmlError, nvml_sym, nvml_try};
 use nvml_wrapper::{Device, Nvml};
 use serde_json::{Map, Value, json};
+use slurm_charms::gpu::mask_to_cpus;
 
 /// NVLink indexes NVML knows (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -139,7 +138,7 @@ fn device(nvml: &Nvml, dev: &Device<'_>, notes: &mut Vec<String>) -> Value {
         out.insert("pci_device_id".into(), p.pci_device_id.into());
     }
     if let Some(words) = affinity {
-        out.insert("cpu_affinity".into(), cpus(&words).into());
+        out.insert("cpu_affinity".into(), mask_to_cpus(&words).into());
     }
     if let Some(links) = nvlinks(dev, &mut errs, notes) {
         out.insert("nvlinks".into(), links);
@@ -152,16 +151,6 @@ fn device(nvml: &Nvml, dev: &Device<'_>, notes: &mut Vec<String>) -> Value {
         out.insert("errors".into(), Value::Object(errs.map));
     }
     Value::Object(out)
-}
-
-/// CPU ids set in an affinity mask (least significant bit = CPU 0).
-fn cpus(words: &[c_ulong]) -> Vec<u32> {
-    (0..words.len() * c_ulong::BITS as usize)
-        .filter(|&bit| {
-            words[bit / c_ulong::BITS as usize] & (1 << (bit % c_ulong::BITS as usize)) != 0
-        })
-        .map(|bit| bit as u32)
-        .collect()
 }
 
 /// One entry per link the real NVML answered for (remote bus id when active, `null` when not);

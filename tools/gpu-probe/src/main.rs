@@ -14,7 +14,7 @@
 use std::process::ExitCode;
 
 use nvml_wrapper::Nvml;
-use slurm_charms::gpu::{DetectOptions, GpuSharing, detect};
+use slurm_charms::gpu::{DetectOptions, GpuSharing, Inventory, detect};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,17 +54,28 @@ fn nvml_fixture() -> Result<String, String> {
     serde_json::to_string_pretty(&fixture).map_err(|e| e.to_string())
 }
 
+/// The charm's detection on this machine; a recording of a machine without GPUs is refused
+/// (NVML not found, driver not loaded: the findings say which).
+fn gpus() -> Result<Inventory, String> {
+    let inv = detect(&DetectOptions::default()).map_err(|e| format!("detection: {e}"))?;
+    if inv.gpus.is_empty() {
+        let findings: Vec<String> = inv.findings.iter().map(|f| f.to_string()).collect();
+        return Err(format!("no NVIDIA GPU detected ({})", findings.join("; ")));
+    }
+    Ok(inv)
+}
+
 fn files(file: &str, sharing: &str) -> Result<String, String> {
     let sharing = GpuSharing::parse(sharing).map_err(|e| format!("gpu-sharing: {e}"))?;
     let slurmd_c = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-    let inv = detect(&DetectOptions::default()).map_err(|e| format!("detection: {e}"))?;
+    let inv = gpus()?;
     let value = gpu_probe::sharing_files(&inv, &slurmd_c, sharing).map_err(|e| e.to_string())?;
     serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
 }
 
 fn record(file: &str) -> Result<String, String> {
     let slurmd_c = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-    let inv = detect(&DetectOptions::default()).map_err(|e| format!("detection: {e}"))?;
+    let inv = gpus()?;
     let value = gpu_probe::full_record(&inv, &slurmd_c).map_err(|e| e.to_string())?;
     serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
 }
