@@ -41,6 +41,20 @@ mkdir -p "$rec"
     set +x
 } > "$rec/machine.txt" 2>&1
 
+# Slurm's cgroup/v2 plugin (IgnoreSystemd=yes below) makes its scope in /sys/fs/cgroup/system.slice
+# and wants the controllers delegated down to it, as systemd arranges on a normal host; this
+# machine may have no systemd, so the slice is made here with what the kernel offers.
+if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+    echo "cgroup controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+    mkdir -p /sys/fs/cgroup/system.slice
+    for dir in /sys/fs/cgroup /sys/fs/cgroup/system.slice; do
+        for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
+            echo "+$c" > "$dir/cgroup.subtree_control" 2>/dev/null || echo "cannot enable $c in $dir"
+        done
+        echo "$dir subtree_control: $(cat "$dir/cgroup.subtree_control")"
+    done
+fi
+
 . "$(dirname "$0")/common.sh"
 lib=$(nvml_lib)
 echo "NVML library: ${lib:-none}"
