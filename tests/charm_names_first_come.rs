@@ -196,3 +196,68 @@ fn the_default_partition_stays_and_a_missing_one_is_a_warning() {
         "{msg}"
     );
 }
+
+/// Ownership is remembered, not recomputed from arrival order: a unit that comes first in that
+/// order (a lower unit number) and later publishes a name another unit already has does not
+/// take it, on the hook of its change or on any later one.
+#[test]
+fn an_owned_node_name_stays_with_its_owner_whatever_the_claim_order() {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    let dir = c.dir.path().join("charms/evil");
+    support::inert_charm_dir(&dir, &support::repo());
+    let spec = c.spec("evil", &dir, 2);
+    c.sim.deploy(spec).unwrap();
+    let id = c.sim.integrate("evil", "slurmctld").unwrap();
+    c.assert_no_errors();
+    let node = |name: &str, cpus: u32| {
+        format!(
+            r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"{cpus}","RealMemory":"31848"}},"new_node":false}}"#
+        )
+    };
+    let publish = |c: &mut Cluster, unit: &str, name: &str, cpus: u32| {
+        let value = node(name, cpus);
+        c.sim.with_model_mut(|m| {
+            let r = m.relations.get_mut(&id).unwrap();
+            r.app_bags
+                .entry("evil".into())
+                .or_default()
+                .insert("partition".into(), r#"{"evil":{"State":"UP"}}"#.into());
+            r.unit_bags
+                .entry(unit.into())
+                .or_default()
+                .insert("node".into(), value);
+        });
+        c.sim
+            .queue_hook("slurmctld/0", Hook::RelationChanged(id, None));
+        c.sim
+            .queue_hook("slurmctld/0", Hook::RelationChanged(id, Some(unit.into())));
+        c.sim.settle().unwrap();
+        c.assert_no_errors();
+    };
+    publish(&mut c, "evil/1", "shared-0", 8);
+    publish(&mut c, "evil/0", "other-0", 8);
+    assert!(
+        c.slurm_conf().contains("Nodes=other-0,shared-0"),
+        "{}",
+        c.slurm_conf()
+    );
+    // evil/0 comes first by unit number, but evil/1 owns the name
+    publish(&mut c, "evil/0", "shared-0", 8);
+    for round in 0..3 {
+        if round == 2 {
+            // the owner changes its record but not its name: it keeps the name
+            publish(&mut c, "evil/1", "shared-0", 16);
+            assert!(c.slurm_conf().contains("CPUs=16"), "{}", c.slurm_conf());
+        }
+        let conf = c.slurm_conf();
+        assert!(conf.contains("Nodes=shared-0"), "{conf}");
+        let (_, msg) = c.status("slurmctld/0");
+        assert!(
+            msg.contains("1 rejected (evil/0)") && msg.contains("already used by evil/1"),
+            "{msg}"
+        );
+        c.sim.update_status(None).unwrap();
+        c.assert_no_errors();
+    }
+}

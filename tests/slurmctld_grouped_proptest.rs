@@ -1,11 +1,12 @@
-//! The applied record stores its node maps grouped by value as hostlists
-//! (`slurmctld::grouped`): for any set of valid node names (`NodeName`'s rule: letters, digits,
+//! The applied record keeps its node maps grouped by value as hostlists
+//! (`slurmctld::grouped`), on disk and in memory: for any set of valid node names (`NodeName`'s rule: letters, digits,
 //! `-`, `_`, `.`, numbers of any width, zero-padded or not) and values, the stored form reads
-//! back to the same map. A lossy hostlist here would make the controller misjudge which nodes
+//! back to the same map, and comparing two grouped maps names the nodes a per-node comparison
+//! names. A lossy hostlist here would make the controller misjudge which nodes
 //! it added, removed or changed.
 
 use proptest::prelude::*;
-use slurm_charms::charms::slurmctld::grouped::{ByNode, group, ungroup};
+use slurm_charms::charms::slurmctld::grouped::{ByNode, Grouped};
 use slurm_charms::slurm::types::NodeName;
 
 fn node_name() -> impl Strategy<Value = String> {
@@ -35,10 +36,25 @@ proptest! {
         entries in prop::collection::vec((node_name(), "[a-z:0-9]{0,6}"), 0..200)
     ) {
         let map: ByNode = entries.into_iter().collect();
-        let stored: std::collections::BTreeMap<String, String> = group(&map)
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect();
-        prop_assert_eq!(ungroup(stored).unwrap(), map);
+        let json = serde_json::to_string(&Grouped::from_map(&map)).unwrap();
+        let read: Grouped = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(read.to_map().unwrap(), map);
+    }
+
+    /// The grouped comparison names exactly the nodes a per-node comparison does.
+    #[test]
+    fn grouped_diff_equals_the_per_node_diff(
+        old in prop::collection::vec((node_name(), "[ab]"), 0..60),
+        new in prop::collection::vec((node_name(), "[ab]"), 0..60),
+    ) {
+        let old: ByNode = old.into_iter().collect();
+        let new: ByNode = new.into_iter().collect();
+        let d = Grouped::diff(&Grouped::from_map(&old), &Grouped::from_map(&new)).unwrap();
+        let names = |f: &dyn Fn(&String) -> bool, m: &ByNode| -> std::collections::BTreeSet<String> {
+            m.keys().filter(|n| f(n)).cloned().collect()
+        };
+        prop_assert_eq!(d.added, names(&|n| !old.contains_key(n), &new));
+        prop_assert_eq!(d.removed, names(&|n| !new.contains_key(n), &old));
+        prop_assert_eq!(d.changed, names(&|n| old.get(n).is_some_and(|v| Some(v) != new.get(n)), &new));
     }
 }

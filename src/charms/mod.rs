@@ -71,7 +71,7 @@ pub fn run<B: SecretBackend + juju_runtime::NetworkBackend>(
 ) -> Result<(), CharmError> {
     let kind = CharmKind::from_charm_dir(&ctx.charm_dir)?;
     let runner = SystemRunner;
-    let host = Host::new(Host::root_from_env(), &runner);
+    let host = Host::new(Host::root_from_env(), &runner).exiting_after_hook();
     run_with(kind, ctx, backend, &host)
 }
 

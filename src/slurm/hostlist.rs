@@ -103,10 +103,11 @@ fn split_items(list: &str) -> Result<Vec<&str>, HostlistError> {
     Ok(items)
 }
 
-/// Expands a hostlist expression into names, in written order (duplicates kept).
-/// The empty string expands to no names.
-pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
-    let mut out: Vec<String> = Vec::new();
+/// The items of a hostlist expression, each split into its pieces, with how many names each
+/// item expands to; every rule [`expand`] enforces is checked here, so [`count`] checks an
+/// expression without making its names.
+fn parse_items(list: &str) -> Result<Vec<(Vec<Piece<'_>>, u64)>, HostlistError> {
+    let mut out = Vec::new();
     if list.is_empty() {
         return Ok(out);
     }
@@ -119,28 +120,59 @@ pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
             "blanks and control characters are not allowed",
         ));
     }
+    let too_large = || HostlistError::TooLarge {
+        list: list.to_string(),
+        limit: MAX_EXPANDED,
+    };
+    let mut total: u64 = 0;
     for item in split_items(list)? {
         if item.is_empty() {
             return Err(syntax(list, "empty name between commas"));
         }
         let pieces = split_pieces(list, item)?;
-        let mut names = vec![String::new()];
+        let mut names: u64 = 1;
         for piece in &pieces {
+            if let Piece::Ranges(ranges) = piece {
+                let mut width: u64 = 0;
+                for &(l, h, _) in ranges {
+                    width = width.saturating_add(h - l + 1);
+                }
+                names = names.saturating_mul(width);
+                if names.saturating_add(total) > MAX_EXPANDED as u64 {
+                    return Err(too_large());
+                }
+            }
+        }
+        total = total.saturating_add(names);
+        if total > MAX_EXPANDED as u64 {
+            return Err(too_large());
+        }
+        out.push((pieces, names));
+    }
+    Ok(out)
+}
+
+/// How many names a hostlist expression expands to (duplicates counted), checked by every
+/// rule of [`expand`] without making the names: what reading a stored hostlist costs when
+/// its names are needed only later, if at all.
+pub fn count(list: &str) -> Result<usize, HostlistError> {
+    let items = parse_items(list)?;
+    // at most MAX_EXPANDED: `parse_items` refuses more
+    Ok(items.iter().map(|(_, n)| *n as usize).sum())
+}
+
+/// Expands a hostlist expression into names, in written order (duplicates kept).
+/// The empty string expands to no names.
+pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
+    let items = parse_items(list)?;
+    let mut out: Vec<String> = Vec::with_capacity(items.iter().map(|(_, n)| *n as usize).sum());
+    for (pieces, _) in &items {
+        let mut names = vec![String::new()];
+        for piece in pieces {
             match piece {
                 Piece::Text(t) => names.iter_mut().for_each(|n| n.push_str(t)),
                 Piece::Ranges(ranges) => {
-                    let mut total: u64 = 0;
-                    for &(l, h, _) in ranges {
-                        total = total.saturating_add(h - l + 1);
-                    }
-                    let grown = total.saturating_mul(names.len() as u64);
-                    if grown.saturating_add(out.len() as u64) > MAX_EXPANDED as u64 {
-                        return Err(HostlistError::TooLarge {
-                            list: list.to_string(),
-                            limit: MAX_EXPANDED,
-                        });
-                    }
-                    let mut next = Vec::with_capacity(grown as usize);
+                    let mut next = Vec::new();
                     for n in &names {
                         for &(l, h, w) in ranges {
                             for v in l..=h {
@@ -154,12 +186,6 @@ pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
                     names = next;
                 }
             }
-        }
-        if out.len() + names.len() > MAX_EXPANDED {
-            return Err(HostlistError::TooLarge {
-                list: list.to_string(),
-                limit: MAX_EXPANDED,
-            });
         }
         out.extend(names);
     }

@@ -11,6 +11,7 @@
 //!   back, and slurmctld is never left on a file it has not accepted.
 
 use super::cache::Applied;
+use super::grouped::Grouped;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -63,15 +64,14 @@ pub struct AppliedRecord {
     #[serde(default)]
     pub refused: Option<Refusal>,
     /// Node name → fingerprint of its record in the last set slurmctld accepted
-    /// ([`super::refusal::fingerprints`]); empty when unknown. Stored grouped by fingerprint
+    /// ([`super::refusal::fingerprints`]); empty when unknown. Grouped by fingerprint
     /// ([`super::grouped`]).
     #[serde(
         rename = "fingerprint_groups",
         default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        with = "super::grouped"
+        skip_serializing_if = "Grouped::is_empty"
     )]
-    pub fingerprints: BTreeMap<String, String>,
+    pub fingerprints: Grouped,
 }
 
 /// An [`AppliedRecord`] made of borrowed parts, serialized to the same JSON: the plan writes up
@@ -86,12 +86,13 @@ pub struct AppliedRecordRef<'a> {
     /// [`AppliedRecord::refused`].
     pub refused: Option<&'a Refusal>,
     /// [`AppliedRecord::fingerprints`].
-    #[serde(
-        rename = "fingerprint_groups",
-        skip_serializing_if = "BTreeMap::is_empty",
-        serialize_with = "super::grouped::serialize_ref"
-    )]
-    pub fingerprints: &'a BTreeMap<String, String>,
+    #[serde(rename = "fingerprint_groups", skip_serializing_if = "no_nodes")]
+    pub fingerprints: &'a Grouped,
+}
+
+/// `skip_serializing_if` for a borrowed [`Grouped`].
+fn no_nodes(g: &&Grouped) -> bool {
+    g.is_empty()
 }
 
 impl AppliedRecordRef<'_> {

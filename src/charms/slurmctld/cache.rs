@@ -35,7 +35,7 @@ use std::hash::Hasher;
 pub const CACHE_PATH: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
 
 /// Format version; bump when the layout changes (an old file then counts as corrupt).
-pub const CACHE_VERSION: u32 = 9;
+pub const CACHE_VERSION: u32 = 10;
 
 /// Placeholder `NodeName` of a stored shape ([`NodeName::placeholder`]).
 pub const SHAPE_NAME: &str = "shape";
@@ -108,15 +108,19 @@ pub struct CachedNode {
     /// ([`super::index`]) compares an event's bag with.
     #[serde(rename = "d", default, skip_serializing_if = "String::is_empty")]
     pub digest: String,
+    /// The unit owns the `NodeName` it publishes ([`super::owners`]: first come); kept while
+    /// it publishes that name, dropped when it publishes another or is rejected.
+    #[serde(rename = "o", default, skip_serializing_if = "std::ops::Not::not")]
+    pub owner: bool,
 }
 
 /// What slurmctld was last brought in line with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
-    /// Node name → its `Gres=` value (empty without GPUs); stored grouped by value
+    /// Node name → its `Gres=` value (empty without GPUs), grouped by value
     /// ([`super::grouped`]).
-    #[serde(rename = "node_groups", with = "super::grouped")]
-    pub nodes: BTreeMap<String, String>,
+    #[serde(rename = "node_groups")]
+    pub nodes: super::grouped::Grouped,
     /// Nodes in `DownNodes` (stored as one hostlist: [`super::grouped::hostlist_set`]).
     #[serde(with = "super::grouped::hostlist_set")]
     pub down: BTreeSet<String>,
@@ -148,7 +152,7 @@ pub struct Cache {
     /// their node line (`RealMemory`) share one.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub gres_lists: BTreeMap<String, ShapeJson>,
-    /// Names owned first-come ([`super::owners`]).
+    /// Partition names owned first-come ([`super::owners`]; node names: [`CachedNode::owner`]).
     #[serde(default)]
     pub owners: super::owners::Owners,
     /// Rejections already logged, by unit or application: the hash of the reason (a rejected
@@ -340,7 +344,26 @@ impl Cache {
             shape: key,
             rejected: None,
             digest: String::new(),
+            owner: false,
         })
+    }
+
+    /// Sets [`CachedNode::owner`] on every unit, given a flag per unit in the cache's order
+    /// (relations by key, then units by name: [`Cache::units_in_order`]).
+    pub fn set_owner_flags(&mut self, flags: &[bool]) {
+        let units = self
+            .relations
+            .values_mut()
+            .flat_map(|r| r.units.values_mut());
+        for (node, &owner) in units.zip(flags) {
+            node.owner = owner;
+        }
+    }
+
+    /// Every cached unit in the cache's order (relations by key, then units by name), with
+    /// its record.
+    pub fn units_in_order(&self) -> impl Iterator<Item = (&String, &CachedNode)> {
+        self.relations.values().flat_map(|r| r.units.iter())
     }
 
     /// Drops shapes no unit uses any more.

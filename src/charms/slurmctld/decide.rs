@@ -12,6 +12,7 @@
 //! "slurmd dies at start").
 
 use super::cache::Applied;
+use super::grouped::Grouped;
 use crate::slurm::SlurmVersion;
 
 /// What slurmctld needs after the files are written.
@@ -90,21 +91,32 @@ pub fn decide(
             gres_changed: Vec::new(),
         };
     };
-    let resume: Vec<String> = old
-        .down
-        .difference(&new.down)
-        .filter(|n| new.nodes.contains_key(*n))
-        .cloned()
-        .collect();
-    // one walk over both name-sorted maps, not a lookup per node
-    let mut gres_changed: Vec<String> = Vec::new();
-    let mut olds = old.nodes.iter().peekable();
-    for (n, g) in &new.nodes {
-        if super::grouped::seek(&mut olds, n).is_some_and(|og| og != g) {
-            gres_changed.push(n.clone());
+    // Which nodes were added, removed or changed GRES: names are made only for the GRES values
+    // whose node sets differ. A record whose groups do not compare (a node listed twice) is
+    // treated as lost.
+    let diff = match Grouped::diff(&old.nodes, &new.nodes) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!("the applied record is unreadable ({e}); treating it as lost");
+            return decide(None, new, files_changed, version);
         }
-    }
-    let same_nodes = old.nodes.keys().eq(new.nodes.keys());
+    };
+    let leaving: Vec<&String> = old.down.difference(&new.down).collect();
+    let resume: Vec<String> = if leaving.is_empty() {
+        Vec::new()
+    } else {
+        // a node left `DownNodes`; resumed only if it is still a node
+        match new.nodes.names() {
+            Ok(names) => leaving
+                .into_iter()
+                .filter(|n| names.contains(*n))
+                .cloned()
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let gres_changed: Vec<String> = diff.changed.into_iter().collect();
+    let same_nodes = diff.added.is_empty() && diff.removed.is_empty();
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
     } else if only_left_down_nodes(old, new) {
@@ -145,10 +157,7 @@ mod tests {
     /// nodes cut off, so two states that differ only in `DownNodes` share it.
     fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
         Applied {
-            nodes: nodes
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect(),
+            nodes: Grouped::from_pairs(nodes.iter().copied()),
             down: down.iter().map(|s| s.to_string()).collect(),
             files_hash: format!("{hash}{down:?}"),
             base_hash: hash.into(),

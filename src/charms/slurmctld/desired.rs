@@ -3,6 +3,7 @@
 //! inputs, byte-identical output.
 
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
+use super::grouped::Grouped;
 use super::owners::{Owners, settle};
 use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
@@ -88,8 +89,12 @@ pub struct Plan {
     pub waiting_apps: Vec<String>,
     /// What slurmctld will have once applied.
     pub applied: Applied,
-    /// Who owns which name after this hook (first come), and the sticky default partition.
+    /// Who owns which partition name after this hook (first come), and the sticky default
+    /// partition.
     pub owners: Owners,
+    /// Whether each cached unit owns the node name it publishes after this hook, in the
+    /// cache's order ([`Cache::set_owner_flags`]).
+    pub owner_flags: Vec<bool>,
     /// Per relation (cache key): the units left out and why, to publish as `verdicts`.
     pub verdicts: BTreeMap<String, Verdicts>,
     /// `default-partition` when it names no partition (a warning in the status).
@@ -228,7 +233,6 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
 /// pruned and extended in place rather than copied.
 pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) -> Plan {
     let Owners {
-        nodes: previous_nodes,
         partitions: previous_partitions,
         default_partition: previous_default,
     } = previous;
@@ -255,15 +259,21 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         .map(|(_, r)| r.partition.as_deref().map(parse_partition))
         .collect();
     // First come: names already owned stay with their owners ([`super::owners`]).
-    let partition_claims: Vec<(String, String)> = rels
+    let partition_claims: Vec<(&str, &str)> = rels
         .iter()
         .zip(&parsed)
         .filter_map(|((_, r), p)| match p {
-            Some(Ok(p)) => Some((p.name().to_string(), r.app.clone())),
+            Some(Ok(p)) => Some((p.name().as_str(), r.app.as_str())),
             _ => None,
         })
         .collect();
-    let partition_owners = settle(previous_partitions, partition_claims);
+    let previous = previous_partitions
+        .iter()
+        .map(|(n, o)| (n.as_str(), o.as_str()));
+    let partition_owners: BTreeMap<String, String> = settle(previous, &partition_claims)
+        .into_iter()
+        .map(|(n, o)| (n.to_owned(), o.to_owned()))
+        .collect();
     // Each relation's units in natural order (unit number), sorted once for both passes.
     let sorted_units: Vec<Vec<_>> = rels
         .iter()
@@ -274,7 +284,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             units
         })
         .collect();
-    let mut node_claims: Vec<(String, String)> = Vec::new();
+    let mut node_claims: Vec<(&str, &str)> = Vec::new();
     for (((_, r), p), units) in rels.iter().zip(&parsed).zip(&sorted_units) {
         let Some(Ok(p)) = p else { continue };
         if partition_owners.get(p.name().as_str()) != Some(&r.app) {
@@ -282,11 +292,15 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
-                node_claims.push((name.as_str().to_owned(), unit.clone()));
+                node_claims.push((name.as_str(), unit.as_str()));
             }
         }
     }
-    let node_owners = settle(previous_nodes, node_claims);
+    let previous_nodes = cache
+        .units_in_order()
+        .filter(|(_, n)| n.owner)
+        .filter_map(|(unit, n)| Some((n.name.as_ref()?.as_str(), unit.as_str())));
+    let node_owners = settle(previous_nodes, &node_claims);
 
     for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
         let partition = match parsed {
@@ -340,7 +354,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             };
-            if let Some(owner) = node_owners.get(name.as_str()).filter(|o| *o != unit) {
+            if let Some(owner) = node_owners.get(name.as_str()).filter(|o| **o != unit) {
                 let why =
                     format!("NodeName {name} is already used by {owner} (it claimed it first)");
                 reject(&mut rejected, &mut verdicts, key, unit, why);
@@ -464,10 +478,11 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // The model is done with: its DownNodes set (the only line) is what was applied.
     let down = slurm.down_nodes.pop().map(|d| d.nodes).unwrap_or_default();
     let applied = Applied {
-        nodes: accepted
-            .iter()
-            .map(|&(name, index)| (name.as_str().to_owned(), shapes[index].gres.clone()))
-            .collect(),
+        nodes: Grouped::from_pairs(
+            accepted
+                .iter()
+                .map(|&(name, index)| (name.as_str(), shapes[index].gres.as_str())),
+        ),
         down,
         files_hash: files_hash(
             slurm_text.as_deref().unwrap_or_default().as_bytes(),
@@ -490,8 +505,15 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         rejected,
         waiting_apps,
         applied,
+        owner_flags: cache
+            .units_in_order()
+            .map(|(unit, n)| {
+                n.name
+                    .as_ref()
+                    .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit.as_str()))
+            })
+            .collect(),
         owners: Owners {
-            nodes: node_owners,
             partitions: partition_owners,
             default_partition,
         },

@@ -1,65 +1,156 @@
-//! A node name → value map stored as value → hostlist of the names holding it, for the maps
-//! of the applied record ([`super::accepted`]): each node's `Gres=` value and fingerprint. At
-//! 10,000 nodes these maps had 10,000 entries each, parsed and written (twice) on every
-//! controller hook that reloads slurmctld; nodes of one shape share one value, so the stored
-//! form is a line per value (`{"gpu:h100:8":"gpu-[0-9999]"}`). In memory the maps stay keyed by
-//! node name, so nothing else changes. A stored hostlist that does not expand, or a name listed
-//! under two values, makes the record unreadable, which the controller treats as a lost
-//! record (restart if the files differ, every node counted as changed).
+//! A node name → value map kept as value → hostlist of the names holding it ([`Grouped`]), for
+//! the maps of the applied record ([`super::accepted`]): each node's `Gres=` value and
+//! fingerprint. Nodes of one shape share one value, so 10,000 of them are one entry
+//! (`{"gpu:h100:8":"gpu-[0-9999]"}`), in the file and in memory alike: reading, comparing and
+//! writing the record costs a line per value, and names are made only for the values whose
+//! node set changed ([`Grouped::diff`]). Each stored hostlist is checked when read (syntax and
+//! size, [`crate::slurm::hostlist::count`]); a name listed under two values shows when those
+//! values' names are made, and the comparison then fails: the controller treats the record as
+//! lost (restart if the files differ, every node counted as changed).
 //! The module also holds what the controller's other node-name maps share: [`bulk_map`]
-//! (read a map of strings in one build) and [`seek`] (walk name-sorted maps side by side).
+//! (read a map of strings in one build).
 
-use crate::slurm::hostlist::{compress, expand};
+use crate::slurm::hostlist::{compress, count, expand};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::Error as _;
-use serde::{Deserializer, Serialize, Serializer};
-use std::collections::BTreeMap;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// Node name → value, as the applied record keeps it in memory.
+/// Node name → value, one entry per node (what [`Grouped`] stands for).
 pub type ByNode = BTreeMap<String, String>;
 
-/// The stored form: value → hostlist of the node names holding it.
-pub fn group(map: &ByNode) -> BTreeMap<&str, String> {
-    let mut names: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (name, value) in map {
-        names.entry(value.as_str()).or_default().push(name.as_str());
-    }
-    names
-        .into_iter()
-        .map(|(value, names)| (value, compress(&names)))
-        .collect()
+/// Node name → value, kept as value → hostlist of the names holding it. Each hostlist is
+/// [`compress`]'s form of its names, which depends only on the set of names, so two maps are
+/// equal exactly when their entries are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Grouped(BTreeMap<String, String>);
+
+/// How the nodes of two [`Grouped`] maps differ.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// Names only the new map has.
+    pub added: BTreeSet<String>,
+    /// Names only the old map has.
+    pub removed: BTreeSet<String>,
+    /// Names both have, with another value.
+    pub changed: BTreeSet<String>,
 }
 
-/// Back from the stored form; `Err` names the hostlist that does not expand, or says that a
-/// name is listed twice.
-pub fn ungroup(groups: BTreeMap<String, String>) -> Result<ByNode, String> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for (value, list) in &groups {
-        let names = expand(list).map_err(|e| format!("hostlist `{list}`: {e}"))?;
-        pairs.extend(names.into_iter().map(|name| (name, value.clone())));
+impl Grouped {
+    /// The map of `(name, value)` pairs (each name once).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut names: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+        for (name, value) in pairs {
+            names.entry(value).or_default().push(name);
+        }
+        Grouped(
+            names
+                .into_iter()
+                .map(|(value, names)| (value.to_owned(), compress(&names)))
+                .collect(),
+        )
     }
-    // built in bulk (sorted once inside), faster than inserting 10,000 names one by one; a
-    // name listed twice ([`group`] lists each once) shows as a shorter map
-    let listed = pairs.len();
-    let map: ByNode = pairs.into_iter().collect();
-    if map.len() != listed {
+
+    /// The grouped form of a per-node map.
+    pub fn from_map(map: &ByNode) -> Self {
+        Self::from_pairs(map.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+    }
+
+    /// The per-node map; `Err` names a hostlist that does not expand, or says that a name is
+    /// listed twice.
+    pub fn to_map(&self) -> Result<ByNode, String> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (value, list) in &self.0 {
+            pairs.extend(names(list)?.into_iter().map(|n| (n, value.clone())));
+        }
+        let listed = pairs.len();
+        let map: ByNode = pairs.into_iter().collect();
+        if map.len() != listed {
+            return Err("a node is listed twice".to_owned());
+        }
+        Ok(map)
+    }
+
+    /// No nodes.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every node name (made from every hostlist: O(nodes), for the rare callers that need
+    /// them all).
+    pub fn names(&self) -> Result<BTreeSet<String>, String> {
+        Ok(self.to_map()?.into_keys().collect())
+    }
+
+    /// Which nodes `new` adds, removes or gives another value, compared with `old`. Names are
+    /// made only for the values whose hostlists differ: one changed node among 10,000 of one
+    /// shape costs the names of its old and new value, not a lookup per node.
+    pub fn diff(old: &Grouped, new: &Grouped) -> Result<Diff, String> {
+        let mut gained: Vec<String> = Vec::new();
+        let mut lost: Vec<String> = Vec::new();
+        for (value, list) in &new.0 {
+            let before = old.0.get(value);
+            if before == Some(list) {
+                continue;
+            }
+            let now = names(list)?;
+            let was = before.map(|l| names(l)).transpose()?.unwrap_or_default();
+            split_difference(&now, &was, &mut gained, &mut lost);
+        }
+        for (value, list) in &old.0 {
+            if !new.0.contains_key(value) {
+                lost.extend(names(list)?);
+            }
+        }
+        let gained = once(gained)?;
+        let lost = once(lost)?;
+        let changed: BTreeSet<String> = gained.intersection(&lost).cloned().collect();
+        Ok(Diff {
+            added: gained.difference(&changed).cloned().collect(),
+            removed: lost.difference(&changed).cloned().collect(),
+            changed,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Grouped {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = bulk_map(d)?;
+        for list in map.values() {
+            count(list).map_err(|e| D::Error::custom(format!("hostlist `{list}`: {e}")))?;
+        }
+        Ok(Grouped(map))
+    }
+}
+
+/// A stored hostlist's names.
+fn names(list: &str) -> Result<Vec<String>, String> {
+    expand(list).map_err(|e| format!("hostlist `{list}`: {e}"))
+}
+
+/// Names in `now` and not in `was` go to `gained`, the other way round to `lost` (a hash set
+/// each way: the lists are in hostlist order, not sorted).
+fn split_difference(
+    now: &[String],
+    was: &[String],
+    gained: &mut Vec<String>,
+    lost: &mut Vec<String>,
+) {
+    let in_now: FxHashSet<&str> = now.iter().map(String::as_str).collect();
+    let in_was: FxHashSet<&str> = was.iter().map(String::as_str).collect();
+    gained.extend(now.iter().filter(|n| !in_was.contains(n.as_str())).cloned());
+    lost.extend(was.iter().filter(|n| !in_now.contains(n.as_str())).cloned());
+}
+
+/// The names as a set; `Err` when one comes twice (listed under two values of one map).
+fn once(names: Vec<String>) -> Result<BTreeSet<String>, String> {
+    let listed = names.len();
+    let set: BTreeSet<String> = names.into_iter().collect();
+    if set.len() != listed {
         return Err("a node is listed twice".to_owned());
     }
-    Ok(map)
-}
-
-/// `serialize_with` for a [`ByNode`] field.
-pub fn serialize<S: Serializer>(map: &ByNode, s: S) -> Result<S::Ok, S::Error> {
-    group(map).serialize(s)
-}
-
-/// `serialize_with` for a `&ByNode` field (a borrowed record).
-pub fn serialize_ref<S: Serializer>(map: &&ByNode, s: S) -> Result<S::Ok, S::Error> {
-    serialize(map, s)
-}
-
-/// `deserialize_with` for a [`ByNode`] field.
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ByNode, D::Error> {
-    ungroup(bulk_map(d)?).map_err(D::Error::custom)
+    Ok(set)
 }
 
 /// Reads a JSON object of strings into a map built in one go: the entries are collected, then
@@ -130,25 +221,6 @@ pub mod hostlist_set {
     }
 }
 
-/// Advances an iterator over a name-sorted map to `name` and returns its value there, if it
-/// holds `name`: walking two or three such maps side by side costs one comparison per step
-/// instead of a lookup per name (which nodes changed between two applied states).
-pub fn seek<'a>(
-    it: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, String>>,
-    name: &str,
-) -> Option<&'a String> {
-    while let Some((k, _)) = it.peek() {
-        match k.as_str().cmp(name) {
-            std::cmp::Ordering::Less => {
-                it.next();
-            }
-            std::cmp::Ordering::Equal => return it.next().map(|(_, v)| v),
-            std::cmp::Ordering::Greater => return None,
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,12 +233,27 @@ mod tests {
         }
         map.insert("cpu-a".into(), String::new());
         map.insert("gpu-07".into(), "gpu:t4:1".into());
-        let stored = group(&map);
-        assert_eq!(stored["gpu:h100:8"], "gpu-[0-999]");
-        assert_eq!(stored[""], "cpu-a");
-        assert_eq!(stored["gpu:t4:1"], "gpu-07");
-        let owned = stored.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-        assert_eq!(ungroup(owned).unwrap(), map);
+        let stored = Grouped::from_map(&map);
+        assert_eq!(stored.0["gpu:h100:8"], "gpu-[0-999]");
+        assert_eq!(stored.0[""], "cpu-a");
+        assert_eq!(stored.0["gpu:t4:1"], "gpu-07");
+        let json = serde_json::to_string(&stored).unwrap();
+        let read: Grouped = serde_json::from_str(&json).unwrap();
+        assert_eq!(read.to_map().unwrap(), map);
+    }
+
+    #[test]
+    fn diff_names_added_removed_and_changed_nodes() {
+        let old = Grouped::from_pairs([("n1", "a"), ("n2", "a"), ("n3", "b"), ("n4", "c")]);
+        let new = Grouped::from_pairs([("n1", "a"), ("n2", "b"), ("n3", "b"), ("n5", "a")]);
+        let d = Grouped::diff(&old, &new).unwrap();
+        let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+        assert_eq!(d.added, set(&["n5"]));
+        assert_eq!(d.removed, set(&["n4"]));
+        assert_eq!(d.changed, set(&["n2"]));
+        assert_eq!(Grouped::diff(&new, &new).unwrap(), Diff::default());
+        let everything = Grouped::diff(&Grouped::default(), &new).unwrap();
+        assert_eq!(everything.added, set(&["n1", "n2", "n3", "n5"]));
     }
 
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
@@ -189,12 +276,12 @@ mod tests {
 
     #[test]
     fn a_bad_stored_form_is_refused() {
-        let bad = BTreeMap::from([("x".to_owned(), "gpu-[3-1".to_owned())]);
-        assert!(ungroup(bad).unwrap_err().contains("gpu-[3-1"));
-        let twice = BTreeMap::from([
-            ("x".to_owned(), "gpu-1".to_owned()),
-            ("y".to_owned(), "gpu-[0-2]".to_owned()),
-        ]);
-        assert!(ungroup(twice).unwrap_err().contains("listed twice"));
+        let bad = serde_json::from_str::<Grouped>(r#"{"x":"gpu-[3-1"}"#);
+        assert!(bad.unwrap_err().to_string().contains("gpu-[3-1"));
+        let twice: Grouped = serde_json::from_str(r#"{"x":"gpu-1","y":"gpu-[0-2]"}"#).unwrap();
+        assert!(twice.to_map().unwrap_err().contains("listed twice"));
+        // found when the values' names are compared
+        let err = Grouped::diff(&Grouped::default(), &twice).unwrap_err();
+        assert!(err.contains("listed twice"), "{err}");
     }
 }

@@ -79,7 +79,9 @@ pub fn handle<B: SecretBackend>(
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
-    apply::persist(host, &plan, refused.is_some())
+    let persisted = apply::persist(host, &plan, refused.is_some());
+    host.release(plan);
+    persisted
 }
 
 /// Secret hooks every slurmctld unit answers before its usual work: the leader removes a key

@@ -539,7 +539,12 @@ fn update_with<B: ModelBackend>(
                         .map(|v| cache.ingest_node(v));
                     if let Some(entry) = cache.relations.get_mut(&k) {
                         match node {
-                            Some(node) => entry.units.insert(unit.clone(), node),
+                            Some(mut node) => {
+                                // a unit keeps owning its name while it publishes that name
+                                let before = entry.units.get(unit);
+                                node.owner = before.is_some_and(|b| b.owner && b.name == node.name);
+                                entry.units.insert(unit.clone(), node)
+                            }
                             None => entry.units.remove(unit),
                         };
                     }

@@ -7,6 +7,7 @@ use super::accepted::{AppliedRecordRef, Refusal};
 use super::cache::{Applied, Cache, content_hash, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
+use super::grouped::Grouped;
 use super::index::{IndexWrite, header_hash, plan_index};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::refusal;
@@ -64,7 +65,7 @@ pub struct ControllerPlan {
     pub refused_record: Option<RefusedRecord>,
     /// The fingerprints of the last set slurmctld accepted, as read: what a refusal record
     /// keeps ([`super::refusal`]).
-    pub accepted_fingerprints: BTreeMap<String, String>,
+    pub accepted_fingerprints: Grouped,
     /// Once slurmctld took the files, copy them (cgroup.conf, gres.conf, slurm.conf from
     /// [`ControllerPlan::files`], by path) as the last accepted set ([`super::accepted::ACCEPTED_FILES`]).
     pub keep_accepted: bool,
@@ -81,6 +82,20 @@ pub struct ControllerPlan {
     /// so): the quick path stays off, since the status shown is the refusal's, not the cached
     /// one. Decided here, so persisting does not read and parse the record again.
     pub refusal_on_record: bool,
+    /// What the plan was made from and no longer needs (a line per node each), handed back
+    /// with it so the caller decides how it goes ([`crate::charms::host::Host::release`]).
+    pub spent: Spent,
+}
+
+/// The per-node structures a plan was made from and no longer needs.
+#[derive(Debug, Clone, Default)]
+pub struct Spent {
+    /// The accepted nodes the files were rendered from.
+    pub nodes: BTreeMap<String, desired::AcceptedNode>,
+    /// The cache, once serialized (unless a refusal keeps it: [`OnRefusal::cache`]).
+    pub cache: Option<Cache>,
+    /// What slurmctld ran before (unless a refusal keeps it: [`RefusedRecord::applied`]).
+    pub applied: Option<Applied>,
 }
 
 /// The applied record of a refusal, less its fingerprints (those of the last accepted set,
@@ -190,6 +205,8 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         rendered.gres_conf = None;
     }
     cache.owners = std::mem::take(&mut rendered.owners);
+    // the units are those the files were rendered from: the flags follow the cache's order
+    cache.set_owner_flags(&rendered.owner_flags);
     // moved, not copied: it holds a fingerprint per node
     let had_record = obs.applied_record.is_some();
     let record = obs.applied_record.take().unwrap_or_default();
@@ -241,6 +258,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let mut refused_record = None;
     let mut keep_accepted = false;
     let mut rollback = false;
+    let mut spent_applied = None;
     let warnings = fresh
         .into_iter()
         .chain(
@@ -291,7 +309,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                 (files, Decision::nothing())
             } else {
                 cache.reload_deferred = false;
-                let old = cache.applied.take();
+                let mut old = cache.applied.take();
                 let reloads = matches!(decision.reload, Reload::Reconfigure | Reload::Restart);
                 if decision.reload != Reload::Nothing {
                     applied_before = Some(
@@ -329,7 +347,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                 keep_accepted = reloads || kept;
                 if reloads {
                     refused_record = Some(RefusedRecord {
-                        applied: old,
+                        applied: old.take(),
                         refusal: Refusal {
                             files_hash: rendered.applied.files_hash.clone(),
                             // both filled by [`super::apply`] when slurmctld refuses
@@ -345,6 +363,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
                     });
                     rollback = obs.accepted_complete;
                 }
+                spent_applied = old;
                 cache.applied = Some(rendered.applied);
                 (files, decision)
             }
@@ -358,9 +377,13 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let cache_bytes = persist(&cache, obs.cache_hash.as_deref(), obs.cache_len);
     let index = index_for(&obs, &cache, cache_bytes.as_deref());
     // the cache is serialized: what is left of it is moved into the refusal's variant
-    let on_refusal = refused_record
-        .as_ref()
-        .map(|r| on_refusal(cache, &rendered.verdicts, &r.refusal));
+    let (on_refusal, spent_cache) = match &refused_record {
+        Some(r) => (
+            Some(on_refusal(cache, &rendered.verdicts, &r.refusal)),
+            None,
+        ),
+        None => (None, Some(cache)),
+    };
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {
@@ -384,6 +407,11 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         index,
         refusal_on_record,
         accepted_fingerprints: record.fingerprints,
+        spent: Spent {
+            nodes: rendered.nodes,
+            cache: spent_cache,
+            applied: spent_applied,
+        },
     }
 }
 
@@ -481,7 +509,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         applied_before: None,
         applied_after: None,
         refused_record: None,
-        accepted_fingerprints: BTreeMap::new(),
+        accepted_fingerprints: Grouped::default(),
         keep_accepted: false,
         rollback: false,
         on_refusal: None,
@@ -490,6 +518,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
             .applied_record
             .as_ref()
             .is_some_and(|r| r.refused.is_some()),
+        spent: Spent::default(),
     }
 }
 

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use super::accepted::Refusal;
 use super::cache::Cache;
 use super::desired::AcceptedNode;
+use super::grouped::Grouped;
 use crate::charms::util::short;
 use crate::interface::Verdicts;
 
@@ -26,49 +27,53 @@ pub const MAX_REASON_IN_VERDICT: usize = 120;
 const MAX_NAMED: usize = 5;
 
 /// Node name → fingerprint of what the files say about it: FNV-1a of the shape's relation
-/// value, a newline, the application, a newline and `1`/`0` for `new_node`.
-pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> BTreeMap<String, String> {
+/// value, a newline, the application, a newline and `1`/`0` for `new_node`; grouped by
+/// fingerprint ([`Grouped`]).
+pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
     // The shape's part is hashed once per shape when it is read ([`AcceptedNode::shape_digest`];
     // FNV-1a is sequential, so its state goes on with the application), and each distinct
     // (shape, application, `new_node`) once here: 10,000 nodes of one shape cost 10,000 map
     // lookups, not 10,000 hashes of a kilobyte of JSON.
     let mut done: FxHashMap<(u64, &str, bool), String> = FxHashMap::default();
-    nodes
-        .iter()
-        .map(|(name, n)| {
-            let fp = done
-                .entry((n.shape_digest, n.app.as_str(), n.new_node))
-                .or_insert_with(|| {
-                    let mut h = fnv::FnvHasher::with_key(n.shape_digest);
-                    h.write(n.app.as_bytes());
-                    h.write(b"\n");
-                    h.write(if n.new_node { b"1" } else { b"0" });
-                    format!("{:016x}", h.finish())
-                });
-            (name.clone(), fp.clone())
-        })
-        .collect()
+    for n in nodes.values() {
+        done.entry(fingerprint_key(n)).or_insert_with(|| {
+            let mut h = fnv::FnvHasher::with_key(n.shape_digest);
+            h.write(n.app.as_bytes());
+            h.write(b"\n");
+            h.write(if n.new_node { b"1" } else { b"0" });
+            format!("{:016x}", h.finish())
+        });
+    }
+    Grouped::from_pairs(
+        nodes
+            .iter()
+            .filter_map(|(name, n)| Some((name.as_str(), done.get(&fingerprint_key(n))?.as_str()))),
+    )
+}
+
+/// What a node's fingerprint is made of, besides its name.
+fn fingerprint_key(n: &AcceptedNode) -> (u64, &str, bool) {
+    (n.shape_digest, n.app.as_str(), n.new_node)
 }
 
 /// The units (unit → relation cache key) whose node's fingerprint in `new` differs from the
-/// last accepted one in `accepted` (or is absent there).
+/// last accepted one in `accepted` (or is absent there); every node's when the two do not
+/// compare (a record that lists a node twice counts as lost).
 pub fn changed_units(
     nodes: &BTreeMap<String, AcceptedNode>,
-    accepted: &BTreeMap<String, String>,
-    new: &BTreeMap<String, String>,
+    accepted: &Grouped,
+    new: &Grouped,
     cache: &Cache,
 ) -> BTreeMap<String, String> {
-    // one walk over the three name-sorted maps, not two lookups per node
-    let mut old = accepted.iter().peekable();
-    let mut new = new.iter().peekable();
-    let mut changed: Vec<&AcceptedNode> = Vec::new();
-    for (name, n) in nodes {
-        let was = super::grouped::seek(&mut old, name);
-        let is = super::grouped::seek(&mut new, name);
-        if was != is {
-            changed.push(n);
-        }
-    }
+    let changed: Vec<&AcceptedNode> = match Grouped::diff(accepted, new) {
+        Ok(d) => d
+            .added
+            .iter()
+            .chain(&d.changed)
+            .filter_map(|name| nodes.get(name))
+            .collect(),
+        Err(_) => nodes.values().collect(),
+    };
     if changed.is_empty() {
         return BTreeMap::new();
     }
@@ -170,7 +175,7 @@ mod tests {
             let hash = fnv1a(&[json.as_bytes(), b"\n", app.as_bytes(), b"\n", flag]);
             want.insert(format!("n{i}"), hash);
         }
-        let got = fingerprints(&nodes);
+        let got = fingerprints(&nodes).to_map().unwrap();
         assert_eq!(got, want);
         assert_eq!(got["n0"], got["n1"]);
         assert_ne!(got["n0"], got["n2"]);
@@ -203,12 +208,7 @@ mod tests {
             rel.units.insert(unit, Default::default());
         }
         cache.relations.insert("slurmd:1".into(), rel);
-        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
+        let map = |pairs: &[(&str, &str)]| Grouped::from_pairs(pairs.iter().copied());
         let accepted = map(&[
             ("a", "1"),
             ("b", "1"),

@@ -1,6 +1,7 @@
 //! How the relation cache stores one relation's units ([`super::cache::CachedRelation::units`]):
 //! the units whose record was accepted as one string of comma-separated entries, each
-//! `unit NodeName new_node(1/0) shape-key digest` separated by spaces; the rest (rejected units,
+//! `unit NodeName flags shape-key digest` separated by spaces (flags: `new_node` + 2 × owner,
+//! a digit); the rest (rejected units,
 //! whose reason is free text, or any field that could not be written so) as a JSON map. At
 //! 10,000 units a JSON object per unit cost most of the cache's parse and write on every
 //! controller hook; an entry costs a split, and the string needs no JSON escaping, so it is read
@@ -14,6 +15,10 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+/// An entry's flags field: bit 0 `new_node`, bit 1 the unit owns its name
+/// ([`CachedNode::owner`]).
+const FLAGS: [&str; 4] = ["0", "1", "2", "3"];
 
 /// Unit name → its cached record, as [`super::cache::CachedRelation`] holds it.
 pub type Units = BTreeMap<String, CachedNode>;
@@ -54,7 +59,7 @@ pub fn serialize<S: Serializer>(units: &Units, s: S) -> Result<S::Ok, S::Error> 
                 if !entries.is_empty() {
                     entries.push(',');
                 }
-                let new = if node.new_node { "1" } else { "0" };
+                let new = FLAGS[usize::from(node.new_node) | usize::from(node.owner) << 1];
                 for part in [
                     unit.as_str(),
                     " ",
@@ -116,19 +121,18 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Units, D::Error> {
             return Err(bad("not five space-separated fields"));
         };
         let name = NodeName::try_from(name).map_err(|e| bad(&e.to_string()))?;
-        let new_node = match new {
-            "1" => true,
-            "0" => false,
-            _ => return Err(bad("new_node is neither 1 nor 0")),
+        let Some(flags) = FLAGS.iter().position(|f| *f == new) else {
+            return Err(bad("flags are not 0, 1, 2 or 3"));
         };
         units.push((
             unit.to_owned(),
             CachedNode {
                 name: Some(name),
-                new_node,
+                new_node: flags & 1 != 0,
                 shape: shape.to_owned(),
                 rejected: None,
                 digest: digest.to_owned(),
+                owner: flags & 2 != 0,
             },
         ));
     }
@@ -153,6 +157,7 @@ mod tests {
             shape: "0123456789abcdef-1".into(),
             rejected: None,
             digest: "fedcba9876543210".into(),
+            owner: false,
         }
     }
 
@@ -164,6 +169,9 @@ mod tests {
         let mut units = Units::new();
         units.insert("gpu/0".into(), accepted("gpu-0", true));
         units.insert("gpu/1".into(), accepted("gpu_node.1", false));
+        let mut owned = accepted("gpu-9", true);
+        owned.owner = true;
+        units.insert("gpu/9".into(), owned);
         units.insert(
             "gpu/2".into(),
             CachedNode {
@@ -191,7 +199,7 @@ mod tests {
     fn a_bad_entry_makes_the_table_unreadable() {
         for entries in [
             "gpu/0 gpu-0 1 aa",
-            "gpu/0 gpu-0 2 aa bb",
+            "gpu/0 gpu-0 4 aa bb",
             "gpu/0 bad#name 0 aa bb",
             "gpu/0 gpu-0 0 aa bb,gpu/0 gpu-1 0 aa bb",
         ] {
