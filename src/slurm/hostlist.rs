@@ -161,6 +161,62 @@ pub fn count(list: &str) -> Result<usize, HostlistError> {
     Ok(items.iter().map(|(_, n)| *n as usize).sum())
 }
 
+/// A name as (the text before its trailing number, how many digits that number has, its
+/// value); a name without a trailing number is (itself, 0, 0). Two names are equal exactly
+/// when their keys are, so sets of names can be compared without making them.
+pub type NumberedName<'a> = (&'a str, usize, u64);
+
+/// The [`NumberedName`] of a written name; `None` when its trailing number has more than 18
+/// digits.
+pub fn numbered_name(name: &str) -> Option<NumberedName<'_>> {
+    let (prefix, digits) = split_number(name);
+    if digits.is_empty() {
+        return Some((name, 0, 0));
+    }
+    Some((prefix, digits.len(), parse_digits(digits)?))
+}
+
+/// The names of `list` as [`NumberedName`]s, without making them, when each item is one
+/// name or a prefix (not ending in a digit) and one bracket: the form [`compress`] writes.
+/// `Ok(None)` for any other expression (then [`expand`] it).
+pub fn numbered_names(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, HostlistError> {
+    let items = parse_items(list)?;
+    let mut out = Vec::with_capacity(items.iter().map(|(_, n)| *n as usize).sum());
+    for (pieces, _) in items {
+        let (prefix, ranges) = match pieces.as_slice() {
+            [Piece::Text(name)] => match numbered_name(name) {
+                Some(key) => {
+                    out.push(key);
+                    continue;
+                }
+                None => return Ok(None),
+            },
+            [Piece::Ranges(r)] => ("", r),
+            [Piece::Text(p), Piece::Ranges(r)] if !p.ends_with(|c: char| c.is_ascii_digit()) => {
+                (*p, r)
+            }
+            _ => return Ok(None),
+        };
+        for &(l, h, width) in ranges {
+            for v in l..=h {
+                let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+                out.push((prefix, width.max(digits), v));
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The name a [`NumberedName`] stands for.
+pub fn numbered_to_string((prefix, digits, value): NumberedName<'_>) -> String {
+    let mut name = String::with_capacity(prefix.len() + digits);
+    name.push_str(prefix);
+    if digits > 0 {
+        push_num(&mut name, value, digits);
+    }
+    name
+}
+
 /// Expands a hostlist expression into names, in written order (duplicates kept).
 /// The empty string expands to no names.
 pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
@@ -432,6 +488,35 @@ pub fn parse_ranges_u32(list: &str) -> Result<Vec<u32>, HostlistError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn numbered_names_stand_for_the_expanded_names() {
+        for list in [
+            "gpu-[0-9999]",
+            "n[07-12],n3,n003,x",
+            "a[1-3],b9,[5-6]",
+            "rack1-[1-2]",
+        ] {
+            let keys = numbered_names(list).unwrap().unwrap();
+            let made: Vec<String> = keys.iter().map(|&k| numbered_to_string(k)).collect();
+            assert_eq!(made, expand(list).unwrap(), "{list}");
+            for (name, key) in made.iter().zip(&keys) {
+                assert_eq!(numbered_name(name), Some(*key), "{name}");
+            }
+        }
+        // `n3` and `n003` are different names, `n[07]` and `n07` the same
+        assert_ne!(numbered_name("n3"), numbered_name("n003"));
+        assert_eq!(
+            numbered_names("n[07]").unwrap().unwrap(),
+            [numbered_name("n07").unwrap()]
+        );
+        // not compress's form: the names must be made
+        for other in ["a1[0-3]", "r[1-2]x", "r[1-2]-[3-4]"] {
+            assert_eq!(numbered_names(other).unwrap(), None, "{other}");
+        }
+        assert!(numbered_names("n[3-1]").is_err());
+    }
+
     use super::*;
 
     #[test]

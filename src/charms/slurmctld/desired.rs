@@ -49,8 +49,8 @@ pub struct Settings {
 pub struct AcceptedNode {
     /// The unit that sent it.
     pub unit: String,
-    /// Its application (partition).
-    pub app: String,
+    /// Its application (partition), shared by the application's nodes.
+    pub app: Arc<str>,
     /// `new_node` (the node is in `DownNodes`).
     pub new_node: bool,
     /// Its shape's node line (placeholder `NodeName`: the map key is the name), shared by
@@ -99,6 +99,9 @@ pub struct Plan {
     pub verdicts: BTreeMap<String, Verdicts>,
     /// `default-partition` when it names no partition (a warning in the status).
     pub default_missing: Option<String>,
+    /// The models the files were rendered from (a line per node each), no longer needed:
+    /// handed back so the caller decides how they go ([`crate::charms::host::Host::release`]).
+    pub spent_models: (SlurmConf, GresConf),
 }
 
 /// Records that `who` (a unit of relation `key`) is left out, for the status and its verdict.
@@ -331,6 +334,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             _ => {}
         }
         let mut part = partition.partition().clone();
+        let app: Arc<str> = Arc::from(rel.app.as_str());
         let mut part_nodes: Vec<String> = Vec::with_capacity(rel.units.len());
         for (unit, cached) in units {
             if let Some(why) = &cached.rejected {
@@ -373,7 +377,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 name.as_str().to_owned(),
                 AcceptedNode {
                     unit: unit.clone(),
-                    app: rel.app.clone(),
+                    app: Arc::clone(&app),
                     new_node: cached.new_node,
                     node: Arc::clone(&shapes[index].node),
                     shape_digest: shapes[index].digest,
@@ -519,6 +523,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         },
         verdicts,
         default_missing,
+        spent_models: (slurm, gres),
     }
 }
 

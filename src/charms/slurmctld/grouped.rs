@@ -10,11 +10,14 @@
 //! The module also holds what the controller's other node-name maps share: [`bulk_map`]
 //! (read a map of strings in one build).
 
-use crate::slurm::hostlist::{compress, count, expand};
+use crate::slurm::hostlist::{
+    NumberedName, compress, count, expand, numbered_names, numbered_to_string,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hash;
 
 /// Node name → value, one entry per node (what [`Grouped`] stands for).
 pub type ByNode = BTreeMap<String, String>;
@@ -94,9 +97,18 @@ impl Grouped {
             if before == Some(list) {
                 continue;
             }
-            let now = names(list)?;
-            let was = before.map(|l| names(l)).transpose()?.unwrap_or_default();
-            split_difference(&now, &was, &mut gained, &mut lost);
+            let was_list = before.map_or("", String::as_str);
+            match (numbered(list)?, numbered(was_list)?) {
+                (Some(now), Some(was)) => {
+                    split_difference(&now, &was, numbered_to_string, &mut gained, &mut lost)
+                }
+                _ => {
+                    let (now, was) = (names(list)?, names(was_list)?);
+                    let now: Vec<&str> = now.iter().map(String::as_str).collect();
+                    let was: Vec<&str> = was.iter().map(String::as_str).collect();
+                    split_difference(&now, &was, str::to_owned, &mut gained, &mut lost)
+                }
+            }
         }
         for (value, list) in &old.0 {
             if !new.0.contains_key(value) {
@@ -129,18 +141,25 @@ fn names(list: &str) -> Result<Vec<String>, String> {
     expand(list).map_err(|e| format!("hostlist `{list}`: {e}"))
 }
 
+/// A stored hostlist's names as [`NumberedName`]s (made into strings only where two lists
+/// differ); `None` when the list is not in [`compress`]'s form.
+fn numbered(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, String> {
+    numbered_names(list).map_err(|e| format!("hostlist `{list}`: {e}"))
+}
+
 /// Names in `now` and not in `was` go to `gained`, the other way round to `lost` (a hash set
-/// each way: the lists are in hostlist order, not sorted).
-fn split_difference(
-    now: &[String],
-    was: &[String],
+/// each way: the lists are in hostlist order, not sorted); `name` makes each moved name.
+fn split_difference<K: Copy + Eq + Hash>(
+    now: &[K],
+    was: &[K],
+    name: impl Fn(K) -> String,
     gained: &mut Vec<String>,
     lost: &mut Vec<String>,
 ) {
-    let in_now: FxHashSet<&str> = now.iter().map(String::as_str).collect();
-    let in_was: FxHashSet<&str> = was.iter().map(String::as_str).collect();
-    gained.extend(now.iter().filter(|n| !in_was.contains(n.as_str())).cloned());
-    lost.extend(was.iter().filter(|n| !in_now.contains(n.as_str())).cloned());
+    let in_now: FxHashSet<K> = now.iter().copied().collect();
+    let in_was: FxHashSet<K> = was.iter().copied().collect();
+    gained.extend(now.iter().filter(|k| !in_was.contains(k)).map(|&k| name(k)));
+    lost.extend(was.iter().filter(|k| !in_now.contains(k)).map(|&k| name(k)));
 }
 
 /// The names as a set; `Err` when one comes twice (listed under two values of one map).

@@ -53,7 +53,7 @@ pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
 
 /// What a node's fingerprint is made of, besides its name.
 fn fingerprint_key(n: &AcceptedNode) -> (u64, &str, bool) {
-    (n.shape_digest, n.app.as_str(), n.new_node)
+    (n.shape_digest, &n.app, n.new_node)
 }
 
 /// The units (unit → relation cache key) whose node's fingerprint in `new` differs from the
@@ -82,7 +82,7 @@ pub fn changed_units(
         let key = cache
             .relations
             .iter()
-            .find(|(_, r)| r.app == n.app && r.units.contains_key(&n.unit))
+            .find(|(_, r)| *r.app == *n.app && r.units.contains_key(&n.unit))
             .map(|(k, _)| k.clone());
         if let Some(key) = key {
             out.insert(n.unit.clone(), key);
@@ -165,7 +165,7 @@ mod tests {
             let json = shape.to_relation_value();
             let node = AcceptedNode {
                 unit: format!("{app}/{i}"),
-                app: app.to_string(),
+                app: Arc::from(app),
                 new_node,
                 node: Arc::new(shape.node().clone()),
                 shape_digest: super::super::desired::shape_digest(&json),
