@@ -274,6 +274,34 @@ pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
     )
 }
 
+/// Sorts `items` by the natural order ([`natural_cmp`]) of the name each has, exactly as a
+/// stable sort by [`natural_key`] would: each name's prefix is ranked once, so comparing two
+/// names mostly compares integers (10,000 units or node names of one prefix sorted on every
+/// controller hook).
+pub fn sort_naturally<'a, T>(items: &mut Vec<T>, name: impl Fn(&T) -> &'a str) {
+    let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
+    let mut prefixes: Vec<&str> = keys.iter().map(|k| k.0).collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let rank = |p: &str| prefixes.binary_search(&p).unwrap_or(0);
+    let mut order: Vec<(usize, usize, u64, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (rank(k.0), k.1, k.2, i))
+        .collect();
+    order.sort_unstable_by(|a, b| {
+        (a.0, a.1, a.2)
+            .cmp(&(b.0, b.1, b.2))
+            .then_with(|| keys[a.3].cmp(&keys[b.3]))
+            .then(a.3.cmp(&b.3))
+    });
+    let mut slots: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
+    *items = order
+        .iter()
+        .filter_map(|&(_, _, _, i)| slots.get_mut(i).and_then(Option::take))
+        .collect();
+}
+
 /// Natural order of names: prefix, then the trailing number by value, then the text.
 /// `gpu-2` < `gpu-10`; `n9` < `n10`. Used for every sorted list the renderer writes.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
@@ -488,6 +516,28 @@ pub fn parse_ranges_u32(list: &str) -> Result<Vec<u32>, HostlistError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn sort_naturally_is_a_stable_sort_by_natural_key() {
+        let names = [
+            "n10",
+            "n9",
+            "a",
+            "n09",
+            "b2",
+            "n10",
+            "x00000000000000000000001",
+            "x2",
+            "",
+            "n",
+            "x00000000000000000000001",
+        ];
+        let mut want: Vec<(usize, &str)> = names.iter().copied().enumerate().collect();
+        want.sort_by_cached_key(|&(_, n)| natural_key(n));
+        let mut got: Vec<(usize, &str)> = names.iter().copied().enumerate().collect();
+        sort_naturally(&mut got, |&(_, n)| n);
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn numbered_names_stand_for_the_expanded_names() {

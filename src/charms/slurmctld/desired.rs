@@ -7,7 +7,7 @@ use super::grouped::Grouped;
 use super::owners::{Owners, settle};
 use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
 use crate::slurm::GlobalKey;
-use crate::slurm::hostlist::{natural_cmp, natural_key};
+use crate::slurm::hostlist::{natural_cmp, sort_naturally};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
     DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
@@ -282,8 +282,8 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         .iter()
         .map(|(_, r)| {
             let mut units: Vec<_> = r.units.iter().collect();
-            // each key made once, not twice per comparison (a fifth of rendering at 10,000)
-            units.sort_by_cached_key(|&(unit, _)| natural_key(unit));
+            // natural order by ranked prefix and number (compares integers, not strings)
+            sort_naturally(&mut units, |&(unit, _)| unit.as_str());
             units
         })
         .collect();
@@ -412,7 +412,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
-    accepted.sort_by_cached_key(|&(name, _)| natural_key(name));
+    sort_naturally(&mut accepted, |&(name, _)| name.as_str());
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
