@@ -151,33 +151,13 @@ fn a_hanging_slurmd_c_costs_its_limit_and_is_named() {
 fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let mut c = three_nodes();
     // A hostile application: the slurmd charm's metadata, a `dispatch` that does nothing.
-    let dir = c.dir.path().join("charms/evil");
-    support::inert_charm_dir(&dir, &support::repo());
-    let spec = c.spec("evil", &dir, 1);
-    c.sim.deploy(spec).unwrap();
+    c.deploy_inert("evil", 1);
     let r = c.sim.integrate("evil", "slurmctld").unwrap();
     let huge = format!(
         r#"{{"node_parameters":{{"NodeName":"{}","CPUs":"8","RealMemory":"1000"}},"new_node":true}}"#,
         "n".repeat(1 << 20)
     );
-    c.sim.with_model_mut(|m| {
-        let rel = m.relations.get_mut(&r).unwrap();
-        rel.app_bags
-            .entry("evil".into())
-            .or_default()
-            .insert("partition".into(), r#"{"evil":{"State":"UP"}}"#.into());
-        rel.unit_bags
-            .entry("evil/0".into())
-            .or_default()
-            .insert("node".into(), huge.clone());
-    });
-    c.sim
-        .queue_hook("slurmctld/0", Hook::RelationChanged(r, None));
-    c.sim.queue_hook(
-        "slurmctld/0",
-        Hook::RelationChanged(r, Some("evil/0".into())),
-    );
-    c.sim.settle().unwrap();
+    c.publish(r, "evil", r#"{"evil":{"State":"UP"}}"#, "evil/0", &huge);
     for _ in 0..3 {
         c.sim.update_status(Some("slurmctld")).unwrap();
     }

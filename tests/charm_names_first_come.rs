@@ -7,7 +7,6 @@
 #[path = "charm_support.rs"]
 mod support;
 
-use juju_sim::Hook;
 use support::{Cluster, FACTS, NEW_NODE_NOTE, TWO_T4};
 
 /// Plants `slurmd -C` output naming `node` for `unit`.
@@ -105,42 +104,16 @@ fn a_newcomer_on_a_later_relation_cannot_take_a_node_name() {
     assert_eq!(st, "active", "{msg}");
 }
 
-/// A hostile application: the slurmd charm's metadata with a `dispatch` that does nothing, so
-/// the test writes its relation data by hand.
-fn deploy_hostile(c: &mut Cluster, app: &str) {
-    let dir = c.dir.path().join(format!("charms/{app}"));
-    support::inert_charm_dir(&dir, &support::repo());
-    let spec = c.spec(app, &dir, 1);
-    c.sim.deploy(spec).unwrap();
-}
-
 #[test]
 fn a_newcomer_cannot_take_a_partition_name() {
     let mut c = owner_cluster();
-    deploy_hostile(&mut c, "evil");
+    c.deploy_inert("evil", 1);
     let id = c.sim.integrate("evil", "slurmctld").unwrap();
     assert!(id >= 10);
     c.assert_no_errors();
     let node = r#"{"node_parameters":{"NodeName":"evil-0","CPUs":"8","RealMemory":"31848"},"new_node":false}"#;
     // The newcomer publishes a partition with the owner's name.
-    c.sim.with_model_mut(|m| {
-        let r = m.relations.get_mut(&id).unwrap();
-        r.app_bags
-            .entry("evil".into())
-            .or_default()
-            .insert("partition".into(), r#"{"compute":{"State":"UP"}}"#.into());
-        r.unit_bags
-            .entry("evil/0".into())
-            .or_default()
-            .insert("node".into(), node.into());
-    });
-    c.sim.queue_hook(
-        "slurmctld/0",
-        Hook::RelationChanged(id, Some("evil/0".into())),
-    );
-    c.sim
-        .queue_hook("slurmctld/0", Hook::RelationChanged(id, None));
-    c.sim.settle().unwrap();
+    c.publish(id, "evil", r#"{"compute":{"State":"UP"}}"#, "evil/0", node);
     c.assert_no_errors();
     let conf = c.slurm_conf();
     let parts: Vec<&str> = conf
@@ -204,35 +177,14 @@ fn the_default_partition_stays_and_a_missing_one_is_a_warning() {
 fn an_owned_node_name_stays_with_its_owner_whatever_the_claim_order() {
     let mut c = Cluster::new();
     c.deploy_slurmctld();
-    let dir = c.dir.path().join("charms/evil");
-    support::inert_charm_dir(&dir, &support::repo());
-    let spec = c.spec("evil", &dir, 2);
-    c.sim.deploy(spec).unwrap();
+    c.deploy_inert("evil", 2);
     let id = c.sim.integrate("evil", "slurmctld").unwrap();
     c.assert_no_errors();
-    let node = |name: &str, cpus: u32| {
-        format!(
-            r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"{cpus}","RealMemory":"31848"}},"new_node":false}}"#
-        )
-    };
     let publish = |c: &mut Cluster, unit: &str, name: &str, cpus: u32| {
-        let value = node(name, cpus);
-        c.sim.with_model_mut(|m| {
-            let r = m.relations.get_mut(&id).unwrap();
-            r.app_bags
-                .entry("evil".into())
-                .or_default()
-                .insert("partition".into(), r#"{"evil":{"State":"UP"}}"#.into());
-            r.unit_bags
-                .entry(unit.into())
-                .or_default()
-                .insert("node".into(), value);
-        });
-        c.sim
-            .queue_hook("slurmctld/0", Hook::RelationChanged(id, None));
-        c.sim
-            .queue_hook("slurmctld/0", Hook::RelationChanged(id, Some(unit.into())));
-        c.sim.settle().unwrap();
+        let node = format!(
+            r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"{cpus}","RealMemory":"31848"}},"new_node":false}}"#
+        );
+        c.publish(id, "evil", r#"{"evil":{"State":"UP"}}"#, unit, &node);
         c.assert_no_errors();
     };
     publish(&mut c, "evil/1", "shared-0", 8);

@@ -9,10 +9,9 @@
 
 mod common;
 use common::changed;
-use common::state::{State, run};
-use juju_runtime::RelationId;
-use juju_runtime_testing::{MemoryRelation, bag};
-use slurm_charms::charms::{CharmKind, CmdOutput};
+use common::state::{controller, run};
+use juju_runtime_testing::bag;
+use slurm_charms::charms::CharmKind;
 
 /// Unit `k`'s `node` value: an 8× H100 server, as hook-bench's nodes.
 fn node(k: usize, cpus: u32, memory: u64, new_node: bool) -> String {
@@ -36,31 +35,17 @@ fn controller_changed_hooks_for_a_profile() {
     let enlisting = std::env::var("SCENARIO").is_ok_and(|s| s == "enlisting");
     let differ = std::env::var_os("DIFFER").is_some();
     let memory = |k: usize| 2_063_937 - if differ { k as u64 } else { 0 };
-    let rel = RelationId::new("slurmd", 4);
-    let mut relation = MemoryRelation::new("slurmd", 4, "slurmd")
-        .remote_app_data(bag([("partition", r#"{"slurmd":{"State":"UP"}}"#)]));
-    for k in 0..n {
-        let value = node(k, 224, memory(k), enlisting);
-        relation = relation.remote_unit(&format!("slurmd/{k}"), bag([("node", value.as_str())]));
-    }
-    let state = State {
-        unit: "slurmctld/0".into(),
-        leader: true,
-        relations: vec![relation],
-        files: [("/proc/sys/kernel/hostname".to_string(), b"ctl-0\n".to_vec())].into(),
-        command_outputs: vec![(
-            "slurmctld -V".into(),
-            CmdOutput {
-                code: Some(0),
-                stdout: "slurm-wlm 22.05.8\n".into(),
-                ..Default::default()
-            },
-        )],
-        ..State::default()
-    };
+    let units: Vec<(String, String)> = (0..n)
+        .map(|k| (format!("compute/{k}"), node(k, 224, memory(k), enlisting)))
+        .collect();
+    let units: Vec<(&str, &str)> = units
+        .iter()
+        .map(|(u, v)| (u.as_str(), v.as_str()))
+        .collect();
+    let (state, rel) = controller(&units);
     let mut st = run(
         CharmKind::Slurmctld,
-        changed(&rel, "slurmd", Some("slurmd/0")),
+        changed(&rel, "compute", Some("compute/0")),
         &state,
     )
     .unwrap();
@@ -72,13 +57,13 @@ fn controller_changed_hooks_for_a_profile() {
             let toggled = memory(7) - (i % 2 == 0) as u64;
             (7, node(7, 224, toggled, false))
         };
-        let unit = format!("slurmd/{k}");
+        let unit = format!("compute/{k}");
         st.relations[0]
             .remote_units
             .insert(unit.clone(), bag([("node", value.as_str())]));
         st = run(
             CharmKind::Slurmctld,
-            changed(&rel, "slurmd", Some(&unit)),
+            changed(&rel, "compute", Some(&unit)),
             &st,
         )
         .unwrap();

@@ -4,7 +4,7 @@
 //! and per-unit fake GPUs (the fake NVML through `LD_LIBRARY_PATH` + `FAKE_NVML_CONFIG`).
 #![allow(dead_code)]
 
-use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
+use juju_sim::{DeploySpec, Hook, SimOptions, Simulator, UnitExtras};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -97,6 +97,38 @@ impl Default for Cluster {
 }
 
 impl Cluster {
+    /// Deploys `app` with `units` units of an inert charm (the slurmd charm's metadata, a
+    /// `dispatch` that does nothing): a hostile or careless application whose relation data
+    /// the test writes itself ([`Cluster::publish`]).
+    pub fn deploy_inert(&mut self, app: &str, units: u32) {
+        let dir = self.dir.path().join(format!("charms/{app}"));
+        inert_charm_dir(&dir, &repo());
+        let spec = self.spec(app, &dir, units);
+        self.sim.deploy(spec).unwrap();
+    }
+
+    /// Writes `partition` into `app`'s bag and `node` into `unit`'s on relation `id`, as the
+    /// remote application would, then runs the controller's relation-changed hooks for both
+    /// (application first) and settles.
+    pub fn publish(&mut self, id: u32, app: &str, partition: &str, unit: &str, node: &str) {
+        self.sim.with_model_mut(|m| {
+            let r = m.relations.get_mut(&id).unwrap();
+            r.app_bags
+                .entry(app.into())
+                .or_default()
+                .insert("partition".into(), partition.into());
+            r.unit_bags
+                .entry(unit.into())
+                .or_default()
+                .insert("node".into(), node.into());
+        });
+        self.sim
+            .queue_hook("slurmctld/0", Hook::RelationChanged(id, None));
+        self.sim
+            .queue_hook("slurmctld/0", Hook::RelationChanged(id, Some(unit.into())));
+        self.sim.settle().unwrap();
+    }
+
     /// A cluster with charm dirs for both charms and a simulator.
     pub fn new() -> Self {
         Self::with_options(SimOptions::default())

@@ -83,7 +83,11 @@ impl Grouped {
     /// Every node name (made from every hostlist: O(nodes), for the rare callers that need
     /// them all).
     pub fn names(&self) -> Result<BTreeSet<String>, String> {
-        Ok(self.to_map()?.into_keys().collect())
+        let mut all = Vec::new();
+        for list in self.0.values() {
+            all.extend(names(list)?);
+        }
+        once(all)
     }
 
     /// Which nodes `new` adds, removes or gives another value, compared with `old`. Names are

@@ -97,7 +97,7 @@ pub struct Spent {
     /// What slurmctld ran before (unless a refusal keeps it: [`RefusedRecord::applied`]).
     pub applied: Option<Applied>,
     /// The slurm.conf and gres.conf models the files were rendered from.
-    pub models: Option<(crate::slurm::SlurmConf, crate::slurm::GresConf)>,
+    pub models: (crate::slurm::SlurmConf, crate::slurm::GresConf),
 }
 
 /// The applied record of a refusal, less its fingerprints (those of the last accepted set,
@@ -413,7 +413,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
             nodes: rendered.nodes,
             cache: spent_cache,
             applied: spent_applied,
-            models: Some(rendered.spent_models),
+            models: rendered.spent_models,
         },
     }
 }
