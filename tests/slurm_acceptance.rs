@@ -465,6 +465,8 @@ fn slurmctld_runs_with_one_hostile_unit() {
         hostile::valid_record("gpu_node_9", 2, false).to_string(),
         hostile::valid_record("ALL", 1, false).to_string(),
         hostile::valid_record("evil-", 1, true).to_string(),
+        // a second unit claiming the name `compute/0` has (another shape): refused alone
+        hostile::valid_record("gpu-0", 1, true).to_string(),
     ];
     for _ in 0..3 {
         samples.push(strategy.new_tree(&mut runner).unwrap().current());
@@ -472,6 +474,17 @@ fn slurmctld_runs_with_one_hostile_unit() {
     let private = private_hosts_work();
     for hostile_raw in samples {
         let (_, plan) = hostile::cluster_with(4, &hostile_raw);
+        if hostile_raw.contains(r#""NodeName":"gpu-0""#) {
+            assert!(
+                plan.rejected
+                    .iter()
+                    .any(|(who, why)| who == "compute/99"
+                        && why.contains("already used by compute/0")),
+                "{:?}",
+                plan.rejected
+            );
+            assert_eq!(plan.nodes["gpu-0"].unit, "compute/0");
+        }
         let slurm_text = plan.slurm_conf.clone().unwrap();
         let conf = parse_slurm_conf(&slurm_text, "slurm.conf").unwrap();
         let gres = parse_gres_conf(&plan.gres_conf.clone().unwrap(), "gres.conf").unwrap();
