@@ -194,11 +194,19 @@ fn a_set_is_written_whole_or_not_at_all() {
         file("/etc/slurm/b.conf", b"same\n".as_slice()),
         file("/etc/slurm/c.conf", b"new c\n".as_slice()),
     ];
-    assert!(host.write_set(&set).is_err());
+    std::fs::set_permissions(etc.join("a.conf"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let err = host.write_set(&set).unwrap_err().to_string();
+    assert!(err.contains("c.conf"), "{err}");
     assert_eq!(
         std::fs::read_to_string(etc.join("a.conf")).unwrap(),
         "old a\n"
     );
+    let mode = std::fs::metadata(etc.join("a.conf"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o640, "the old file is put back whole, mode included");
     let names: Vec<String> = std::fs::read_dir(&etc)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -108,6 +108,9 @@ fn node_from_parameters(p: NodeParametersWire) -> Result<NodeConf, InterfaceErro
             .map_err(|e| invalid(format!("node_parameters.{k}"), e.to_string()))?;
     }
     node.gres = p.gres;
+    // serde grows a list it reads (room for 4 from the first push): one shape per node at
+    // 10,000 distinct nodes held 2.5 MB of empty slots
+    node.gres.shrink_to_fit();
     Ok(node)
 }
 
