@@ -4,8 +4,10 @@
 //!
 //! Environment: `N` related units (default 10,000); `ITER` changed hooks after the first one,
 //! which builds the cache (default 4); `SCENARIO=bench` (hook-bench's case: no node new, one
-//! unit's `RealMemory` toggled, default) or `SCENARIO=enlisting` (every node new, another unit's
-//! `CPUs` changed on each hook); `DIFFER` set: every node its own `RealMemory` (no two alike).
+//! unit's `RealMemory` toggled, default), `SCENARIO=enlisting` (every node new, another unit's
+//! `CPUs` changed on each hook) or `SCENARIO=configuring` (every node new, then one more unit
+//! runs `node-configured` on each hook: its node leaves `DownNodes` and is resumed); `DIFFER`
+//! set: every node its own `RealMemory` (no two alike).
 
 mod common;
 use common::changed;
@@ -32,7 +34,9 @@ fn env_usize(key: &str, default: usize) -> usize {
 fn controller_changed_hooks_for_a_profile() {
     let n = env_usize("N", 10_000);
     let iters = env_usize("ITER", 4);
-    let enlisting = std::env::var("SCENARIO").is_ok_and(|s| s == "enlisting");
+    let scenario = std::env::var("SCENARIO").unwrap_or_default();
+    let configuring = scenario == "configuring";
+    let enlisting = scenario == "enlisting" || configuring;
     let differ = std::env::var_os("DIFFER").is_some();
     let memory = |k: usize| 2_063_937 - if differ { k as u64 } else { 0 };
     let units: Vec<(String, String)> = (0..n)
@@ -50,7 +54,9 @@ fn controller_changed_hooks_for_a_profile() {
     )
     .unwrap();
     for i in 0..iters {
-        let (k, value) = if enlisting {
+        let (k, value) = if configuring {
+            (1 + i, node(1 + i, 224, memory(1 + i), false))
+        } else if enlisting {
             let cpus = if i % 2 == 0 { 112 } else { 96 };
             (1 + i, node(1 + i, cpus, memory(1 + i), true))
         } else {

@@ -41,6 +41,19 @@ proptest! {
         prop_assert_eq!(read.to_map().unwrap(), map);
     }
 
+    /// Looking a name up in the hostlists answers what the per-node map does.
+    #[test]
+    fn grouped_contains_equals_the_per_node_lookup(
+        entries in prop::collection::vec((node_name(), "[ab]"), 0..80),
+        probes in prop::collection::vec(node_name(), 0..40),
+    ) {
+        let map: ByNode = entries.into_iter().collect();
+        let grouped = Grouped::from_map(&map);
+        for name in probes.iter().chain(map.keys()) {
+            prop_assert_eq!(grouped.contains(name).unwrap(), map.contains_key(name), "{}", name);
+        }
+    }
+
     /// The grouped comparison names exactly the nodes a per-node comparison does.
     #[test]
     fn grouped_diff_equals_the_per_node_diff(

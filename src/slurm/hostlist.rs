@@ -207,6 +207,44 @@ pub fn numbered_names(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, Hostl
     Ok(Some(out))
 }
 
+/// Whether `list` expands to `name`, told without making its names when each item is of the
+/// form [`compress`] writes (one name, or a prefix not ending in a digit and one bracket): the
+/// name's prefix and number are looked up in the ranges. Any other expression is expanded.
+/// What a hook that resumes one node of 10,000 asks of the applied record.
+pub fn contains(list: &str, name: &str) -> Result<bool, HostlistError> {
+    let key = numbered_name(name);
+    for (pieces, _) in parse_items(list)? {
+        let (prefix, ranges) = match (pieces.as_slice(), key) {
+            ([Piece::Text(t)], _) => {
+                if *t == name {
+                    return Ok(true);
+                }
+                continue;
+            }
+            ([Piece::Ranges(r)], Some(_)) => ("", r),
+            ([Piece::Text(p), Piece::Ranges(r)], Some(_))
+                if !p.ends_with(|c: char| c.is_ascii_digit()) =>
+            {
+                (*p, r)
+            }
+            _ => return Ok(expand(list)?.iter().any(|n| n == name)),
+        };
+        // each number is written with at least its range's width (`numbered_names`)
+        let found = key.is_some_and(|(p, digits, value)| {
+            p == prefix
+                && digits > 0
+                && ranges.iter().any(|&(l, h, width)| {
+                    let own = value.checked_ilog10().map_or(1, |d| d as usize + 1);
+                    (l..=h).contains(&value) && width.max(own) == digits
+                })
+        });
+        if found {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The name a [`NumberedName`] stands for.
 pub fn numbered_to_string((prefix, digits, value): NumberedName<'_>) -> String {
     let mut name = String::with_capacity(prefix.len() + digits);
@@ -568,6 +606,60 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn contains_agrees_with_the_expanded_names() {
+        let lists = [
+            "gpu-[0-9999]",
+            "n[07-12],n3,n003,x",
+            "a[1-3],b9,[5-6]",
+            "rack1-[1-2]",
+            "a1[0-3],r[1-2]x,r[1-2]-[3-4]",
+            "n[098-101]",
+            "",
+        ];
+        let names = [
+            "gpu-0",
+            "gpu-9999",
+            "gpu-10000",
+            "gpu-00",
+            "gpu-",
+            "n07",
+            "n7",
+            "n12",
+            "n13",
+            "n3",
+            "n003",
+            "n03",
+            "x",
+            "a2",
+            "b9",
+            "5",
+            "6",
+            "05",
+            "rack1-2",
+            "rack1-02",
+            "a12",
+            "r1x",
+            "r2-4",
+            "n098",
+            "n98",
+            "n100",
+            "n0100",
+            "gpu-123456789012345678901",
+        ];
+        for list in lists {
+            let all = expand(list).unwrap();
+            for name in names {
+                assert_eq!(
+                    contains(list, name).unwrap(),
+                    all.iter().any(|n| n == name),
+                    "{list} {name}"
+                );
+            }
+        }
+        assert!(contains("n[3-1]", "n2").is_err());
+    }
 
     #[test]
     fn expands_slurm_examples() {

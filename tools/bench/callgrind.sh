@@ -4,7 +4,7 @@
 # the charm binary would: CHARM_STATE_AS_BINARY). Two runs, with 0 and ITER changed hooks after
 # the cache-building first one; the difference over ITER is one changed hook.
 #   bash tools/bench/callgrind.sh                      # N=10000 ITER=4 SCENARIO=bench
-#   N=10000 SCENARIO=enlisting bash tools/bench/callgrind.sh
+#   N=10000 SCENARIO=enlisting bash tools/bench/callgrind.sh   # or SCENARIO=configuring
 # Needs valgrind (Debian package `valgrind`). Prints the total and the top functions (inclusive).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

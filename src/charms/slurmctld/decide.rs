@@ -56,6 +56,10 @@ impl Decision {
     }
 }
 
+/// Most nodes leaving `DownNodes` in one hook that are each looked up in the applied map's
+/// hostlists; above it, the map's names are made once instead.
+const RESUME_LOOKUPS: usize = 16;
+
 /// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
 /// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
 /// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is
@@ -102,19 +106,29 @@ pub fn decide(
         }
     };
     let leaving: Vec<&String> = old.down.difference(&new.down).collect();
-    let resume: Vec<String> = if leaving.is_empty() {
-        Vec::new()
+    // A node that left `DownNodes` is resumed only if it is still a node. The few that leave
+    // per hook (a unit's `node-configured`) are looked up in the grouped map's hostlists; many
+    // at once (a whole batch) are checked against its names made once.
+    let still_nodes: Result<Vec<String>, String> = if leaving.len() <= RESUME_LOOKUPS {
+        leaving
+            .into_iter()
+            .filter_map(|n| {
+                new.nodes
+                    .contains(n)
+                    .map(|c| c.then(|| n.clone()))
+                    .transpose()
+            })
+            .collect()
     } else {
-        // a node left `DownNodes`; resumed only if it is still a node
-        match new.nodes.names() {
-            Ok(names) => leaving
+        new.nodes.names().map(|names| {
+            leaving
                 .into_iter()
                 .filter(|n| names.contains(*n))
                 .cloned()
-                .collect(),
-            Err(_) => Vec::new(),
-        }
+                .collect()
+        })
     };
+    let resume = still_nodes.unwrap_or_default();
     let gres_changed: Vec<String> = diff.changed.into_iter().collect();
     let same_nodes = diff.added.is_empty() && diff.removed.is_empty();
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
@@ -248,6 +262,33 @@ mod tests {
                 super::decide(Some(&old), &one_new, true, v).reload,
                 Reload::Reconfigure
             );
+        }
+    }
+
+    /// A few nodes leaving `DownNodes` are looked up in the hostlists, many in the names made
+    /// once: both resume exactly the nodes that are still nodes.
+    #[test]
+    fn leaving_nodes_are_resumed_if_still_nodes_however_many_leave() {
+        let names: Vec<String> = (1..=40).map(|i| format!("n{i}")).collect();
+        let all: Vec<&str> = names.iter().map(String::as_str).collect();
+        let pairs = |skip: &str| -> Vec<(&str, &str)> {
+            all.iter()
+                .filter(|n| **n != skip)
+                .map(|n| (*n, "gpu:t4:1"))
+                .collect()
+        };
+        let old = applied(&pairs(""), &all, "h1");
+        for leaving in [3, RESUME_LOOKUPS, RESUME_LOOKUPS + 1, 40] {
+            let new = applied(&pairs("n2"), &all[leaving..], "h2");
+            let d = decide(Some(&old), &new, true);
+            let want: Vec<String> = all[..leaving]
+                .iter()
+                .filter(|n| **n != "n2")
+                .map(|n| n.to_string())
+                .collect();
+            let mut got = d.resume.clone();
+            got.sort_by(|a, b| crate::slurm::hostlist::natural_cmp(a, b));
+            assert_eq!(got, want, "{leaving} leaving");
         }
     }
 

@@ -90,6 +90,18 @@ impl Grouped {
         once(all)
     }
 
+    /// Whether `name` is one of the nodes, told from each value's hostlist without making
+    /// its names ([`crate::slurm::hostlist::contains`]); `Err` names a hostlist that does not
+    /// read.
+    pub fn contains(&self, name: &str) -> Result<bool, String> {
+        for list in self.0.values() {
+            if crate::slurm::hostlist::contains(list, name).map_err(|e| e.to_string())? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Which nodes `new` adds, removes or gives another value, compared with `old`. Names are
     /// made only for the values whose hostlists differ: one changed node among 10,000 of one
     /// shape costs the names of its old and new value, not a lookup per node.
