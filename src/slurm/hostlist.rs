@@ -176,68 +176,72 @@ pub fn numbered_name(name: &str) -> Option<NumberedName<'_>> {
     Some((prefix, digits.len(), parse_digits(digits)?))
 }
 
+/// An item of a hostlist in the form [`compress`] writes: one name, or a prefix (not ending
+/// in a digit) and one bracket of ranges.
+enum Compressed<'p, 'a> {
+    Name(&'a str),
+    Run(&'a str, &'p [(u64, u64, usize)]),
+}
+
+/// The item's form, when it is one [`compress`] writes.
+fn compressed<'p, 'a>(pieces: &'p [Piece<'a>]) -> Option<Compressed<'p, 'a>> {
+    match pieces {
+        [Piece::Text(name)] => Some(Compressed::Name(name)),
+        [Piece::Ranges(r)] => Some(Compressed::Run("", r)),
+        [Piece::Text(p), Piece::Ranges(r)] if !p.ends_with(|c: char| c.is_ascii_digit()) => {
+            Some(Compressed::Run(p, r))
+        }
+        _ => None,
+    }
+}
+
+/// How many digits `value` is written with in a range of width `width` (at least its own).
+fn written_digits(value: u64, width: usize) -> usize {
+    width.max(value.checked_ilog10().map_or(1, |d| d as usize + 1))
+}
+
 /// The names of `list` as [`NumberedName`]s, without making them, when each item is one
 /// name or a prefix (not ending in a digit) and one bracket: the form [`compress`] writes.
 /// `Ok(None)` for any other expression (then [`expand`] it).
 pub fn numbered_names(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, HostlistError> {
     let items = parse_items(list)?;
     let mut out = Vec::with_capacity(items.iter().map(|(_, n)| *n as usize).sum());
-    for (pieces, _) in items {
-        let (prefix, ranges) = match pieces.as_slice() {
-            [Piece::Text(name)] => match numbered_name(name) {
-                Some(key) => {
-                    out.push(key);
-                    continue;
-                }
+    for (pieces, _) in &items {
+        match compressed(pieces) {
+            Some(Compressed::Name(name)) => match numbered_name(name) {
+                Some(key) => out.push(key),
                 None => return Ok(None),
             },
-            [Piece::Ranges(r)] => ("", r),
-            [Piece::Text(p), Piece::Ranges(r)] if !p.ends_with(|c: char| c.is_ascii_digit()) => {
-                (*p, r)
+            Some(Compressed::Run(prefix, ranges)) => {
+                for &(l, h, width) in ranges {
+                    out.extend((l..=h).map(|v| (prefix, written_digits(v, width), v)));
+                }
             }
-            _ => return Ok(None),
-        };
-        for &(l, h, width) in ranges {
-            for v in l..=h {
-                let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
-                out.push((prefix, width.max(digits), v));
-            }
+            None => return Ok(None),
         }
     }
     Ok(Some(out))
 }
 
 /// Whether `list` expands to `name`, told without making its names when each item is of the
-/// form [`compress`] writes (one name, or a prefix not ending in a digit and one bracket): the
-/// name's prefix and number are looked up in the ranges. Any other expression is expanded.
-/// What a hook that resumes one node of 10,000 asks of the applied record.
+/// form [`compress`] writes: the name's prefix and number are looked up in the ranges. Any
+/// other expression is expanded. What a hook that resumes one node of 10,000 asks of the
+/// applied record.
 pub fn contains(list: &str, name: &str) -> Result<bool, HostlistError> {
+    // `None` (a number of more than 18 digits): no range writes it
     let key = numbered_name(name);
     for (pieces, _) in parse_items(list)? {
-        let (prefix, ranges) = match (pieces.as_slice(), key) {
-            ([Piece::Text(t)], _) => {
-                if *t == name {
-                    return Ok(true);
-                }
-                continue;
-            }
-            ([Piece::Ranges(r)], Some(_)) => ("", r),
-            ([Piece::Text(p), Piece::Ranges(r)], Some(_))
-                if !p.ends_with(|c: char| c.is_ascii_digit()) =>
-            {
-                (*p, r)
-            }
-            _ => return Ok(expand(list)?.iter().any(|n| n == name)),
+        let found = match compressed(&pieces) {
+            Some(Compressed::Name(n)) => n == name,
+            Some(Compressed::Run(prefix, ranges)) => key.is_some_and(|(p, digits, value)| {
+                p == prefix
+                    && digits > 0
+                    && ranges.iter().any(|&(l, h, width)| {
+                        (l..=h).contains(&value) && written_digits(value, width) == digits
+                    })
+            }),
+            None => return Ok(expand(list)?.iter().any(|n| n == name)),
         };
-        // each number is written with at least its range's width (`numbered_names`)
-        let found = key.is_some_and(|(p, digits, value)| {
-            p == prefix
-                && digits > 0
-                && ranges.iter().any(|&(l, h, width)| {
-                    let own = value.checked_ilog10().map_or(1, |d| d as usize + 1);
-                    (l..=h).contains(&value) && width.max(own) == digits
-                })
-        });
         if found {
             return Ok(true);
         }
