@@ -28,7 +28,9 @@ proptest! {
         for name in valid_names(valid) {
             prop_assert!(names.contains(&name), "{} missing; hostile: {}\n{}", name, hostile, slurm_conf);
         }
-        let unit = &cache.relations["slurmd:1"].units["compute/99"];
+        let unit = cache.relations["slurmd:1"].units.get("compute/99").map(|r| r.to_node());
+        prop_assert!(unit.is_some(), "compute/99 is not cached");
+        let unit = unit.unwrap_or_default();
         match &unit.rejected {
             // Rejected: for that unit alone, with its reason, and named in the plan.
             Some(why) => {
@@ -86,7 +88,7 @@ fn a_second_application_claiming_a_partition_is_rejected_alone() {
             id: 2,
             app: "other".into(),
             partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units: [("other/0".to_string(), node)].into(),
+            units: [("other/0".to_string(), node)].into_iter().collect(),
             cluster_info_published: None,
             verdicts_published: None,
         },

@@ -158,7 +158,7 @@ pub fn cluster_with(valid: usize, hostile: &str) -> (Cache, Plan) {
             id: 1,
             app: "compute".into(),
             partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units,
+            units: units.into_iter().collect(),
             cluster_info_published: None,
             verdicts_published: None,
         },

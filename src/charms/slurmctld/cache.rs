@@ -25,6 +25,7 @@
 //! slurmctld is restarted when the rendered files differ from those on disk (the safe
 //! choice), and left alone otherwise.
 
+pub use super::unit_table::{UnitRecord, Units};
 use crate::interface::NodeRecord;
 use crate::slurm::types::NodeName;
 use serde::{Deserialize, Serialize};
@@ -81,7 +82,7 @@ pub struct CachedRelation {
     /// Remote unit → its checked `node` record (units without one are not listed). Stored as
     /// an entry per unit ([`super::unit_table`]).
     #[serde(with = "super::unit_table")]
-    pub units: BTreeMap<String, CachedNode>,
+    pub units: Units,
     /// The `cluster_info` value last published on this relation.
     pub cluster_info_published: Option<String>,
     /// The `verdicts` value last published on this relation (`None`: none or empty).
@@ -348,22 +349,22 @@ impl Cache {
         })
     }
 
-    /// Sets [`CachedNode::owner`] on every unit, given a flag per unit in the cache's order
-    /// (relations by key, then units by name: [`Cache::units_in_order`]).
-    pub fn set_owner_flags(&mut self, flags: &[bool]) {
-        let units = self
-            .relations
-            .values_mut()
-            .flat_map(|r| r.units.values_mut());
-        for (node, &owner) in units.zip(flags) {
-            node.owner = owner;
+    /// Sets [`CachedNode::owner`] of the units listed (relation key, unit, owner): those whose
+    /// flag a hook changes.
+    pub fn set_owners(&mut self, changes: &[(String, String, bool)]) {
+        for (key, unit, owner) in changes {
+            if let Some(rel) = self.relations.get_mut(key) {
+                rel.units.set_owner(unit, *owner);
+            }
         }
     }
 
     /// Every cached unit in the cache's order (relations by key, then units by name), with
-    /// its record.
-    pub fn units_in_order(&self) -> impl Iterator<Item = (&String, &CachedNode)> {
-        self.relations.values().flat_map(|r| r.units.iter())
+    /// its relation's key and its record.
+    pub fn units_in_order(&self) -> impl Iterator<Item = (&str, &str, UnitRecord<'_>)> {
+        self.relations
+            .iter()
+            .flat_map(|(key, r)| r.units.iter().map(move |(u, n)| (key.as_str(), u, n)))
     }
 
     /// Drops shapes no unit uses any more.
@@ -371,8 +372,8 @@ impl Cache {
         let used: BTreeSet<&str> = self
             .relations
             .values()
-            .flat_map(|r| r.units.values())
-            .map(|n| n.shape.as_str())
+            .flat_map(|r| r.units.iter())
+            .map(|(_, n)| n.shape)
             .collect();
         self.shapes.retain(|k, _| used.contains(k.as_str()));
         let lists: BTreeSet<&str> = self
@@ -456,7 +457,7 @@ mod tests {
                 id: 1,
                 app: "compute".into(),
                 partition: Some("{}".into()),
-                units: BTreeMap::from([(
+                units: Units::from_iter([(
                     "compute/0".into(),
                     CachedNode {
                         rejected: Some("x".into()),

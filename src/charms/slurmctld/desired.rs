@@ -92,9 +92,9 @@ pub struct Plan {
     /// Who owns which partition name after this hook (first come), and the sticky default
     /// partition.
     pub owners: Owners,
-    /// Whether each cached unit owns the node name it publishes after this hook, in the
-    /// cache's order ([`Cache::set_owner_flags`]).
-    pub owner_flags: Vec<bool>,
+    /// The cached units whose ownership of the node name they publish changes in this hook:
+    /// (relation key, unit, owns it after) ([`Cache::set_owners`]).
+    pub owner_changes: Vec<(String, String, bool)>,
     /// Per relation (cache key): the units left out and why, to publish as `verdicts`.
     pub verdicts: BTreeMap<String, Verdicts>,
     /// `default-partition` when it names no partition (a warning in the status).
@@ -131,7 +131,7 @@ fn reject_app(
 ) {
     let v = verdicts.entry(key.to_string()).or_default();
     for unit in rel.units.keys() {
-        v.0.insert(unit.clone(), format!("application {}: {why}", rel.app));
+        v.0.insert(unit.to_owned(), format!("application {}: {why}", rel.app));
     }
     rejected.push((rel.app.clone(), why));
 }
@@ -283,7 +283,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         .map(|(_, r)| {
             let mut units: Vec<_> = r.units.iter().collect();
             // natural order by ranked prefix and number (compares integers, not strings)
-            sort_naturally(&mut units, |&(unit, _)| unit.as_str());
+            sort_naturally(&mut units, |&(unit, _)| unit);
             units
         })
         .collect();
@@ -295,14 +295,14 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
-                node_claims.push((name.as_str(), unit.as_str()));
+                node_claims.push((name.as_str(), unit));
             }
         }
     }
     let previous_nodes = cache
         .units_in_order()
-        .filter(|(_, n)| n.owner)
-        .filter_map(|(unit, n)| Some((n.name.as_ref()?.as_str(), unit.as_str())));
+        .filter(|(_, _, n)| n.owner)
+        .filter_map(|(_, unit, n)| Some((n.name?.as_str(), unit)));
     let node_owners = settle(previous_nodes, &node_claims);
 
     for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
@@ -335,14 +335,14 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         let mut part = partition.partition().clone();
         let app: Arc<str> = Arc::from(rel.app.as_str());
-        let mut part_nodes: Vec<String> = Vec::with_capacity(rel.units.len());
+        let mut part_nodes: Vec<String> = Vec::with_capacity(units.len());
         for (unit, cached) in units {
-            if let Some(why) = &cached.rejected {
-                reject(&mut rejected, &mut verdicts, key, unit, why.clone());
+            if let Some(why) = cached.rejected {
+                reject(&mut rejected, &mut verdicts, key, unit, why.to_owned());
                 continue;
             }
-            let index = shape_index.entry(cached.shape.as_str()).or_insert_with(|| {
-                let shape = load_shape(&cached.shape, cache, &mut records_memo)?;
+            let index = shape_index.entry(cached.shape).or_insert_with(|| {
+                let shape = load_shape(cached.shape, cache, &mut records_memo)?;
                 shapes.push(shape);
                 Ok(shapes.len() - 1)
             });
@@ -353,7 +353,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                     continue;
                 }
             };
-            let Some(name) = &cached.name else {
+            let Some(name) = cached.name else {
                 let why = "cached record has no NodeName".to_string();
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
@@ -376,7 +376,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             accepted_nodes.push((
                 name.as_str().to_owned(),
                 AcceptedNode {
-                    unit: unit.clone(),
+                    unit: unit.to_owned(),
                     app: Arc::clone(&app),
                     new_node: cached.new_node,
                     node: Arc::clone(&shapes[index].node),
@@ -509,12 +509,13 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         rejected,
         waiting_apps,
         applied,
-        owner_flags: cache
+        owner_changes: cache
             .units_in_order()
-            .map(|(unit, n)| {
-                n.name
-                    .as_ref()
-                    .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit.as_str()))
+            .filter_map(|(key, unit, n)| {
+                let owner = n
+                    .name
+                    .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit));
+                (owner != n.owner).then(|| (key.to_owned(), unit.to_owned(), owner))
             })
             .collect(),
         owners: Owners {

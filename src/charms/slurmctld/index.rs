@@ -268,7 +268,7 @@ pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&st
                 .ok()
                 .and_then(|b| texts.get_mut(b));
             if let Some(text) = text {
-                for part in [rel.as_str(), "\t", unit, "\t", &node.digest, "\n"] {
+                for part in [rel.as_str(), "\t", unit, "\t", node.digest, "\n"] {
                     text.push_str(part);
                 }
             }

@@ -467,7 +467,7 @@ fn event_record(
     let unit = r
         .remote_unit
         .as_ref()
-        .and_then(|u| entry.units.get(u).cloned());
+        .and_then(|u| entry.units.get(u).map(|r| r.to_node()));
     Some((unit, entry.partition.clone()))
 }
 
@@ -542,7 +542,8 @@ fn update_with<B: ModelBackend>(
                             Some(mut node) => {
                                 // a unit keeps owning its name while it publishes that name
                                 let before = entry.units.get(unit);
-                                node.owner = before.is_some_and(|b| b.owner && b.name == node.name);
+                                node.owner =
+                                    before.is_some_and(|b| b.owner && b.name == node.name.as_ref());
                                 entry.units.insert(unit.clone(), node)
                             }
                             None => entry.units.remove(unit),

@@ -207,8 +207,8 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         rendered.gres_conf = None;
     }
     cache.owners = std::mem::take(&mut rendered.owners);
-    // the units are those the files were rendered from: the flags follow the cache's order
-    cache.set_owner_flags(&rendered.owner_flags);
+    // the units are those the files were rendered from
+    cache.set_owners(&rendered.owner_changes);
     // moved, not copied: it holds a fingerprint per node
     let had_record = obs.applied_record.is_some();
     let record = obs.applied_record.take().unwrap_or_default();

@@ -12,6 +12,34 @@ macro_rules! from_str_via_try_from {
     };
 }
 
+/// The text a string newtype holds: an owned `String`, or a shared `Arc<str>` for a type that
+/// is cloned once per node on every controller hook ([`super::NodeName`]: a clone is then a
+/// reference count, not an allocation).
+pub trait NewtypeText: std::ops::Deref<Target = str> {
+    /// Takes the checked text.
+    fn from_string(value: String) -> Self;
+    /// Gives the text back as a `String`.
+    fn into_string(self) -> String;
+}
+
+impl NewtypeText for String {
+    fn from_string(value: String) -> Self {
+        value
+    }
+    fn into_string(self) -> String {
+        self
+    }
+}
+
+impl NewtypeText for std::sync::Arc<str> {
+    fn from_string(value: String) -> Self {
+        std::sync::Arc::from(value)
+    }
+    fn into_string(self) -> String {
+        String::from(&*self)
+    }
+}
+
 /// Declares the conversions of a string newtype whose only constructor is `$check`
 /// (`fn(&str) -> Result<(), VocabError>`): `TryFrom<String>`, `TryFrom<&str>`, `FromStr`,
 /// serde through those, `Display`, `Deref<Target = str>`, comparisons with `str`.
@@ -25,7 +53,7 @@ macro_rules! string_newtype {
 
             /// The value as an owned `String`.
             pub fn into_string(self) -> String {
-                self.0
+                $crate::slurm::types::newtype::NewtypeText::into_string(self.0)
             }
         }
 
@@ -33,7 +61,9 @@ macro_rules! string_newtype {
             type Error = $crate::slurm::types::VocabError;
             fn try_from(value: String) -> Result<Self, Self::Error> {
                 $check(&value)?;
-                Ok(Self(value))
+                Ok(Self(
+                    $crate::slurm::types::newtype::NewtypeText::from_string(value),
+                ))
             }
         }
 
@@ -41,7 +71,7 @@ macro_rules! string_newtype {
             type Error = $crate::slurm::types::VocabError;
             fn try_from(value: &str) -> Result<Self, Self::Error> {
                 $check(value)?;
-                Ok(Self(value.to_string()))
+                Ok(Self(value.into()))
             }
         }
 
@@ -49,7 +79,7 @@ macro_rules! string_newtype {
 
         impl From<$ty> for String {
             fn from(value: $ty) -> String {
-                value.0
+                value.into_string()
             }
         }
 
@@ -80,13 +110,13 @@ macro_rules! string_newtype {
 
         impl PartialEq<str> for $ty {
             fn eq(&self, other: &str) -> bool {
-                self.0 == other
+                *self.0 == *other
             }
         }
 
         impl PartialEq<&str> for $ty {
             fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
+                *self.0 == **other
             }
         }
     };

@@ -16,9 +16,12 @@ pub const MAX_NODE_NAME_LEN: usize = 253;
 /// leading digits and dots; it refuses `ALL`/`DEFAULT` (fatal); `,` and `[` would make
 /// hostlists, whitespace, `#` and `=` would break the file, and a leading `-` reads as an
 /// option to `scontrol`, so those are refused here.
+///
+/// The text is shared (`Arc<str>`): the controller's plan clones each node's name into the
+/// slurm.conf and gres.conf models on every hook, 10,000 clones at 10,000 nodes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct NodeName(String);
+pub struct NodeName(std::sync::Arc<str>);
 
 fn check_node_name(value: &str) -> Result<(), VocabError> {
     let bad = |reason: &str| Err(VocabError::new("NodeName", value, reason));
@@ -46,7 +49,7 @@ impl NodeName {
     /// `shape`: a valid name standing in where the real one is filled in later (a parser's
     /// `NodeName=DEFAULT` template, the controller's cached node shapes).
     pub fn placeholder() -> Self {
-        Self("shape".to_string())
+        Self("shape".into())
     }
 
     /// Checks `value` as [`NodeName::try_from`] does, without making a name (the renderer

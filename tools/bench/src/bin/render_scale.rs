@@ -56,7 +56,7 @@ fn main() -> ExitCode {
             id: 1,
             app: "slurmd".into(),
             partition: Some(partition.trim().to_string()),
-            units,
+            units: units.into_iter().collect(),
             cluster_info_published: None,
             verdicts_published: None,
         },
