@@ -320,7 +320,7 @@ pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
 /// stable sort by [`natural_key`] would: each name's prefix is ranked once, so comparing two
 /// names mostly compares integers (10,000 units or node names of one prefix sorted on every
 /// controller hook).
-pub fn sort_naturally<'a, T>(items: &mut Vec<T>, name: impl Fn(&T) -> &'a str) {
+pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
     let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
     if keys.is_sorted() {
         // the usual case for node names taken in unit order: nothing to move
@@ -343,11 +343,18 @@ pub fn sort_naturally<'a, T>(items: &mut Vec<T>, name: impl Fn(&T) -> &'a str) {
             .then_with(|| keys[a.3].cmp(&keys[b.3]))
             .then(a.3.cmp(&b.3))
     });
-    let mut slots: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
-    *items = order
-        .iter()
-        .filter_map(|&(_, _, _, i)| slots.get_mut(i).and_then(Option::take))
-        .collect();
+    // the items moved in place, along the cycles of the permutation: item `perm[i]` goes to `i`
+    let mut perm: Vec<usize> = order.into_iter().map(|o| o.3).collect();
+    for start in 0..perm.len() {
+        let mut at = start;
+        while perm[at] != start {
+            let from = perm[at];
+            items.swap(at, from);
+            perm[at] = at;
+            at = from;
+        }
+        perm[at] = at;
+    }
 }
 
 /// Natural order of names: prefix, then the trailing number by value, then the text.

@@ -369,12 +369,15 @@ impl Cache {
 
     /// Drops shapes no unit uses any more.
     pub fn prune_shapes(&mut self) {
-        let used: BTreeSet<&str> = self
-            .relations
-            .values()
-            .flat_map(|r| r.units.iter())
-            .map(|(_, n)| n.shape)
-            .collect();
+        // units of one shape mostly come in runs: each run costs one set lookup
+        let mut used: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+        let mut last = None;
+        for (_, n) in self.relations.values().flat_map(|r| r.units.iter()) {
+            if last != Some(n.shape) {
+                used.insert(n.shape);
+                last = Some(n.shape);
+            }
+        }
         self.shapes.retain(|k, _| used.contains(k.as_str()));
         let lists: BTreeSet<&str> = self
             .shapes
