@@ -258,3 +258,39 @@ fn file_hash_matches_the_hash_of_its_bytes() {
     );
     assert_eq!(host.hash("/etc/slurm/absent.conf").unwrap(), None);
 }
+
+/// A streamed write puts the file in place (mode, content) only when its filler says so; a
+/// filler that declines or fails leaves the old file and no temp file behind.
+#[test]
+fn a_streamed_write_is_kept_only_when_asked() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let path = "/var/lib/x/cache";
+    let written = host
+        .write_streamed(path, 0o600, None, |f| f.write_all(b"one").map(|()| true))
+        .unwrap();
+    assert!(written);
+    let p = dir.path().join("var/lib/x/cache");
+    assert_eq!(std::fs::read(&p).unwrap(), b"one");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let declined = host
+        .write_streamed(path, 0o600, None, |f| f.write_all(b"two").map(|()| false))
+        .unwrap();
+    assert!(!declined);
+    let failed = host.write_streamed(path, 0o600, None, |f| {
+        f.write_all(b"three")?;
+        Err(std::io::Error::other("disk full"))
+    });
+    assert!(failed.is_err());
+    assert_eq!(std::fs::read(&p).unwrap(), b"one");
+    let left: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["cache"], "temp files left behind");
+}

@@ -249,41 +249,94 @@ impl<'r> Host<'r> {
             self.chown(&path, owner)?;
             return Ok(false);
         }
+        let mut tmp = self.temp_beside(&path, mode)?;
+        let tmp_path = tmp.path().to_path_buf();
+        tmp.write_all(data).map_err(|source| HostError::Write {
+            path: tmp_path,
+            source,
+        })?;
+        self.put_in_place(tmp, &path, owner, synced)?;
+        Ok(true)
+    }
+
+    /// Writes a file whose bytes `fill` produces straight into a temp file beside it (never
+    /// whole in memory: the controller's relation cache is megabytes at 10,000 distinct nodes),
+    /// then, when `fill` says to keep them, puts it in place as [`Host::write`] does (`fsync`,
+    /// owner, atomic rename). `fill` returning `false` leaves the file as it was (its content
+    /// turned out the same). Returns whether the file was replaced.
+    pub fn write_streamed(
+        &self,
+        host_path: &str,
+        mode: u32,
+        owner: Option<Owner>,
+        fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<bool>,
+    ) -> Result<bool, HostError> {
+        let path = self.path(host_path);
+        let mut tmp = self.temp_beside(&path, mode)?;
+        let tmp_path = tmp.path().to_path_buf();
+        let keep = fill(tmp.as_file_mut()).map_err(|source| HostError::Write {
+            path: tmp_path,
+            source,
+        })?;
+        if keep {
+            self.put_in_place(tmp, &path, owner, true)?;
+        }
+        Ok(keep)
+    }
+
+    /// A temp file beside `path` (same filesystem, so the rename is atomic), mode `mode`;
+    /// removed again if it is dropped before [`Host::put_in_place`].
+    fn temp_beside(&self, path: &Path, mode: u32) -> Result<tempfile::NamedTempFile, HostError> {
         let werr = |path: &Path| {
             let path = path.to_path_buf();
             move |source| HostError::Write { path, source }
         };
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
-        // A temp file beside the target (same filesystem, so the rename is atomic); removed
-        // again if anything fails before it is persisted.
         let mut prefix = OsString::from(".");
         prefix.push(path.file_name().unwrap_or_default());
         prefix.push(".");
-        let mut tmp = tempfile::Builder::new()
+        let tmp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(".tmp")
             .tempfile_in(&dir)
             .map_err(werr(&dir))?;
-        let tmp_path = tmp.path().to_path_buf();
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(werr(&tmp_path))?;
-        tmp.write_all(data).map_err(werr(&tmp_path))?;
+            .map_err(werr(tmp.path()))?;
+        Ok(tmp)
+    }
+
+    /// Puts a written temp file in `path`'s place: `fsync` (when `synced`), owner, rename,
+    /// then `fsync` of the directory (when `synced`).
+    fn put_in_place(
+        &self,
+        tmp: tempfile::NamedTempFile,
+        path: &Path,
+        owner: Option<Owner>,
+        synced: bool,
+    ) -> Result<(), HostError> {
+        let tmp_path = tmp.path().to_path_buf();
         if synced {
-            tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
+            tmp.as_file()
+                .sync_all()
+                .map_err(|source| HostError::Write {
+                    path: tmp_path.clone(),
+                    source,
+                })?;
         }
         self.chown(&tmp_path, owner)?;
-        tmp.persist(&path).map_err(|e| HostError::Write {
-            path: path.clone(),
+        tmp.persist(path).map_err(|e| HostError::Write {
+            path: path.to_path_buf(),
             source: e.error,
         })?;
         if synced {
-            if let Ok(d) = std::fs::File::open(&dir) {
+            let dir = path.parent().unwrap_or(Path::new("/"));
+            if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Gives `path` (a full path) to `owner` (see [`Host::write`]).

@@ -5,8 +5,9 @@
 //! The status is set by the caller after this, and the cache persisted last ([`persist`]).
 
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, first_new_line};
-use super::cache::{CACHE_PATH, Cache};
+use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload};
+use super::index::plan_index;
 use super::plan::{ControllerPlan, refused_status};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
@@ -254,21 +255,47 @@ impl From<HostError> for ReloadError {
 }
 
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
-/// anywhere before leaves the cache as it was and the retry publishes again.
-pub fn persist(host: &Host<'_>, plan: &ControllerPlan, refused: bool) -> Result<(), CharmError> {
-    let refused_cache = match &plan.on_refusal {
-        Some(on) if refused && !on.verdicts.is_empty() => on.cache.as_ref().map(Cache::to_bytes),
-        _ => None,
-    };
-    if let Some(bytes) = refused_cache.as_ref().or(plan.cache.as_ref()) {
+/// anywhere before leaves the cache as it was and the retry publishes again. The cache is
+/// serialised here, into its file, and the quick index planned from its hash; call it once the
+/// rendered files are let go (the three are megabytes at 10,000 distinct nodes).
+pub fn persist(
+    host: &Host<'_>,
+    plan: &mut ControllerPlan,
+    refused: bool,
+) -> Result<(), CharmError> {
+    let mut index = plan.index.take();
+    if let Some(mut write) = plan.cache.take() {
+        let on_refusal = plan.on_refusal.as_ref();
+        if let Some(on) = on_refusal.filter(|on| refused && !on.verdicts.is_empty()) {
+            for key in &on.unknown {
+                if let Some(rel) = write.cache.relations.get_mut(key) {
+                    // Not a value any hook publishes: the next hook compares, differs, and
+                    // publishes again.
+                    rel.verdicts_published = Some(String::from("?"));
+                }
+            }
+        }
         // A directory (or anything but a file) in the cache's place was read as corrupt and
         // rebuilt; it is replaced now.
         if host.clear_non_file(CACHE_PATH)? {
             tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
         }
-        host.write(CACHE_PATH, bytes, 0o600, Some(Owner::ROOT))?;
+        let mut hash = None;
+        host.write_streamed(CACHE_PATH, 0o600, Some(Owner::ROOT), |file| {
+            let written = write.cache.write_to(file)?;
+            // the same body as the file read: that file stays
+            let changed = write.read_hash.as_deref() != Some(written.as_str());
+            hash = Some(written);
+            Ok(changed)
+        })?;
+        index = Some(plan_index(
+            write.index_before.as_ref(),
+            &write.cache,
+            hash.as_deref(),
+        ));
+        host.release(write);
     }
-    if let Some(index) = &plan.index {
+    if let Some(index) = &index {
         // the quick path stays off while slurmctld refuses the files (the status is the
         // refusal's, not the cached one)
         super::index::write(host, index, !plan.refusal_on_record && !refused);

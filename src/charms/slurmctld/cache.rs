@@ -239,6 +239,34 @@ struct Header {
     hash: String,
 }
 
+/// The header line (with its newline) for a body of hash `hash`.
+fn header_line(hash: &str) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(&Header {
+        version: CACHE_VERSION,
+        hash: hash.to_owned(),
+    })?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Passes bytes on to `inner` and hashes them on the way ([`content_hash`]'s XXH3-64).
+struct HashingWriter<W> {
+    inner: W,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(buf.get(..n).unwrap_or(buf));
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Why a cache file cannot be trusted (the hook then rebuilds the cache in full).
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -388,42 +416,46 @@ impl Cache {
     }
 
     /// Serialises the cache: a header line with the format version and the body's hash, then
-    /// the body.
+    /// the body ([`Cache::write_to`] into memory).
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.to_bytes_sized(0)
+        let mut out = std::io::Cursor::new(Vec::new());
+        // writing into memory fails only if serde fails, which a cache's types never do
+        if self.write_to(&mut out).is_err() {
+            return Vec::new();
+        }
+        out.into_inner()
     }
 
-    /// [`Cache::to_bytes`], given the size the file is expected to have (the one read, which a
-    /// hook changes by a few bytes): the body is written once, in place, after room for the
-    /// header line (its length does not depend on the hash, 16 hex digits), into a buffer of
-    /// about that size. At 10,000 distinct nodes the body is megabytes: growing it by doubling
-    /// and copying it behind the header had made it cost three times its size in memory.
-    pub fn to_bytes_sized(&self, size_hint: usize) -> Vec<u8> {
-        let head = |hash: String| {
-            let mut line = serde_json::to_vec(&Header {
-                version: CACHE_VERSION,
-                hash,
-            })
-            .unwrap_or_default();
-            line.push(b'\n');
-            line
+    /// Writes the cache as [`Cache::to_bytes`] lays it out, straight to `out` (the cache file
+    /// being written), and returns the body's hash: room for the header line first (its
+    /// length does not depend on the hash, 16 hex digits), then the body, hashed as it is
+    /// written, then the header over the room. At 10,000 distinct nodes the body is
+    /// megabytes, which were held whole in memory beside the rendered files.
+    pub fn write_to<W: std::io::Write + std::io::Seek>(
+        &self,
+        out: &mut W,
+    ) -> std::io::Result<String> {
+        use std::io::{SeekFrom, Write};
+        let start = out.stream_position()?;
+        let room = header_line(&content_hash(b""))?;
+        out.write_all(&room)?;
+        let mut body = HashingWriter {
+            inner: std::io::BufWriter::with_capacity(64 * 1024, &mut *out),
+            hash: xxhash_rust::xxh3::Xxh3::new(),
         };
-        let room = head(content_hash(b""));
-        let mut out = Vec::with_capacity(room.len() + size_hint + size_hint / 16);
-        out.extend_from_slice(&room);
-        if serde_json::to_writer(&mut out, self).is_err() {
-            out.truncate(room.len());
+        serde_json::to_writer(&mut body, self).map_err(std::io::Error::other)?;
+        body.inner.flush()?;
+        let hash = format!("{:016x}", body.hash.digest());
+        drop(body);
+        let line = header_line(&hash)?;
+        if line.len() != room.len() {
+            return Err(std::io::Error::other("cache header changed length"));
         }
-        let line = head(content_hash(&out[room.len()..]));
-        if line.len() == room.len() {
-            out[..line.len()].copy_from_slice(&line);
-            out
-        } else {
-            // not reached (the hash is always 16 hex digits); correct all the same
-            let mut whole = line;
-            whole.extend_from_slice(&out[room.len()..]);
-            whole
-        }
+        let end = out.stream_position()?;
+        out.seek(SeekFrom::Start(start))?;
+        out.write_all(&line)?;
+        out.seek(SeekFrom::Start(end))?;
+        Ok(hash)
     }
 
     /// Reads a cache; `Err` says why it cannot be trusted.
@@ -478,6 +510,28 @@ mod tests {
     fn round_trip() {
         let c = sample();
         assert_eq!(Cache::from_bytes(&c.to_bytes()).unwrap(), c);
+    }
+
+    #[test]
+    fn written_to_a_file_as_in_memory() {
+        use std::io::{Read, Seek};
+        let mut c = sample();
+        let node = CachedNode {
+            rejected: Some("\"quoted\"\n".into()),
+            ..CachedNode::default()
+        };
+        if let Some(rel) = c.relations.get_mut("slurmd:1") {
+            rel.units.insert("compute/1".into(), node);
+        }
+        let mut file = tempfile::tempfile().unwrap();
+        let hash = c.write_to(&mut file).unwrap();
+        let mut bytes = Vec::new();
+        file.rewind().unwrap();
+        file.read_to_end(&mut bytes).unwrap();
+        assert_eq!(bytes, c.to_bytes());
+        let head = std::str::from_utf8(&bytes).unwrap().lines().next().unwrap();
+        assert!(head.contains(&hash), "{head}");
+        assert_eq!(Cache::from_bytes(&bytes).unwrap(), c);
     }
 
     #[test]

@@ -79,7 +79,10 @@ pub fn handle<B: SecretBackend>(
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
     backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
-    let persisted = apply::persist(host, &plan, refused.is_some());
+    let mut plan = plan;
+    // written: their text goes (munmapped) before the cache is serialised beside the rest
+    drop(std::mem::take(&mut plan.files));
+    let persisted = apply::persist(host, &mut plan, refused.is_some());
     host.release(plan);
     persisted
 }

@@ -41,9 +41,6 @@ pub struct Observed {
     /// The body hash on the first line of the cache file read, when it was trusted (saving a
     /// cache with the same hash is skipped; the file itself is not kept).
     pub cache_hash: Option<String>,
-    /// The size of the cache file read (0 when none): what the one this hook writes is sized
-    /// for ([`Cache::to_bytes_sized`]).
-    pub cache_len: usize,
     /// The munge key file's bytes.
     pub munge_key_on_disk: Option<Vec<u8>>,
     /// The controller's key secret, when it exists (from the published `cluster_info`, else
@@ -105,7 +102,6 @@ impl Observed {
             },
             rebuilt: None,
             cache_hash: None,
-            cache_len: 0,
             munge_key_on_disk: None,
             key_secret: Some(hit.key_secret),
             secret_key: None,
@@ -263,7 +259,6 @@ pub fn observe<B: SecretBackend>(
         .as_deref()
         .filter(|_| loaded.is_ok())
         .and_then(index::header_hash);
-    let cache_len = raw.as_ref().map_or(0, Vec::len);
     drop(raw);
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected"),
@@ -321,7 +316,6 @@ pub fn observe<B: SecretBackend>(
             cache,
             rebuilt: None,
             cache_hash,
-            cache_len,
             munge_key_on_disk: None,
             fresh_munge_key: Vec::new(),
             files_on_disk: BTreeMap::new(),
@@ -380,7 +374,6 @@ pub fn observe<B: SecretBackend>(
         cache,
         rebuilt: rebuild,
         cache_hash,
-        cache_len,
         munge_key_on_disk,
         auth_refused,
         slurm_key_on_disk: host.read(SLURM_KEY)?,

@@ -8,7 +8,7 @@ use super::cache::{Applied, Cache, content_hash, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::grouped::Grouped;
-use super::index::{IndexWrite, header_hash, plan_index};
+use super::index::{IndexWrite, OnDisk, plan_index};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::refusal;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -50,8 +50,9 @@ pub struct ControllerPlan {
     pub warnings: Vec<String>,
     /// The one status to set.
     pub status: Status,
-    /// The cache file to write last; `None` when it equals the file this hook read.
-    pub cache: Option<Vec<u8>>,
+    /// The cache to persist last (`None` when the event changed nothing): serialised only
+    /// then, straight into its file ([`super::apply::persist`]).
+    pub cache: Option<CacheWrite>,
     /// The slurmctld version read by this hook, to persist with the cache (see
     /// [`super::observe::VERSION_PATH`]).
     pub version: Option<FileWrite>,
@@ -75,7 +76,9 @@ pub struct ControllerPlan {
     pub rollback: bool,
     /// What changes if slurmctld refuses the files (`None` when nothing is reloaded).
     pub on_refusal: Option<OnRefusal>,
-    /// The quick index to write after the cache (`None` on the quick path: it is current).
+    /// The quick index to write after the cache when the event changed nothing (`None` on the
+    /// quick path: it is current); a changed hook's index is planned once its cache is written
+    /// and its hash known ([`CacheWrite`]).
     pub index: Option<IndexWrite>,
     /// The applied record on disk still says slurmctld refused the files once this plan is
     /// carried out without a new refusal (this hook writes no record and the one read says
@@ -92,12 +95,25 @@ pub struct ControllerPlan {
 pub struct Spent {
     /// The accepted nodes the files were rendered from.
     pub nodes: BTreeMap<String, desired::AcceptedNode>,
-    /// The cache, once serialized (unless a refusal keeps it: [`OnRefusal::cache`]).
-    pub cache: Option<Cache>,
     /// What slurmctld ran before (unless a refusal keeps it: [`RefusedRecord::applied`]).
     pub applied: Option<Applied>,
     /// The slurm.conf and gres.conf models the files were rendered from.
     pub models: (crate::slurm::SlurmConf, crate::slurm::GresConf),
+}
+
+/// The cache a changed hook persists. It is serialised by [`super::apply::persist`], after
+/// the files were written and let go, straight into the cache file: at 10,000 distinct nodes
+/// the cache and the files are megabytes each, which were all held in memory at once.
+#[derive(Debug, Clone)]
+pub struct CacheWrite {
+    /// The cache.
+    pub cache: Cache,
+    /// The body hash on the first line of the cache file this hook read (`None`: none was
+    /// trusted): a cache that hashes the same is not written again.
+    pub read_hash: Option<String>,
+    /// The quick index on disk as observed: the index is planned against it once the new
+    /// cache's hash is known ([`super::index::plan_index`]).
+    pub index_before: Option<OnDisk>,
 }
 
 /// The applied record of a refusal, less its fingerprints (those of the last accepted set,
@@ -117,10 +133,9 @@ pub struct RefusedRecord {
 pub struct OnRefusal {
     /// Per relation: its verdicts without the refusal, and the units to tell.
     pub verdicts: Vec<(RelationId, Verdicts, Vec<String>)>,
-    /// The cache to persist instead of [`ControllerPlan::cache`]: the verdicts of those
-    /// relations marked unknown, so the next hook (which runs in full) publishes them again.
-    /// Kept unserialized: it is written only when slurmctld refuses ([`Cache::to_bytes`] then).
-    pub cache: Option<Cache>,
+    /// The relations (cache keys) whose published verdicts the cache then marks unknown, so
+    /// the next hook (which runs in full) publishes them again.
+    pub unknown: Vec<String>,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -376,16 +391,15 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
-    let cache_bytes = persist(&cache, obs.cache_hash.as_deref(), obs.cache_len);
-    let index = index_for(&obs, &cache, cache_bytes.as_deref());
-    // the cache is serialized: what is left of it is moved into the refusal's variant
-    let (on_refusal, spent_cache) = match &refused_record {
-        Some(r) => (
-            Some(on_refusal(cache, &rendered.verdicts, &r.refusal)),
-            None,
-        ),
-        None => (None, Some(cache)),
-    };
+    let on_refusal = refused_record
+        .as_ref()
+        .map(|r| on_refusal(&cache, &rendered.verdicts, &r.refusal));
+    let version = version_file(&obs);
+    let cache = Some(CacheWrite {
+        cache,
+        read_hash: obs.cache_hash.take(),
+        index_before: obs.index_before.take(),
+    });
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {
@@ -398,20 +412,19 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         relation_data,
         warnings,
         status,
-        cache: cache_bytes,
+        cache,
         applied_before,
         applied_after,
         refused_record,
         keep_accepted,
         rollback,
         on_refusal,
-        version: version_file(&obs),
-        index,
+        version,
+        index: None,
         refusal_on_record,
         accepted_fingerprints: record.fingerprints,
         spent: Spent {
             nodes: rendered.nodes,
-            cache: spent_cache,
             applied: spent_applied,
             models: rendered.spent_models,
         },
@@ -419,51 +432,42 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
 }
 
 /// What a refusal of this hook's files changes: the told units' relations get their verdicts
-/// again (with the reason, by [`super::apply`]); the cache (this hook's, moved here once it was
-/// serialized: never copied) marks those verdicts unknown.
-fn on_refusal(cache: Cache, verdicts: &BTreeMap<String, Verdicts>, refusal: &Refusal) -> OnRefusal {
+/// again (with the reason, by [`super::apply`]); the cache marks those verdicts unknown.
+fn on_refusal(
+    cache: &Cache,
+    verdicts: &BTreeMap<String, Verdicts>,
+    refusal: &Refusal,
+) -> OnRefusal {
     let mut told: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (unit, key) in &refusal.units {
         told.entry(key.as_str()).or_default().push(unit.clone());
     }
-    if told.is_empty() {
-        return OnRefusal {
-            verdicts: Vec::new(),
-            cache: None,
-        };
-    }
-    let mut refused_cache = cache;
-    let mut out = Vec::new();
+    let mut out = OnRefusal {
+        verdicts: Vec::new(),
+        unknown: Vec::new(),
+    };
     for (key, units) in told {
-        let Some(rel) = refused_cache.relations.get_mut(key) else {
+        let Some(rel) = cache.relations.get(key) else {
             continue;
         };
         let base = verdicts.get(key).cloned().unwrap_or_default();
-        out.push((RelationId::new(rel.endpoint.clone(), rel.id), base, units));
-        // Not a value any hook publishes: the next hook compares, differs, and publishes.
-        rel.verdicts_published = Some(String::from("?"));
+        out.verdicts
+            .push((RelationId::new(rel.endpoint.clone(), rel.id), base, units));
+        out.unknown.push(key.to_owned());
     }
-    OnRefusal {
-        verdicts: out,
-        cache: Some(refused_cache),
-    }
+    out
 }
 
-/// The quick index for the cache this hook leaves behind: `written` is the new cache file,
-/// `None` when the one read stays.
-fn index_for(obs: &Observed, cache: &Cache, written: Option<&[u8]>) -> Option<IndexWrite> {
-    if obs.quick {
-        return None;
-    }
-    let hash = match written {
-        Some(bytes) => header_hash(bytes),
-        None => obs.cache_hash.clone(),
-    };
-    Some(plan_index(
-        obs.index_before.as_ref(),
-        cache,
-        hash.as_deref(),
-    ))
+/// The quick index of a hook whose event changed nothing (the cache file read stays); `None`
+/// on the quick path, where it is current.
+fn index_for(obs: &Observed) -> Option<IndexWrite> {
+    (!obs.quick).then(|| {
+        plan_index(
+            obs.index_before.as_ref(),
+            &obs.cache,
+            obs.cache_hash.as_deref(),
+        )
+    })
 }
 
 /// The status while slurmctld refuses the files the inputs render to.
@@ -516,7 +520,7 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         keep_accepted: false,
         rollback: false,
         on_refusal: None,
-        index: index_for(obs, &obs.cache, None),
+        index: index_for(obs),
         refusal_on_record: obs
             .applied_record
             .as_ref()
@@ -558,13 +562,6 @@ fn enlisting_status(enlisting: Option<&Enlisting>, ready: &Status) -> Status {
         e.expected, ready.message
     );
     Status::new(StatusKind::Waiting, short(&msg, 300))
-}
-
-/// The cache's bytes, unless they are the file this hook read (compared by the body hash on
-/// its first line: the file read is not kept).
-fn persist(cache: &Cache, read_hash: Option<&str>, read_len: usize) -> Option<Vec<u8>> {
-    let bytes = cache.to_bytes_sized(read_len);
-    (read_hash.is_none() || header_hash(&bytes).as_deref() != read_hash).then_some(bytes)
 }
 
 /// The leader's status.
