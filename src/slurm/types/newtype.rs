@@ -15,26 +15,19 @@ macro_rules! from_str_via_try_from {
 /// The text a string newtype holds: an owned `String`, or a shared `Arc<str>` for a type that
 /// is cloned once per node on every controller hook ([`super::NodeName`]: a clone is then a
 /// reference count, not an allocation).
-pub trait NewtypeText: std::ops::Deref<Target = str> {
-    /// Takes the checked text.
-    fn from_string(value: String) -> Self;
-    /// Gives the text back as a `String`.
+/// Both are made from the checked `String` by `From` (a move for `String`).
+pub trait NewtypeText: std::ops::Deref<Target = str> + From<String> {
+    /// Gives the text back as a `String` (a move for `String`, a copy for `Arc<str>`).
     fn into_string(self) -> String;
 }
 
 impl NewtypeText for String {
-    fn from_string(value: String) -> Self {
-        value
-    }
     fn into_string(self) -> String {
         self
     }
 }
 
 impl NewtypeText for std::sync::Arc<str> {
-    fn from_string(value: String) -> Self {
-        std::sync::Arc::from(value)
-    }
     fn into_string(self) -> String {
         String::from(&*self)
     }
@@ -61,9 +54,7 @@ macro_rules! string_newtype {
             type Error = $crate::slurm::types::VocabError;
             fn try_from(value: String) -> Result<Self, Self::Error> {
                 $check(&value)?;
-                Ok(Self(
-                    $crate::slurm::types::newtype::NewtypeText::from_string(value),
-                ))
+                Ok(Self(value.into()))
             }
         }
 
