@@ -529,6 +529,55 @@ fn grant_then_revoke_on_a_relation_without_consumer_hooks() {
     assert!(secret_hooks(&p).is_empty(), "{:?}", secret_hooks(&p));
 }
 
+/// `secret-revoke <ID> --unit U` (with or without `-r`, as ops' `Secret.revoke(relation,
+/// unit=…)` passes both) removes that unit's grant alone: it can no longer read, the other
+/// granted unit still can, and no hook fires. It removes no application grant: Juju's
+/// `CanRead` checks the unit's own access, then its application's, so a unit revoked while
+/// its application holds a grant still reads.
+#[test]
+fn unit_revoke_removes_only_that_units_grant() {
+    let (mut p, rel) = setup();
+    let id = add(&mut p, "pass=one");
+    on(
+        &mut p,
+        "a/0",
+        &format!("secret-grant {id} -r {rel} --unit b/0\nsecret-grant {id} -r {rel} --unit b/1\n"),
+    );
+    on(&mut p, "b/0", &format!("run r0 secret-get {id} pass\n"));
+    on(&mut p, "b/1", &format!("run r1 secret-get {id} pass\n"));
+    assert_eq!(p.result("r0").0, "one\n");
+    assert_eq!(p.result("r1").0, "one\n");
+    p.clear();
+    on(
+        &mut p,
+        "a/0",
+        &format!("run revoke secret-revoke {id} --unit b/1\n"),
+    );
+    assert_eq!(p.result("revoke"), (String::new(), String::new(), 0));
+    on(&mut p, "b/1", &format!("run gone secret-get {id} pass\n"));
+    on(&mut p, "b/0", &format!("run kept secret-get {id} pass\n"));
+    assert_eq!(
+        p.result("gone"),
+        (String::new(), "ERROR permission denied\n".into(), 1)
+    );
+    assert_eq!(p.result("kept"), ("one\n".into(), String::new(), 0));
+    // ops' form, relation and unit: b/0 loses its grant too.
+    on(
+        &mut p,
+        "a/0",
+        &format!("run revoke0 secret-revoke {id} -r {rel} --unit b/0\n"),
+    );
+    assert_eq!(p.result("revoke0").2, 0);
+    on(&mut p, "b/0", &format!("run gone0 secret-get {id} pass\n"));
+    assert_eq!(p.result("gone0").1, "ERROR permission denied\n");
+    assert!(secret_hooks(&p).is_empty(), "{:?}", secret_hooks(&p));
+    // A unit revoke leaves an application grant in place.
+    on(&mut p, "a/0", &format!("secret-grant {id} -r {rel}\n"));
+    on(&mut p, "a/0", &format!("secret-revoke {id} --unit b/1\n"));
+    on(&mut p, "b/1", &format!("run app secret-get {id} pass\n"));
+    assert_eq!(p.result("app").0, "one\n");
+}
+
 #[test]
 fn unit_grant_covers_only_that_unit() {
     let (mut p, rel) = setup();
