@@ -3,9 +3,14 @@
 //! `/etc/slurm/slurm.key` (0600) on the controller and on every node; Slurm 22.05 has no
 //! auth/slurm, so the controller refuses it with a blocked status and writes nothing; a bad value
 //! is refused naming the option. Real Slurm judges the result in `tests/e2e_charms.rs`
-//! (`e2e_auth_slurm_*`).
+//! (`e2e_auth_slurm_*`); the 22.05 refusal is also shown on the output of this machine's real
+//! `slurmctld -V` (Debian 12's package).
 
 mod common;
+// The real-Slurm oracle's loud skip (`Oracle::local`); it loads `common/daemon.rs` itself.
+#[allow(clippy::duplicate_mod)]
+#[path = "slurmctld_oracle_support.rs"]
+mod oracle;
 
 use common::changed;
 use common::state::{SLURMD_C_N0, State, prints, run};
@@ -15,6 +20,7 @@ use serde_json::{Map, Value};
 use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
+use slurm_charms::slurm::SlurmVersion;
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 const SLURM_KEY: &str = "/etc/slurm/slurm.key";
@@ -118,6 +124,74 @@ fn auth_slurm_is_refused_on_22_05_and_bad_values_name_the_option() {
     let st = out.status.unwrap();
     assert_eq!(st.kind, StatusKind::Blocked);
     assert!(st.message.contains("auth-type"), "{}", st.message);
+}
+
+/// The refusal above, on what the installed Slurm really prints: this machine's `slurmctld -V`
+/// (Debian 12's 22.05 package) is run, and its output, exit code and all, is what the charm's
+/// `slurmctld -V` returns. The charm reads the version from it and refuses `auth-type=slurm`
+/// naming that version; `auth-type=munge` on the same output renders (so the refusal is the
+/// version's, not an unreadable output's). A missing slurmctld is a loud skip, a failure with
+/// `E2E_REQUIRED=1` ([`oracle::Oracle::local`]).
+#[test]
+fn auth_slurm_is_refused_on_the_installed_22_05_slurmctld() {
+    let Some(local) = oracle::Oracle::local() else {
+        return;
+    };
+    let bin = local.root.join("usr/sbin/slurmctld");
+    let real = std::process::Command::new(&bin)
+        .arg("-V")
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+    let printed = CmdOutput {
+        code: real.status.code(),
+        stdout: String::from_utf8_lossy(&real.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&real.stderr).into_owned(),
+    };
+    assert!(printed.success(), "{} -V: {printed:?}", bin.display());
+    let version = SlurmVersion::parse_v_output(&printed.stdout, "slurmctld -V").unwrap();
+    assert_eq!(
+        (version.major, version.minor),
+        (22, 5),
+        "this test proves the refusal on Debian 12's Slurm 22.05; {} printed {:?}",
+        bin.display(),
+        printed.stdout
+    );
+    assert!(version < SlurmVersion::AUTH_SLURM);
+
+    let with_real_v = |auth: &str| {
+        let (mut state, rel) = controller("unused", auth);
+        state.command_outputs = vec![("slurmctld -V".into(), printed.clone())];
+        let out = run(
+            CharmKind::Slurmctld,
+            changed(&rel, "compute", Some("compute/0")),
+            &state,
+        )
+        .unwrap();
+        assert!(
+            out.commands_run.iter().any(|c| c == "slurmctld -V"),
+            "{:?}",
+            out.commands_run
+        );
+        out
+    };
+    let out = with_real_v("slurm");
+    let st = out.status.clone().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked, "{}", st.message);
+    assert!(
+        st.message.contains(&format!(
+            "auth-type=slurm needs Slurm 23.11.0 or newer (installed: {version})"
+        )),
+        "{}",
+        st.message
+    );
+    assert!(!out.files.contains_key(SLURM_CONF), "nothing rendered");
+    assert!(!out.files.contains_key(SLURM_KEY));
+
+    let out = with_real_v("munge");
+    let st = out.status.clone().unwrap();
+    assert_eq!(st.kind, StatusKind::Active, "{}", st.message);
+    assert!(out.text(SLURM_CONF).contains("AuthType=auth/munge\n"));
+    assert!(!out.files.contains_key(SLURM_KEY));
 }
 
 fn node(auth: AuthKind, files: &[(&str, Vec<u8>)]) -> (State, RelationId) {
