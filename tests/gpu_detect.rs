@@ -19,7 +19,7 @@ fn two_t4_make_one_record_each_with_links_as_slurm_does() {
     assert_eq!(g.slurm_type, "tesla_t4");
     assert_eq!(g.pci_bus_id, "00000000:3B:00.0");
     assert_eq!(g.memory_total_bytes, Some(16106127360));
-    assert_eq!(g.cores, Some(vec![0, 1]));
+    assert_eq!(text(&g.cores).as_deref(), Some("0-1"));
     // NVLink unsupported: Slurm's NVML plugin still gives every GPU a Links row.
     assert_eq!(g.links, Some(vec![-1, 0]));
     assert_eq!(g.mig, None);
@@ -124,7 +124,7 @@ fn affinity_over_two_sockets_gives_each_device_its_cores() {
     ]));
     // without topology the CPU ids are used as they are
     let raw = fake.detect();
-    assert_eq!(raw.gpus[0].cores, Some(vec![0, 1, 2, 3, 8, 9, 10, 11]));
+    assert_eq!(text(&raw.gpus[0].cores).as_deref(), Some("0-3,8-11"));
     let lines: Vec<String> = raw.gres().iter().map(|r| conf_line(r, "n")).collect();
     assert_eq!(
         lines,
@@ -139,8 +139,8 @@ fn affinity_over_two_sockets_gives_each_device_its_cores() {
     // with topology, hyperthreads fold into Slurm core ids (socket-major)
     support::write_cpu_topology(&fake.root, 2, 4, 2);
     let inv = fake.detect();
-    assert_eq!(inv.gpus[0].cores, Some(vec![0, 1, 2, 3]));
-    assert_eq!(inv.gpus[3].cores, Some(vec![4, 5, 6, 7]));
+    assert_eq!(text(&inv.gpus[0].cores).as_deref(), Some("0-3"));
+    assert_eq!(text(&inv.gpus[3].cores).as_deref(), Some("4-7"));
     let cores: Vec<Option<String>> = inv.gres().iter().map(|r| text(&r.cores)).collect();
     let want = |c: &str| Some(c.to_string());
     assert_eq!(

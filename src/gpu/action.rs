@@ -3,7 +3,6 @@
 use serde_json::{Map, Value, json};
 
 use super::model::{Gpu, Inventory, MigInstance};
-use crate::slurm::hostlist::format_ranges;
 use crate::slurm::render::render_gres_records;
 
 /// Result of the `detect-gpus` action as a nested map of strings (every dotted key segment
@@ -81,7 +80,7 @@ fn gpu_value(g: &Gpu) -> Value {
         );
     }
     if let Some(cores) = &g.cores {
-        m.insert("cores".into(), format_ranges(cores).into());
+        m.insert("cores".into(), cores.to_string().into());
     }
     if let Some(links) = &g.links {
         let s: Vec<String> = links.iter().map(i32::to_string).collect();

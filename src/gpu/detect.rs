@@ -16,7 +16,7 @@ use super::links::{links_row, normalize_bus_id};
 use super::model::{Gpu, Inventory, MigInstance};
 use super::naming::{mig_profile, mig_type, slurm_type};
 use super::sanity::{drop_shared_minors, implausible_mig};
-use crate::slurm::types::{DevicePath, GresType, MultipleFiles};
+use crate::slurm::types::{CoreList, DevicePath, GresType, MultipleFiles};
 
 /// Highest NVLink index NVML knows (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -259,7 +259,7 @@ fn read_gpu(
         .ok()
         .map(|words| mask_to_cpus(&words))
         .filter(|cpus| !cpus.is_empty())
-        .map(|cpus| cpus_to_cores(root, &cpus));
+        .and_then(|cpus| CoreList::from_ids(&cpus_to_cores(root, &cpus)));
     let nvlink_remotes = read_nvlinks(&dev);
     let mig = match dev.mig_mode() {
         Ok(mode) if mode.current == 1 => {

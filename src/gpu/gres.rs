@@ -40,7 +40,7 @@ impl Inventory {
         let mut whole = Vec::new();
         let mut mig = Vec::new();
         for gpu in gpus {
-            let cores = gpu.cores.as_deref().and_then(CoreList::from_ids);
+            let cores = gpu.cores.clone();
             match &gpu.mig {
                 None => whole.push(Unit {
                     gres_type: gpu.slurm_type.clone(),

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::finding::Finding;
 use super::health::DeviceHealth;
-use crate::slurm::types::{GresType, MultipleFiles};
+use crate::slurm::types::{CoreList, GresType, MultipleFiles};
 
 /// What [`super::detect`] found on this machine.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,8 +39,9 @@ pub struct Gpu {
     pub pci_bus_id: String,
     /// Total memory in bytes; `None` when NVML could not say.
     pub memory_total_bytes: Option<u64>,
-    /// Slurm abstract core ids close to this GPU (sorted); `None` when affinity is unsupported.
-    pub cores: Option<Vec<u32>>,
+    /// Slurm abstract core ids close to this GPU (gres.conf `Cores=`); `None` when affinity is
+    /// unsupported or names no core.
+    pub cores: Option<CoreList>,
     /// Slurm `Links=` entries, one per GPU in PCI bus id order (`-1` self, `0` none, `n` links);
     /// `None` when NVLink is unsupported (or any GPU of the node is in MIG mode).
     pub links: Option<Vec<i32>>,

@@ -17,6 +17,7 @@
 //! and the slurmd charm checks its own record the same way before publishing it.
 
 use super::InterfaceError;
+use crate::slurm::keys::{NODE_HARDWARE_KEYS, concat_keys};
 use crate::slurm::types::{GresDevices, NodeName};
 use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, NodeRecords, SlurmConf};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -28,21 +29,19 @@ use std::sync::Arc;
 pub const NODE_KEY: &str = "node";
 
 /// Node parameters a record may carry besides `NodeName` and `Gres`, in the order they are
-/// written on a slurm.conf node line.
-pub const NODE_PARAMETER_KEYS: &[&str] = &[
-    "CPUs",
-    "Boards",
-    "SocketsPerBoard",
-    "CoresPerSocket",
-    "ThreadsPerCore",
-    "RealMemory",
-    "MemSpecLimit",
-    "TmpDisk",
-    "Weight",
-    "CoreSpecCount",
-    "CpuSpecList",
-    "Features",
-];
+/// written on a slurm.conf node line: the hardware `slurmd -C` reports
+/// ([`NODE_HARDWARE_KEYS`], first), then what an operator may set with `node-config`.
+pub const NODE_PARAMETER_KEYS: &[&str] = &concat_keys::<12>(
+    &NODE_HARDWARE_KEYS,
+    &[
+        "MemSpecLimit",
+        "TmpDisk",
+        "Weight",
+        "CoreSpecCount",
+        "CpuSpecList",
+        "Features",
+    ],
+);
 
 /// Finds the canonical spelling of a node parameter key (Slurm keys are case-insensitive).
 pub fn canonical_node_key(key: &str) -> Option<&'static str> {

@@ -443,7 +443,7 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
                 push_num(&mut out, *v, *width);
             } else {
                 out.push('[');
-                push_runs(&mut out, values, *width, "-");
+                push_runs(&mut out, values, *width);
                 out.push(']');
             }
         }
@@ -505,68 +505,45 @@ pub(crate) fn push_num(out: &mut String, mut v: u64, width: usize) {
     }
 }
 
-/// Writes sorted, unique values as runs `a-b,c` (sep = `-`).
-fn push_runs(out: &mut String, values: &[u64], width: usize, sep: &str) {
-    let mut i = 0;
-    let mut first = true;
-    while i < values.len() {
-        let lo = values[i];
-        let mut j = i;
-        while j + 1 < values.len() && values[j + 1] == values[j] + 1 {
-            j += 1;
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        push_num(out, lo, width);
-        if j > i {
-            out.push_str(sep);
-            push_num(out, values[j], width);
-        }
-        i = j + 1;
-    }
+/// Writes sorted, unique values as a range list: runs of consecutive values as `lo-hi`, the
+/// others alone (`0-3,8`).
+fn push_runs(out: &mut String, values: &[u64], width: usize) {
+    let runs = values.chunk_by(|a, b| *b == a + 1).map(|run| {
+        // chunks are never empty
+        (run[0], run[run.len() - 1])
+    });
+    push_ranges(out, runs, width);
 }
 
-/// Writes numbers as a range list without brackets (`0-3,8-11`), as used by gres.conf `Cores`.
-pub fn format_ranges(values: &[u32]) -> String {
-    let mut v: Vec<u64> = values.iter().map(|&x| u64::from(x)).collect();
-    v.sort_unstable();
-    v.dedup();
-    let mut out = String::new();
-    push_runs(&mut out, &v, 0, "-");
-    out
+/// Writes inclusive `(lo, hi)` ranges as a range list without brackets, comma-separated, a
+/// range of one value as the value alone (`0-3,8`), each number zero-padded to `width`: the
+/// one range-list writer (hostlists, gres.conf `Cores=`).
+pub(crate) fn push_ranges(
+    out: &mut String,
+    ranges: impl IntoIterator<Item = (u64, u64)>,
+    width: usize,
+) {
+    for (i, (lo, hi)) in ranges.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_num(out, lo, width);
+        if hi > lo {
+            out.push('-');
+            push_num(out, hi, width);
+        }
+    }
 }
 
 /// Parses a range list without brackets (`0-3,8-11`) into its `(lo, hi)` ranges, in written
 /// order, without expanding them (a `Cores=` value is kept as ranges: see
-/// [`crate::slurm::types::CoreList`]). The syntax is [`parse_ranges_u32`]'s.
+/// [`crate::slurm::types::CoreList`]): numbers (at most 18 digits) and `lo-hi` ranges with
+/// `lo <= hi`, separated by `,`, as inside a hostlist's brackets.
 pub fn parse_runs(list: &str) -> Result<Vec<(u64, u64)>, HostlistError> {
     Ok(parse_ranges(list, list)?
         .into_iter()
         .map(|(l, h, _)| (l, h))
         .collect())
-}
-
-/// Parses a range list without brackets (`0-3,8-11`) into numbers, in written order.
-pub fn parse_ranges_u32(list: &str) -> Result<Vec<u32>, HostlistError> {
-    let mut out = Vec::new();
-    for (l, h, _) in parse_ranges(list, list)? {
-        if h - l >= MAX_EXPANDED as u64 || h > u64::from(u32::MAX) {
-            return Err(HostlistError::TooLarge {
-                list: list.to_string(),
-                limit: MAX_EXPANDED,
-            });
-        }
-        out.extend((l..=h).map(|v| v as u32));
-        if out.len() > MAX_EXPANDED {
-            return Err(HostlistError::TooLarge {
-                list: list.to_string(),
-                limit: MAX_EXPANDED,
-            });
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -756,9 +733,14 @@ mod tests {
     }
 
     #[test]
-    fn core_ranges() {
-        assert_eq!(format_ranges(&[3, 0, 1, 2, 8]), "0-3,8");
-        assert_eq!(parse_ranges_u32("0-3,8").unwrap(), [0, 1, 2, 3, 8]);
-        assert!(parse_ranges_u32("3-1").is_err());
+    fn range_lists() {
+        assert_eq!(parse_runs("8,0-3,2").unwrap(), [(8, 8), (0, 3), (2, 2)]);
+        assert!(parse_runs("3-1").is_err());
+        let mut out = String::new();
+        push_ranges(&mut out, [(0, 3), (8, 8), (10, 11)], 0);
+        assert_eq!(out, "0-3,8,10-11");
+        out.clear();
+        push_runs(&mut out, &[0, 1, 2, 3, 8, 10, 11], 2);
+        assert_eq!(out, "00-03,08,10-11");
     }
 }

@@ -2,6 +2,10 @@
 //! operator override may not set. Keys are case-insensitive in Slurm; lookups here are too, and
 //! every known key is rendered in its CamelCase spelling.
 
+use super::error::ConfigError;
+use super::types::{ValueRule, check_key_value, rule_for};
+use super::validate::{validate_token, validate_value};
+
 /// A global slurm.conf key the charm owns (renders from the model; operators cannot override).
 /// `ClusterName` and `SlurmctldHost` are fields of [`super::SlurmConf`]; these are the rest,
 /// in render order.
@@ -128,6 +132,32 @@ pub const SLURM_RECORD_KEYS: [&str; 5] = [
     "FrontendName",
 ];
 
+/// The node's hardware as `slurmd -C` reports it, in slurm.conf order: the node keys taken from
+/// the host. Every other list of node keys that holds them is built from this one.
+pub const NODE_HARDWARE_KEYS: [&str; 6] = [
+    "CPUs",
+    "Boards",
+    "SocketsPerBoard",
+    "CoresPerSocket",
+    "ThreadsPerCore",
+    "RealMemory",
+];
+
+/// `a` followed by `b`: a key list built from shared parts (`N` must be their total length).
+pub const fn concat_keys<const N: usize>(
+    a: &[&'static str],
+    b: &[&'static str],
+) -> [&'static str; N] {
+    assert!(a.len() + b.len() == N, "N is the length of both lists");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
+
 /// Node keys Slurm 22.05 accepts on a `NodeName` line (slurm.conf.5, NODE CONFIGURATION).
 pub const NODE_KEYS: [&str; 24] = [
     "NodeName",
@@ -215,9 +245,9 @@ pub fn record_key(
     key: &str,
     context: &str,
     what: &str,
-) -> Result<&'static str, super::error::ConfigError> {
+) -> Result<&'static str, ConfigError> {
     super::validate::validate_key(key, context)?;
-    canonical(table, key).ok_or_else(|| super::error::ConfigError::InvalidKey {
+    canonical(table, key).ok_or_else(|| ConfigError::InvalidKey {
         key: key.to_string(),
         context: context.to_string(),
         reason: match super::types::closest(table.iter().copied(), key) {
@@ -225,6 +255,77 @@ pub fn record_key(
             None => format!("not a Slurm {what} key"),
         },
     })
+}
+
+/// What a record line (`NodeName`, `PartitionName`) accepts for the keys its model keeps as
+/// text (`extra`): one rule for nodes and partitions.
+pub(crate) struct RecordKeys {
+    /// Every key of the record ([`NODE_KEYS`], [`PARTITION_KEYS`]).
+    pub keys: &'static [&'static str],
+    /// The keys the model has a field for (never in `extra`).
+    pub modelled: &'static [&'static str],
+    /// Each key's value rule ([`ValueRule::Text`] when not listed).
+    pub rules: &'static [(&'static str, ValueRule)],
+    /// `node` or `partition`, for messages.
+    pub what: &'static str,
+}
+
+impl RecordKeys {
+    /// Checks the value of `key` (canonical): a token (no blanks, control characters, `#`,
+    /// quotes or `\`) of the key's type. `=` stands only inside a value of `name=value` pairs
+    /// (`TRESBillingWeights=CPU=1.0,Mem=0.25G`): Slurm's lexer would take it in any value, but
+    /// no other node or partition value can hold one, so it is refused as a typo there.
+    fn check_value(&self, key: &'static str, value: &str) -> Result<(), ConfigError> {
+        if rule_for(self.rules, key).takes_pairs() {
+            validate_value(key, value)?;
+        } else {
+            validate_token(key, value)?;
+        }
+        check_key_value(self.rules, key, value)?;
+        Ok(())
+    }
+
+    /// Checks `value` for `key` (canonical, without a model field) and sets it in `extra`,
+    /// replacing an earlier value of the key in place.
+    pub fn set_extra(
+        &self,
+        extra: &mut Vec<(String, String)>,
+        key: &'static str,
+        value: &str,
+    ) -> Result<(), ConfigError> {
+        self.check_value(key, value)?;
+        match extra.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value.to_string(),
+            None => extra.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    }
+
+    /// Checks `extra` as [`RecordKeys::set_extra`] made it: CamelCase keys of the record
+    /// without a model field, each value by its rule. `record` names the record in errors
+    /// (`node n1`).
+    pub fn check_extra(
+        &self,
+        extra: &[(String, String)],
+        record: impl Fn() -> String,
+    ) -> Result<(), ConfigError> {
+        for (k, v) in extra {
+            match canonical(self.keys, k) {
+                Some(c) if c == k && !self.modelled.contains(&c) => self.check_value(c, v)?,
+                _ => {
+                    return Err(ConfigError::InvalidKey {
+                        key: k.clone(),
+                        context: record(),
+                        reason: format!(
+                            "extra keys must be CamelCase Slurm {} keys that the model has no field for",
+                            self.what
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Keys an operator may not set in `slurm-conf-parameters`: the owned global keys, plus
@@ -253,3 +354,50 @@ pub const PARTITION_OWNED: [&str; 3] = ["PartitionName", "Nodes", "Default"];
 /// (an override replaced the detected list in the reference charm, 6.1 #4), and the
 /// addressing keys that must stay per-node.
 pub const NODE_OWNED: [&str; 4] = ["NodeName", "Gres", "NodeAddr", "NodeHostname"];
+
+#[cfg(test)]
+mod tests {
+    use super::super::{NodeConf, Partition};
+    use super::*;
+
+    #[test]
+    fn nodes_and_partitions_keep_extras_by_one_rule() {
+        let mut node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
+        let mut part = Partition::new("p");
+        // `=` only inside a list of pairs
+        part.set("TRESBillingWeights", "CPU=1.0,Mem=0.25G").unwrap();
+        assert!(part.set("AllowGroups", "a=b").is_err());
+        assert!(node.set("CpuBind", "a=b").is_err());
+        // a token of the key's type, the same for both records
+        for bad in ["a b", "a#b", "a\"b", "a\\b", ""] {
+            assert!(part.set("AllowGroups", bad).is_err(), "{bad:?}");
+            assert!(node.set("NodeHostname", bad).is_err(), "{bad:?}");
+        }
+        assert!(node.set("TmpDisk", "x").is_err());
+        assert!(part.set("MaxNodes", "x").is_err());
+        // set twice: replaced in place
+        part.set("AllowGroups", "a").unwrap();
+        part.set("allowgroups", "b").unwrap();
+        node.set("TmpDisk", "1").unwrap();
+        node.set("TMPDISK", "2").unwrap();
+        assert_eq!(part.extra[1], ("AllowGroups".to_string(), "b".to_string()));
+        assert_eq!(node.extra, [("TmpDisk".to_string(), "2".to_string())]);
+        part.validate().unwrap();
+        node.validate().unwrap();
+        // a modelled or lower-case key kept as text is refused, naming the record
+        node.extra.push(("CPUs".to_string(), "2".to_string()));
+        let e = node.validate().unwrap_err().to_string();
+        assert!(e.contains("node shape") && e.contains("CPUs"), "{e}");
+        part.extra.push(("maxtime".to_string(), "1".to_string()));
+        let e = part.validate().unwrap_err().to_string();
+        assert!(e.contains("partition p") && e.contains("maxtime"), "{e}");
+    }
+
+    #[test]
+    fn key_lists_share_the_hardware_keys() {
+        let carried = crate::interface::node::NODE_PARAMETER_KEYS;
+        assert_eq!(carried[..6], NODE_HARDWARE_KEYS);
+        assert!(NODE_HARDWARE_KEYS.iter().all(|k| NODE_KEYS.contains(k)));
+        assert!(carried.iter().all(|k| NODE_KEYS.contains(k)));
+    }
+}

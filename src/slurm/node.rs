@@ -3,9 +3,9 @@
 use std::fmt;
 
 use super::error::ConfigError;
-use super::keys::{NODE_KEYS, canonical, record_key};
+use super::keys::{NODE_HARDWARE_KEYS, NODE_KEYS, RecordKeys, concat_keys, record_key};
 use super::types::{GresCount, GresName, GresType, NODE_RULES, NodeName, check_key_value};
-use super::validate::{validate_name, validate_text, validate_token};
+use super::validate::{validate_name, validate_text};
 
 /// A node integer checked by Slurm's limit for `key` ([`NODE_RULES`]: 16-bit CPU fields,
 /// 32-bit `Weight`/`TmpDisk`, 64-bit memory).
@@ -266,15 +266,7 @@ impl NodeConf {
                     .map(|f| validate_name("Features", f).map(|()| f.to_string()))
                     .collect::<Result<_, _>>()?;
             }
-            other => {
-                validate_token(other, value)?;
-                check_key_value(NODE_RULES, other, value)?;
-                if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
-                    slot.1 = value.to_string();
-                } else {
-                    self.extra.push((other.to_string(), value.to_string()));
-                }
-            }
+            other => NODE_RECORD.set_extra(&mut self.extra, other, value)?,
         }
         Ok(())
     }
@@ -294,42 +286,32 @@ impl NodeConf {
         if let Some(r) = &self.reason {
             validate_text("Reason", r)?;
         }
-        for (k, v) in &self.extra {
-            match canonical(&NODE_KEYS, k) {
-                Some(c) if c == k && !MODELLED.contains(&c) => {
-                    validate_token(k, v)?;
-                    check_key_value(NODE_RULES, c, v)?;
-                }
-                _ => {
-                    return Err(ConfigError::InvalidKey {
-                        key: k.clone(),
-                        context: format!("node {name}"),
-                        reason: "extra keys must be CamelCase Slurm node keys that the model does not have a field for".to_string(),
-                    });
-                }
-            }
-        }
-        Ok(())
+        NODE_RECORD.check_extra(&self.extra, || format!("node {name}"))
     }
 }
 
 /// Node keys with a field in [`NodeConf`] (never in `extra`).
-const MODELLED: [&str; 14] = [
-    "NodeName",
-    "CPUs",
-    "Boards",
-    "SocketsPerBoard",
-    "CoresPerSocket",
-    "ThreadsPerCore",
-    "RealMemory",
-    "Gres",
-    "MemSpecLimit",
-    "Feature",
-    "Features",
-    "Weight",
-    "State",
-    "Reason",
-];
+const MODELLED: [&str; 14] = concat_keys(
+    &NODE_HARDWARE_KEYS,
+    &[
+        "NodeName",
+        "Gres",
+        "MemSpecLimit",
+        "Feature",
+        "Features",
+        "Weight",
+        "State",
+        "Reason",
+    ],
+);
+
+/// What a `NodeName` line keeps as text.
+const NODE_RECORD: RecordKeys = RecordKeys {
+    keys: &NODE_KEYS,
+    modelled: &MODELLED,
+    rules: NODE_RULES,
+    what: "node",
+};
 
 #[cfg(test)]
 mod tests {

@@ -112,20 +112,29 @@ fn check_pair(
             Ok(super::slurm_conf::check_global(key, value)?.to_string())
         }
         OverrideScope::Partition => {
-            let canon = canonical(&PARTITION_KEYS, key);
-            if let Some(k) = canon.and_then(|k| canonical(&PARTITION_OWNED, k)) {
-                return Err(owned(k));
-            }
-            part.set(key, value)?;
-            Ok(canon.unwrap_or(key).to_string())
+            record_pair(&PARTITION_KEYS, &PARTITION_OWNED, key, owned, || {
+                part.set(key, value)
+            })
         }
         OverrideScope::Node => {
-            let canon = canonical(&NODE_KEYS, key);
-            if let Some(k) = canon.and_then(|k| canonical(&NODE_OWNED, k)) {
-                return Err(owned(k));
-            }
-            node.set(key, value)?;
-            Ok(canon.unwrap_or(key).to_string())
+            record_pair(&NODE_KEYS, &NODE_OWNED, key, owned, || node.set(key, value))
         }
     }
+}
+
+/// A record override's key in its CamelCase spelling, after refusing a key the charm owns
+/// (`owned_keys`) and checking the pair by the record's own `set`.
+fn record_pair(
+    keys: &[&'static str],
+    owned_keys: &[&'static str],
+    key: &str,
+    owned: impl Fn(&str) -> ConfigError,
+    set: impl FnOnce() -> Result<(), ConfigError>,
+) -> Result<String, ConfigError> {
+    let canon = canonical(keys, key);
+    if let Some(k) = canon.and_then(|k| canonical(owned_keys, k)) {
+        return Err(owned(k));
+    }
+    set()?;
+    Ok(canon.unwrap_or(key).to_string())
 }

@@ -5,10 +5,10 @@ use std::fmt;
 
 use super::error::ConfigError;
 use super::hostlist;
-use super::keys::{PARTITION_KEYS, canonical, record_key};
+use super::keys::{PARTITION_KEYS, RecordKeys, record_key};
 use super::node::NodeState;
-use super::types::{NodeName, PARTITION_RULES, check_key_value};
-use super::validate::{validate_name, validate_text, validate_value};
+use super::types::{NodeName, PARTITION_RULES};
+use super::validate::{validate_name, validate_text};
 
 /// A partition state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -77,6 +77,14 @@ pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<String>, Confi
     Ok(out)
 }
 
+/// What a `PartitionName` line keeps as text.
+const PARTITION_RECORD: RecordKeys = RecordKeys {
+    keys: &PARTITION_KEYS,
+    modelled: &["PartitionName", "Nodes", "Default", "State"],
+    rules: PARTITION_RULES,
+    what: "partition",
+};
+
 /// One `PartitionName` line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Partition {
@@ -118,15 +126,7 @@ impl Partition {
                 }
             }
             "State" => self.state = Some(PartitionState::parse(value)?),
-            other => {
-                validate_value(other, value)?;
-                check_key_value(PARTITION_RULES, other, value)?;
-                if let Some(slot) = self.extra.iter_mut().find(|(k, _)| k == other) {
-                    slot.1 = value.to_string();
-                } else {
-                    self.extra.push((other.to_string(), value.to_string()));
-                }
-            }
+            other => PARTITION_RECORD.set_extra(&mut self.extra, other, value)?,
         }
         Ok(())
     }
@@ -137,24 +137,7 @@ impl Partition {
         for n in &self.nodes {
             validate_member("Nodes", n)?;
         }
-        for (k, v) in &self.extra {
-            match canonical(&PARTITION_KEYS, k) {
-                Some(c)
-                    if c == k && !["PartitionName", "Nodes", "Default", "State"].contains(&c) =>
-                {
-                    validate_value(k, v)?;
-                    check_key_value(PARTITION_RULES, c, v)?;
-                }
-                _ => {
-                    return Err(ConfigError::InvalidKey {
-                        key: k.clone(),
-                        context: format!("partition {}", self.name),
-                        reason: "extra keys must be CamelCase Slurm partition keys without a model field".to_string(),
-                    });
-                }
-            }
-        }
-        Ok(())
+        PARTITION_RECORD.check_extra(&self.extra, || format!("partition {}", self.name))
     }
 }
 

@@ -88,16 +88,11 @@ parsed_newtype!(CoreList);
 impl std::fmt::Display for CoreList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut out = String::new();
-        for (i, &(lo, hi)) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            hostlist::push_num(&mut out, u64::from(lo), 0);
-            if hi > lo {
-                out.push('-');
-                hostlist::push_num(&mut out, u64::from(hi), 0);
-            }
-        }
+        let ranges = self
+            .0
+            .iter()
+            .map(|&(lo, hi)| (u64::from(lo), u64::from(hi)));
+        hostlist::push_ranges(&mut out, ranges, 0);
         f.write_str(&out)
     }
 }

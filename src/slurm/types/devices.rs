@@ -108,23 +108,24 @@ impl DeviceFiles {
     }
 }
 
+/// The device files a hostlist value of `key` names (`/dev/nvidia[0-3]`), in written order,
+/// each a [`DevicePath`]; refused past [`MAX_DEVICE_FILES`] before any is made.
+fn expand_paths(key: &'static str, value: &str) -> Result<Vec<DevicePath>, VocabError> {
+    let names = hostlist::expand(value).map_err(|e| VocabError::new(key, value, e.to_string()))?;
+    if names.len() > MAX_DEVICE_FILES {
+        return Err(VocabError::new(
+            key,
+            value,
+            format!("names more than {MAX_DEVICE_FILES} device files"),
+        ));
+    }
+    names.into_iter().map(DevicePath::try_from).collect()
+}
+
 impl TryFrom<&str> for DeviceFiles {
     type Error = VocabError;
     fn try_from(value: &str) -> Result<Self, VocabError> {
-        let names =
-            hostlist::expand(value).map_err(|e| VocabError::new("File", value, e.to_string()))?;
-        if names.len() > MAX_DEVICE_FILES {
-            return Err(VocabError::new(
-                "File",
-                value,
-                format!("names more than {MAX_DEVICE_FILES} device files"),
-            ));
-        }
-        let files = names
-            .into_iter()
-            .map(DevicePath::try_from)
-            .collect::<Result<_, _>>()?;
-        Self::new(files)
+        Self::new(expand_paths("File", value)?)
     }
 }
 
@@ -181,13 +182,7 @@ impl MultipleFiles {
 impl TryFrom<&str> for MultipleFiles {
     type Error = VocabError;
     fn try_from(value: &str) -> Result<Self, VocabError> {
-        let names = hostlist::expand(value)
-            .map_err(|e| VocabError::new("MultipleFiles", value, e.to_string()))?;
-        let files = names
-            .into_iter()
-            .map(DevicePath::try_from)
-            .collect::<Result<_, _>>()?;
-        Self::new(files)
+        Self::new(expand_paths("MultipleFiles", value)?)
     }
 }
 

@@ -142,6 +142,12 @@ impl ValueRule {
         }
     }
 
+    /// Whether a value of this rule is a list of `name=value` pairs, so `=` may stand inside
+    /// it (`TRESBillingWeights`); record values of any other rule refuse `=`.
+    pub fn takes_pairs(self) -> bool {
+        self == ValueRule::TresWeights
+    }
+
     /// A short description for docs and messages.
     pub fn describe(self) -> &'static str {
         match self {
