@@ -2,8 +2,10 @@
 //! `slurmd -G` (Slurm 22.05), which prints the records it ends up with (slurm-gres.md §4).
 //! Device files are symlinks to /dev/null under a temporary directory (slurmd only stats them;
 //! stat follows the link to a character device), so no root or GPU is needed.
-//! Skips loudly when slurmd is not installed.
+//! Skips loudly when slurmd is not installed; fails instead with `E2E_REQUIRED=1` (CI).
 
+#[path = "common/required.rs"]
+mod required;
 #[path = "fixtures/gpu/support.rs"]
 mod support;
 
@@ -22,6 +24,19 @@ fn find_slurmd() -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
         .map(|d| d.join("slurmd"))
         .find(|p| p.is_file())
+}
+
+/// `slurmd`, or `None` after a loud skip (a failure where `E2E_REQUIRED` is set).
+fn slurmd_or_skip(test: &str) -> Option<PathBuf> {
+    let found = find_slurmd();
+    if found.is_none() {
+        required::skip(
+            &format!("gpu_slurmd {test}"),
+            "slurmd (Slurm 22.05)",
+            "apt-get install slurmd",
+        );
+    }
+    found
 }
 
 /// A record as slurmd prints it: (type, count, file, cores, links).
@@ -113,8 +128,7 @@ fn expected(records: &[GresLine], dir: &Path) -> Vec<Printed> {
 }
 
 fn accept(fake: &Fake) {
-    let Some(slurmd) = find_slurmd() else {
-        eprintln!("SKIPPED gpu_slurmd: slurmd is not installed (apt-get install slurmd)");
+    let Some(slurmd) = slurmd_or_skip(std::thread::current().name().unwrap_or("accept")) else {
         return;
     };
     let inv = fake.detect();
@@ -172,8 +186,7 @@ fn slurmd_accepts_mig_multiple_files() {
 
 #[test]
 fn slurmd_check_can_fail_on_cores_outside_the_node() {
-    let Some(slurmd) = find_slurmd() else {
-        eprintln!("SKIPPED gpu_slurmd: slurmd is not installed (apt-get install slurmd)");
+    let Some(slurmd) = slurmd_or_skip("slurmd_check_can_fail_on_cores_outside_the_node") else {
         return;
     };
     let fake = Fake::new(

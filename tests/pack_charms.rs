@@ -2,6 +2,8 @@
 //! simulator deploys the unzipped charms. (The binary comes from this test build through
 //! `SLURM_CHARM_BIN`; the script's own release build is what operators run.)
 
+#[path = "common/required.rs"]
+mod required;
 #[path = "charm_support.rs"]
 mod support;
 
@@ -56,11 +58,16 @@ fn unzip(archive: &Path, dest: &Path) {
 
 #[test]
 fn packs_both_charms_and_they_deploy() {
-    if !(have("zip") && have("unzip") && have("zipinfo")) {
-        if std::env::var_os("CI").is_some() {
-            panic!("zip/unzip are required in CI (.ci/run installs them)");
-        }
-        eprintln!("SKIPPED: zip/unzip not installed");
+    let missing: Vec<&str> = ["zip", "unzip", "zipinfo"]
+        .into_iter()
+        .filter(|t| !have(t))
+        .collect();
+    if !missing.is_empty() {
+        required::skip(
+            "pack_charms packs_both_charms_and_they_deploy",
+            &missing.join(", "),
+            "apt-get install zip unzip (.ci/run installs them)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
