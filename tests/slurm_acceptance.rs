@@ -23,10 +23,10 @@ use slurm_charms::slurm::types::GresDevices;
 use slurm_charms::slurm::*;
 
 /// Whether a skip must fail the test (CI).
-fn required() -> bool {
-    std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_some()
-        || std::env::var_os("E2E_REQUIRED").is_some()
-}
+#[allow(clippy::duplicate_mod)]
+#[path = "common/required.rs"]
+mod required_rule;
+use required_rule::required;
 
 fn find(bin: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use slurm_charms::slurm::*;
 
 /// Whether a skip must fail the test (CI).
-pub fn required() -> bool {
-    std::env::var_os("SLURM_ACCEPTANCE_REQUIRED").is_some()
-        || std::env::var_os("E2E_REQUIRED").is_some()
-}
+#[allow(clippy::duplicate_mod)]
+#[path = "common/required.rs"]
+mod required_rule;
+pub use required_rule::required;
 
 /// One Slurm version's slurmctld and scontrol, in a root directory.
 #[derive(Debug, Clone)]

@@ -4,10 +4,14 @@
 //! by tests that need a tool, a package or root but no namespaced cluster.
 #![allow(dead_code)]
 
-/// Whether a check that cannot run here must fail instead of skipping: `E2E_REQUIRED` or `CI`
-/// set to anything but `0` (or `false` for `CI`).
+/// Whether a check that cannot run here must fail instead of skipping: `E2E_REQUIRED` or
+/// `SLURM_ACCEPTANCE_REQUIRED` set to anything but `0`, or `CI` to anything but `0` or `false`.
+/// The one copy of this rule: the e2e harness, the NVML and slurmctld oracles and every other
+/// test that needs something from outside include this file.
 pub fn required() -> bool {
-    std::env::var_os("E2E_REQUIRED").is_some_and(|v| v != "0")
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| v != "0");
+    set("E2E_REQUIRED")
+        || set("SLURM_ACCEPTANCE_REQUIRED")
         || std::env::var_os("CI").is_some_and(|v| v != "0" && v != "false")
 }
 

@@ -10,6 +10,9 @@
 
 #![allow(dead_code)] // each tests/e2e_*.rs uses a different part of the harness
 
+#[allow(clippy::duplicate_mod)]
+#[path = "../common/required.rs"]
+mod required;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -218,10 +221,8 @@ pub fn should_run_on(test: &str, suite: Suite) -> bool {
     match available(suite) {
         Ok(()) => true,
         Err(missing) => {
-            let required = std::env::var_os("E2E_REQUIRED").is_some_and(|v| v != "0")
-                || std::env::var_os("CI").is_some_and(|v| v != "0" && v != "false");
             assert!(
-                !required,
+                !required::required(),
                 "end-to-end test {test} cannot run, missing: {missing} (CI/E2E_REQUIRED is set)"
             );
             eprintln!(

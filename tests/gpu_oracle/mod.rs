@@ -52,10 +52,10 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn required() -> bool {
-    std::env::var_os("E2E_REQUIRED").is_some_and(|v| v != "0")
-        || std::env::var_os("CI").is_some_and(|v| v != "0" && v != "false")
-}
+#[allow(clippy::duplicate_mod)]
+#[path = "../common/required.rs"]
+mod required;
+use required::required;
 
 /// Runs a repository script that prints one path.
 fn script_path(script: &str, arg: Option<&str>) -> Result<PathBuf, String> {
