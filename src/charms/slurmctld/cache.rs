@@ -26,7 +26,8 @@
 //! choice), and left alone otherwise.
 
 pub use super::unit_table::{UnitRecord, Units};
-use crate::interface::NodeRecord;
+use crate::charms::host::HostError;
+use crate::interface::{InterfaceError, NodeRecord};
 use crate::slurm::types::NodeName;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,9 +51,42 @@ pub const MAX_REASON_LEN: usize = 400;
 /// Juju itself allows far more).
 pub const MAX_VALUE_LEN: usize = 64 * 1024;
 
-/// The rejection reason of a value over [`MAX_VALUE_LEN`].
-pub fn oversized(key: &str, len: usize) -> String {
-    format!("`{key}` is {len} bytes, over the {MAX_VALUE_LEN}-byte limit")
+/// A remote value over [`MAX_VALUE_LEN`]: the unit (or application) is left out and this is
+/// its verdict, so it names the key, the size and the limit. A type of its own because both
+/// the `node` ingest ([`IngestError`]) and the `partition` parse refuse with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{key}` is {len} bytes, over the {MAX_VALUE_LEN}-byte limit (shorten the unit's {})",
+    option_of(key)
+)]
+pub struct OversizedValue {
+    /// The relation key (`node`, `partition`).
+    pub key: &'static str,
+    /// The value's size in bytes.
+    pub len: usize,
+}
+
+/// The option an operator shortens for an oversized value of `key`.
+fn option_of(key: &str) -> &'static str {
+    match key {
+        "partition" => "partition-config",
+        _ => "node-config overrides",
+    }
+}
+
+/// Why one unit's `node` value is not cached as a shape: it is kept as rejected, with this
+/// error's text as its verdict (made once, by [`Cache::ingest_node`]).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The value is over [`MAX_VALUE_LEN`].
+    #[error(transparent)]
+    Oversized(#[from] OversizedValue),
+    /// The value is not a valid `node` record (the message names the field and the rule).
+    #[error(transparent)]
+    Record(#[from] InterfaceError),
+    /// A record's own serialization did not read back as JSON (never expected).
+    #[error("shape is not JSON: {0} (please report this charm bug)")]
+    ShapeJson(#[source] serde_json::Error),
 }
 
 /// Marks a stored `partition` value that was too large to keep (only its size is kept).
@@ -290,7 +324,7 @@ pub enum CacheError {
     Hash,
     /// The cache path cannot be read (a directory, no permission, an I/O error).
     #[error("unreadable ({0})")]
-    Unreadable(String),
+    Unreadable(#[source] HostError),
     /// The body is not the cache's JSON.
     #[error("unreadable body ({0})")]
     Body(#[source] serde_json::Error),
@@ -335,26 +369,29 @@ impl Cache {
         match self.try_ingest(raw) {
             Ok(node) => CachedNode { digest, ..node },
             Err(why) => CachedNode {
-                rejected: Some(bounded(why)),
+                rejected: Some(bounded(why.to_string())),
                 digest,
                 ..CachedNode::default()
             },
         }
     }
 
-    fn try_ingest(&mut self, raw: &str) -> Result<CachedNode, String> {
+    fn try_ingest(&mut self, raw: &str) -> Result<CachedNode, IngestError> {
         if raw.len() > MAX_VALUE_LEN {
-            return Err(oversized("node", raw.len()));
+            return Err(OversizedValue {
+                key: "node",
+                len: raw.len(),
+            }
+            .into());
         }
-        let record = NodeRecord::from_relation_value(raw).map_err(|e| e.to_string())?;
+        let record = NodeRecord::from_relation_value(raw)?;
         let (node, gres) = record
             .renamed(NodeName::placeholder(), false)
             .to_shape_parts();
-        let not_json = |e: serde_json::Error| format!("shape is not JSON: {e}");
         let gres = match gres {
             Some(list) => {
                 let hash = fnv1a(&[list.as_bytes()]);
-                let list = ShapeJson::new(list).map_err(not_json)?;
+                let list = ShapeJson::new(list).map_err(IngestError::ShapeJson)?;
                 Some(insert_keyed(&mut self.gres_lists, hash, list))
             }
             None => None,
@@ -365,7 +402,7 @@ impl Cache {
             b"\n",
             gres.as_deref().unwrap_or_default().as_bytes(),
         ]);
-        let node = ShapeJson::new(node).map_err(not_json)?;
+        let node = ShapeJson::new(node).map_err(IngestError::ShapeJson)?;
         let key = insert_keyed(&mut self.shapes, hash, StoredShape { node, gres });
         Ok(CachedNode {
             name: Some(record.node_name().clone()),
@@ -601,7 +638,12 @@ mod tests {
         let bad_gres = c.ingest_node(&raw_node("gpu-1", false).replace("[0-1]", "[0-2]"));
         assert!(bad_gres.rejected.unwrap().contains("Gres"));
         let huge = c.ingest_node(&raw_node(&"x y".repeat(1 << 18), false));
-        assert!(huge.rejected.unwrap().len() < MAX_REASON_LEN + 40);
+        let huge = huge.rejected.unwrap();
+        assert!(huge.len() < MAX_REASON_LEN + 40);
+        assert!(
+            huge.contains("bytes, over the 65536-byte limit (shorten the unit's node-config"),
+            "{huge}"
+        );
         assert!(c.shapes.is_empty(), "{:?}", c.shapes);
         let underscore = c.ingest_node(&raw_node("gpu_node_2", false));
         assert_eq!(underscore.rejected, None);

@@ -12,7 +12,7 @@
 //! "slurmd dies at start").
 
 use super::cache::Applied;
-use super::grouped::Grouped;
+use super::grouped::{Grouped, GroupedError};
 use crate::slurm::SlurmVersion;
 
 /// What slurmctld needs after the files are written.
@@ -109,7 +109,7 @@ pub fn decide(
     // A node that left `DownNodes` is resumed only if it is still a node. The few that leave
     // per hook (a unit's `node-configured`) are looked up in the grouped map's hostlists; many
     // at once (a whole batch) are checked against its names made once.
-    let still_nodes: Result<Vec<String>, String> = if leaving.len() <= RESUME_LOOKUPS {
+    let still_nodes: Result<Vec<String>, GroupedError> = if leaving.len() <= RESUME_LOOKUPS {
         leaving
             .into_iter()
             .filter_map(|n| {

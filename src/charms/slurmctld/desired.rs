@@ -2,16 +2,18 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
-use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, fnv1a, oversized};
+use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, OversizedValue, fnv1a};
 use super::grouped::Grouped;
 use super::owners::{Owners, settle};
-use crate::interface::{AuthKind, NodeRecord, PartitionRecord, RecordsMemo, Verdicts};
+use crate::interface::{
+    AuthKind, InterfaceError, NodeRecord, PartitionRecord, RecordsMemo, Verdicts,
+};
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
 use crate::slurm::types::NodeName;
 use crate::slurm::{
-    DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope, Partition,
-    SlurmConf, parse_overrides,
+    ConfigError, DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope,
+    ParseError, Partition, SlurmConf, parse_overrides,
 };
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -79,7 +81,9 @@ pub struct Plan {
     pub slurm_conf: Option<String>,
     /// gres.conf text.
     pub gres_conf: Option<String>,
-    /// Why rendering failed (the old files stay).
+    /// Why rendering failed (the old files stay): the blocked status's text, made from the
+    /// typed error ([`ParametersError`], the renderer's [`ConfigError`], the `auth-type`
+    /// refusal) when the plan is made.
     pub render_error: Option<String>,
     /// Nodes in the files, by node name.
     pub nodes: BTreeMap<String, AcceptedNode>,
@@ -136,12 +140,48 @@ fn reject_app(
     rejected.push((rel.app.clone(), why));
 }
 
+/// Why an application's cached `partition` value is refused: every unit of the application
+/// is left out, with this error's text in its verdict (made when the verdict is recorded).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionError {
+    /// The value was over the size limit (only its size was cached).
+    #[error(transparent)]
+    Oversized(#[from] OversizedValue),
+    /// The value is not a valid `partition` record (the message names the field and the rule).
+    #[error(transparent)]
+    Record(#[from] InterfaceError),
+}
+
 /// A cached `partition` value parsed (or why not).
-fn parse_partition(raw: &str) -> Result<PartitionRecord, String> {
+fn parse_partition(raw: &str) -> Result<PartitionRecord, PartitionError> {
     if let Some(len) = raw.strip_prefix(OVERSIZED_MARK) {
-        return Err(oversized("partition", len.parse().unwrap_or_default()));
+        return Err(OversizedValue {
+            key: "partition",
+            len: len.parse().unwrap_or_default(),
+        }
+        .into());
     }
-    PartitionRecord::from_relation_value(raw).map_err(|e| e.to_string())
+    Ok(PartitionRecord::from_relation_value(raw)?)
+}
+
+/// Why a cached node shape cannot be read back: the units of that shape are left out, with
+/// this error's text in their verdicts. The cache file is a boundary (a damaged or
+/// hand-edited file shows here); the next full rebuild re-reads every unit's record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// The unit's shape key names no stored shape.
+    #[error(
+        "cached node shape is missing (the relation cache is damaged; it is rebuilt when the leader changes or the charm is upgraded)"
+    )]
+    MissingShape,
+    /// The shape's gres-list key names no stored list.
+    #[error(
+        "cached gres list is missing (the relation cache is damaged; it is rebuilt when the leader changes or the charm is upgraded)"
+    )]
+    MissingGresList,
+    /// The stored parts are not a valid record any more.
+    #[error(transparent)]
+    Record(#[from] InterfaceError),
 }
 
 /// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
@@ -153,25 +193,21 @@ struct Shape {
     gres: String,
 }
 
-fn load_shape(key: &str, cache: &Cache, memo: &mut RecordsMemo) -> Result<Shape, String> {
-    let stored = cache
-        .shapes
-        .get(key)
-        .ok_or("cached node shape is missing")?;
+fn load_shape(key: &str, cache: &Cache, memo: &mut RecordsMemo) -> Result<Shape, ShapeError> {
+    let stored = cache.shapes.get(key).ok_or(ShapeError::MissingShape)?;
     let list = match &stored.gres {
         Some(k) => Some(
             cache
                 .gres_lists
                 .get(k)
-                .ok_or("cached gres list is missing")?
+                .ok_or(ShapeError::MissingGresList)?
                 .as_str(),
         ),
         None => None,
     };
     // Shapes that differ only in their node line (`RealMemory`) share one parsed list of
     // records: 10,000 distinct nodes of one GPU model hold (and parse) one list, not 10,000.
-    let record = NodeRecord::from_shape_parts_memo(stored.node.as_str(), list, memo)
-        .map_err(|e| e.to_string())?;
+    let record = NodeRecord::from_shape_parts_memo(stored.node.as_str(), list, memo)?;
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
     Ok(Shape {
@@ -216,12 +252,25 @@ impl Plan {
     }
 }
 
+/// Why `slurm-conf-parameters` cannot be applied: the leader blocks with it and writes no
+/// files until the option is fixed. Typed so the status is made from it once, with the
+/// parser's or the model's error as its source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParametersError {
+    /// The text is not `Key=Value` by Slurm's rules, or sets a key the charm owns.
+    #[error("config option `slurm-conf-parameters`: {0}")]
+    Parse(#[from] ParseError),
+    /// A pair parses but the value is refused for its key.
+    #[error("config option `slurm-conf-parameters`: {0}")]
+    Value(#[from] ConfigError),
+}
+
 /// Applies `slurm-conf-parameters` (`Key=Value` pairs, blank- or line-separated, Slurm's lexical rules, no
 /// charm-owned keys: [`crate::slurm::parse_overrides`]) to the model.
-pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), String> {
-    let pairs = parse_overrides(text, OverrideScope::SlurmConf).map_err(|e| e.to_string())?;
+pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), ParametersError> {
+    let pairs = parse_overrides(text, OverrideScope::SlurmConf)?;
     for (k, v) in pairs {
-        conf.set_global(&k, &v).map_err(|e| e.to_string())?;
+        conf.set_global(&k, &v)?;
     }
     Ok(())
 }
@@ -249,7 +298,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
-    let mut shape_index: FxHashMap<&str, Result<usize, String>> = FxHashMap::default();
+    let mut shape_index: FxHashMap<&str, Result<usize, ShapeError>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
     let mut records_memo = RecordsMemo::default();
 
@@ -257,7 +306,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // Relations in arrival order: by relation id as a number, never as a string.
     let mut rels: Vec<(&String, &CachedRelation)> = relations.iter().collect();
     rels.sort_by_key(|(_, r)| r.id);
-    let parsed: Vec<Option<Result<PartitionRecord, String>>> = rels
+    let parsed: Vec<Option<Result<PartitionRecord, PartitionError>>> = rels
         .iter()
         .map(|(_, r)| r.partition.as_deref().map(parse_partition))
         .collect();
@@ -315,7 +364,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             }
             Some(Ok(p)) => p,
             Some(Err(e)) => {
-                reject_app(&mut rejected, &mut verdicts, key, rel, e);
+                reject_app(&mut rejected, &mut verdicts, key, rel, e.to_string());
                 continue;
             }
         };
@@ -349,7 +398,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             let index = match index {
                 Ok(i) => *i,
                 Err(e) => {
-                    reject(&mut rejected, &mut verdicts, key, unit, e.clone());
+                    reject(&mut rejected, &mut verdicts, key, unit, e.to_string());
                     continue;
                 }
             };
@@ -424,7 +473,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     }
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
-        .map(|e| format!("config option `slurm-conf-parameters`: {e}"));
+        .map(|e| e.to_string());
     sort_naturally(&mut accepted, |&(name, _)| name.as_str());
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.

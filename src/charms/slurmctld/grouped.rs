@@ -10,6 +10,7 @@
 //! The module also holds what the controller's other node-name maps share: [`bulk_map`]
 //! (read a map of strings in one build).
 
+use crate::slurm::HostlistError;
 use crate::slurm::hostlist::{
     NumberedName, compress, count, expand, numbered_names, numbered_to_string,
 };
@@ -18,6 +19,25 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hash;
+
+/// Why a stored [`Grouped`] map cannot be read or compared: the controller then treats the
+/// applied record as lost (restart if the files differ, every node counted as changed) and
+/// logs this. Typed so callers can tell the cases apart and the log line is made from it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GroupedError {
+    /// A stored hostlist does not expand (a damaged or hand-edited record).
+    #[error("stored hostlist `{list}`: {source}")]
+    Hostlist {
+        /// The stored hostlist.
+        list: String,
+        /// Why it does not read.
+        #[source]
+        source: HostlistError,
+    },
+    /// A node is listed under two values of one map (a damaged or hand-edited record).
+    #[error("a node is listed twice")]
+    ListedTwice,
+}
 
 /// Node name → value, one entry per node (what [`Grouped`] stands for).
 pub type ByNode = BTreeMap<String, String>;
@@ -62,7 +82,7 @@ impl Grouped {
 
     /// The per-node map; `Err` names a hostlist that does not expand, or says that a name is
     /// listed twice.
-    pub fn to_map(&self) -> Result<ByNode, String> {
+    pub fn to_map(&self) -> Result<ByNode, GroupedError> {
         let mut pairs: Vec<(String, String)> = Vec::new();
         for (value, list) in &self.0 {
             pairs.extend(names(list)?.into_iter().map(|n| (n, value.clone())));
@@ -70,7 +90,7 @@ impl Grouped {
         let listed = pairs.len();
         let map: ByNode = pairs.into_iter().collect();
         if map.len() != listed {
-            return Err("a node is listed twice".to_owned());
+            return Err(GroupedError::ListedTwice);
         }
         Ok(map)
     }
@@ -82,7 +102,7 @@ impl Grouped {
 
     /// Every node name (made from every hostlist: O(nodes), for the rare callers that need
     /// them all).
-    pub fn names(&self) -> Result<BTreeSet<String>, String> {
+    pub fn names(&self) -> Result<BTreeSet<String>, GroupedError> {
         let mut all = Vec::new();
         for list in self.0.values() {
             all.extend(names(list)?);
@@ -93,9 +113,9 @@ impl Grouped {
     /// Whether `name` is one of the nodes, told from each value's hostlist without making
     /// its names ([`crate::slurm::hostlist::contains`]); `Err` names a hostlist that does not
     /// read.
-    pub fn contains(&self, name: &str) -> Result<bool, String> {
+    pub fn contains(&self, name: &str) -> Result<bool, GroupedError> {
         for list in self.0.values() {
-            if crate::slurm::hostlist::contains(list, name).map_err(|e| e.to_string())? {
+            if crate::slurm::hostlist::contains(list, name).map_err(unreadable(list))? {
                 return Ok(true);
             }
         }
@@ -105,7 +125,7 @@ impl Grouped {
     /// Which nodes `new` adds, removes or gives another value, compared with `old`. Names are
     /// made only for the values whose hostlists differ: one changed node among 10,000 of one
     /// shape costs the names of its old and new value, not a lookup per node.
-    pub fn diff(old: &Grouped, new: &Grouped) -> Result<Diff, String> {
+    pub fn diff(old: &Grouped, new: &Grouped) -> Result<Diff, GroupedError> {
         let mut gained: Vec<String> = Vec::new();
         let mut lost: Vec<String> = Vec::new();
         for (value, list) in &new.0 {
@@ -152,15 +172,23 @@ impl<'de> Deserialize<'de> for Grouped {
     }
 }
 
+/// [`GroupedError::Hostlist`] for the stored hostlist `list`.
+fn unreadable(list: &str) -> impl FnOnce(HostlistError) -> GroupedError + '_ {
+    move |source| GroupedError::Hostlist {
+        list: list.to_owned(),
+        source,
+    }
+}
+
 /// A stored hostlist's names.
-fn names(list: &str) -> Result<Vec<String>, String> {
-    expand(list).map_err(|e| format!("hostlist `{list}`: {e}"))
+fn names(list: &str) -> Result<Vec<String>, GroupedError> {
+    expand(list).map_err(unreadable(list))
 }
 
 /// A stored hostlist's names as [`NumberedName`]s (made into strings only where two lists
 /// differ); `None` when the list is not in [`compress`]'s form.
-fn numbered(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, String> {
-    numbered_names(list).map_err(|e| format!("hostlist `{list}`: {e}"))
+fn numbered(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, GroupedError> {
+    numbered_names(list).map_err(unreadable(list))
 }
 
 /// Names in `now` and not in `was` go to `gained`, the other way round to `lost` (a hash set
@@ -179,11 +207,11 @@ fn split_difference<K: Copy + Eq + Hash>(
 }
 
 /// The names as a set; `Err` when one comes twice (listed under two values of one map).
-fn once(names: Vec<String>) -> Result<BTreeSet<String>, String> {
+fn once(names: Vec<String>) -> Result<BTreeSet<String>, GroupedError> {
     let listed = names.len();
     let set: BTreeSet<String> = names.into_iter().collect();
     if set.len() != listed {
-        return Err("a node is listed twice".to_owned());
+        return Err(GroupedError::ListedTwice);
     }
     Ok(set)
 }
@@ -314,9 +342,10 @@ mod tests {
         let bad = serde_json::from_str::<Grouped>(r#"{"x":"gpu-[3-1"}"#);
         assert!(bad.unwrap_err().to_string().contains("gpu-[3-1"));
         let twice: Grouped = serde_json::from_str(r#"{"x":"gpu-1","y":"gpu-[0-2]"}"#).unwrap();
-        assert!(twice.to_map().unwrap_err().contains("listed twice"));
+        assert_eq!(twice.to_map(), Err(GroupedError::ListedTwice));
         // found when the values' names are compared
         let err = Grouped::diff(&Grouped::default(), &twice).unwrap_err();
-        assert!(err.contains("listed twice"), "{err}");
+        assert_eq!(err, GroupedError::ListedTwice);
+        assert!(err.to_string().contains("listed twice"), "{err}");
     }
 }

@@ -25,7 +25,7 @@
 //! path, which is always correct; the index is only ever a shortcut.
 
 use super::cache::{Cache, fnv1a};
-use crate::charms::host::Host;
+use crate::charms::host::{Host, HostError};
 use crate::interface::{NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
 use serde::{Deserialize, Serialize};
@@ -322,27 +322,55 @@ fn head_for(cache: &Cache, cache_hash: Option<&str>, buckets: Vec<String>) -> Op
 /// after a crash a file may be older or empty, which the head's hashes reveal (the cache file's
 /// first line for the head, the head's bucket hashes for a bucket), so the quick path is then
 /// simply not taken. Saves 2 `fsync`s per changed event and 128 per full rebuild.
-fn write_unsynced(host: &Host<'_>, host_path: &str, bytes: &[u8]) -> Result<(), String> {
+fn write_unsynced(host: &Host<'_>, host_path: &str, bytes: &[u8]) -> Result<(), IndexWriteError> {
     host.write_unsynced(host_path, bytes, 0o600, None)
         .map(drop)
-        .map_err(|e| e.to_string())
+        .map_err(IndexWriteError::Write)
+}
+
+/// Why the relation index was not written. The index is a shortcut: the hook logs this and
+/// goes on, and events take the full path until a hook writes it. Typed so the warning is made
+/// from it, with the OS or serializer error as its source.
+#[derive(Debug, thiserror::Error)]
+enum IndexWriteError {
+    /// An old index directory or file could not be removed.
+    #[error(
+        "cannot clear {}: {source} (check the permissions of the charm's state directory)",
+        path.display()
+    )]
+    Clear {
+        /// What was being removed.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A bucket or the head could not be written.
+    #[error(transparent)]
+    Write(HostError),
+    /// The head did not serialize (never expected).
+    #[error("the index head is not serializable: {0} (please report this charm bug)")]
+    Head(#[source] serde_json::Error),
 }
 
 /// Removes whatever is at `path` (a directory with its content, or a file); absent is fine.
-fn clear(path: &std::path::Path) -> Result<(), String> {
+fn clear(path: &std::path::Path) -> Result<(), IndexWriteError> {
     let removed = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => Err(e),
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
         Ok(_) => std::fs::remove_file(path),
     };
-    removed.map_err(|e| format!("cannot clear {}: {e}", path.display()))
+    removed.map_err(|source| IndexWriteError::Clear {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Turns the quick path off before a hook writes anything (a hook that fails half-way then
 /// leaves no head behind). A head that cannot be removed fails the hook: a stale one could
 /// skip a change.
-pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError> {
+pub fn invalidate(host: &Host<'_>) -> Result<(), HostError> {
     let path = host.path(HEAD_PATH);
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(()),
@@ -355,7 +383,7 @@ pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError>
         {
             Ok(())
         }
-        Err(source) => Err(crate::charms::host::HostError::Write { path, source }),
+        Err(source) => Err(HostError::Write { path, source }),
     }
 }
 
@@ -363,7 +391,7 @@ pub fn invalidate(host: &Host<'_>) -> Result<(), crate::charms::host::HostError>
 /// refuse the files). The index is a shortcut: a failure is logged and leaves the quick path
 /// off, the hook goes on.
 pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
-    let result = (|| -> Result<(), String> {
+    let result = (|| -> Result<(), IndexWriteError> {
         if index.full {
             // a non-directory where the index directory belongs is replaced
             let top = host.path(INDEX_DIR);
@@ -376,7 +404,7 @@ pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
             write_unsynced(host, path, bytes)?;
         }
         if let (Some(head), true) = (&index.head, quick_ok) {
-            let bytes = serde_json::to_vec(head).map_err(|e| e.to_string())?;
+            let bytes = serde_json::to_vec(head).map_err(IndexWriteError::Head)?;
             write_unsynced(host, HEAD_PATH, &bytes)?;
         }
         Ok(())

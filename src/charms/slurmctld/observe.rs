@@ -50,7 +50,7 @@ pub struct Observed {
     pub secret_key: Option<Vec<u8>>,
     /// Why `auth-type` cannot be used (a bad value, or `slurm` before Slurm 23.11); the plan
     /// then blocks and writes no files.
-    pub auth_refused: Option<String>,
+    pub auth_refused: Option<AuthTypeError>,
     /// `/etc/slurm/slurm.key` as it is on disk (written from the key secret for auth/slurm).
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
@@ -248,7 +248,7 @@ pub fn observe<B: SecretBackend>(
     // one; persisting replaces it.
     let (raw, unreadable) = match host.read(CACHE_PATH) {
         Ok(raw) => (raw, None),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(e)),
     };
     let loaded = match (&raw, unreadable) {
         (_, Some(why)) => Err(CacheError::Unreadable(why)),
@@ -395,24 +395,44 @@ pub fn observe<B: SecretBackend>(
 /// `auth-type` parsed and checked against the installed Slurm: `slurm` needs 23.11+ (an unknown
 /// version is let through: slurmctld itself then says what it lacks). A refusal keeps munge and
 /// says why.
-pub fn auth_kind(value: &str, version: Option<SlurmVersion>) -> (AuthKind, Option<String>) {
+pub fn auth_kind(value: &str, version: Option<SlurmVersion>) -> (AuthKind, Option<AuthTypeError>) {
     match AuthKind::parse(value) {
-        Err(e) => (
+        Err(_) => (
             AuthKind::Munge,
-            Some(format!("config option `auth-type`: {e}")),
+            Some(AuthTypeError::Invalid {
+                value: value.trim().to_owned(),
+            }),
         ),
         Ok(AuthKind::Slurm) => match version.filter(|v| *v < SlurmVersion::AUTH_SLURM) {
-            Some(v) => (
+            Some(installed) => (
                 AuthKind::Munge,
-                Some(format!(
-                    "auth-type=slurm needs Slurm {} or newer (installed: {v}); set auth-type=munge",
-                    SlurmVersion::AUTH_SLURM
-                )),
+                Some(AuthTypeError::SlurmTooOld { installed }),
             ),
             None => (AuthKind::Slurm, None),
         },
         Ok(kind) => (kind, None),
     }
+}
+
+/// Why the `auth-type` config cannot be used: the leader then blocks with it and writes no
+/// files (the ones on disk stay). Typed so the status is made from it once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthTypeError {
+    /// Neither `munge` nor `slurm`.
+    #[error("config option `auth-type`: {value:?} is not munge or slurm (set one of those)")]
+    Invalid {
+        /// The value given (trimmed).
+        value: String,
+    },
+    /// `slurm` on a Slurm older than [`SlurmVersion::AUTH_SLURM`].
+    #[error(
+        "auth-type=slurm needs Slurm {} or newer (installed: {installed}); set auth-type=munge",
+        SlurmVersion::AUTH_SLURM
+    )]
+    SlurmTooOld {
+        /// The installed version.
+        installed: SlurmVersion,
+    },
 }
 
 /// The key secret named by a `cluster_info` this leader published (any relation).
@@ -606,4 +626,31 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
         cache.relations.insert(key(&rel), entry);
     }
     Ok(cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_type_refusals_say_what_to_set() {
+        assert_eq!(auth_kind("munge", None), (AuthKind::Munge, None));
+        let (kind, refused) = auth_kind(" kerberos ", None);
+        assert_eq!(kind, AuthKind::Munge);
+        assert_eq!(
+            refused,
+            Some(AuthTypeError::Invalid {
+                value: "kerberos".into()
+            })
+        );
+        let (kind, refused) = auth_kind("slurm", Some(SlurmVersion::new(22, 5, 8)));
+        assert_eq!(kind, AuthKind::Munge);
+        assert_eq!(
+            refused.map(|e| e.to_string()).as_deref(),
+            Some(
+                "auth-type=slurm needs Slurm 23.11.0 or newer (installed: 22.05.8); set \
+                 auth-type=munge"
+            )
+        );
+    }
 }

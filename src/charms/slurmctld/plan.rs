@@ -217,7 +217,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
 
     if let Some(why) = &obs.auth_refused {
         // Refused like a bad slurm-conf-parameters: blocked, the files on disk stay as they are.
-        rendered.render_error = Some(why.clone());
+        rendered.render_error = Some(why.to_string());
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }

@@ -3,10 +3,10 @@
 use super::facts::{NodeOverrides, build_node_record};
 use super::observe::Observed;
 use crate::charms::util::short;
-use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
+use crate::interface::{ClusterInfo, InterfaceError, NodeRecord, PartitionRecord};
 use crate::slurm::GresLine;
-use crate::slurm::types::{GresDevices, PartitionName};
-use crate::slurm::{OverrideScope, parse_overrides};
+use crate::slurm::types::{GresDevices, PartitionName, VocabError};
+use crate::slurm::{OverrideScope, ParseError, parse_overrides};
 use juju_runtime::{Status, StatusKind};
 use std::collections::BTreeMap;
 
@@ -42,12 +42,38 @@ pub fn slurmd_defaults(info: &ClusterInfo) -> String {
     )
 }
 
+/// Why the leader publishes no `partition` record: the unit blocks with it until the config
+/// (or the application's name) is fixed. Typed so the status is made from it once, with the
+/// parser's or the record's error as its source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionConfigError {
+    /// `partition-config` is not `Key=Value` text by Slurm's rules, or sets a key the
+    /// controller owns (the parser's message names the option, the line and the fix).
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The application's name is not a partition name Slurm accepts.
+    #[error(
+        "this application's name is not a partition name Slurm accepts: {0} (deploy it under another name)"
+    )]
+    Name(#[source] VocabError),
+    /// The parameters parse but the record as a whole is refused.
+    #[error("partition-config: {0} (fix the partition-config option)")]
+    Record(#[source] InterfaceError),
+}
+
 /// Parses `partition-config` ([`crate::slurm::parse_overrides`]: Slurm's lexical rules and
 /// partition keys, none the controller owns) into partition parameters (checked as a whole
 /// record by [`PartitionRecord::new`]).
-pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, String> {
-    let pairs = parse_overrides(text, OverrideScope::Partition).map_err(|e| e.to_string())?;
+pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, ParseError> {
+    let pairs = parse_overrides(text, OverrideScope::Partition)?;
     Ok(pairs.into_iter().collect())
+}
+
+/// This application's `partition` record: its name and `partition-config`.
+pub fn partition_record(app: &str, config: &str) -> Result<PartitionRecord, PartitionConfigError> {
+    let extra = partition_params(config)?;
+    let name = PartitionName::try_from(app).map_err(PartitionConfigError::Name)?;
+    PartitionRecord::new(name, &extra).map_err(PartitionConfigError::Record)
 }
 
 /// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`
@@ -179,31 +205,21 @@ pub fn desired(obs: &Observed) -> Desired {
 
     let mut publish_partition = None;
     if obs.leader && obs.relation.is_some() {
-        match partition_params(&obs.partition_config) {
-            Ok(extra) => {
-                match PartitionName::try_from(obs.app_name.as_str())
-                    .map_err(|e| e.to_string())
-                    .and_then(|name| PartitionRecord::new(name, &extra).map_err(|e| e.to_string()))
-                {
-                    Ok(rec) => {
-                        let raw = rec.to_relation_value();
-                        if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
-                            publish_partition = Some(raw);
-                        }
-                    }
-                    Err(e) => {
-                        blocked.get_or_insert(format!("partition-config: {e}"));
-                    }
+        match partition_record(&obs.app_name, &obs.partition_config) {
+            Ok(rec) => {
+                let raw = rec.to_relation_value();
+                if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
+                    publish_partition = Some(raw);
                 }
             }
             Err(e) => {
-                blocked.get_or_insert(format!("partition-config: {e}"));
+                blocked.get_or_insert(e.to_string());
             }
         }
     }
 
     if let Some(Err(e)) = &obs.munge_key {
-        blocked.get_or_insert(e.clone());
+        blocked.get_or_insert(e.to_string());
     }
     let cluster = match &obs.cluster_info {
         None => None,
@@ -248,5 +264,21 @@ pub fn desired(obs: &Observed) -> Desired {
         device_files,
         status: st,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_record_errors_name_their_cause() {
+        assert!(partition_record("compute", "MaxTime=60").is_ok());
+        let owned = partition_record("compute", "Nodes=ALL").unwrap_err();
+        assert!(matches!(owned, PartitionConfigError::Parse(_)), "{owned}");
+        assert!(owned.to_string().contains("partition-config"), "{owned}");
+        let name = partition_record("bad name", "").unwrap_err();
+        assert!(matches!(name, PartitionConfigError::Name(_)), "{name}");
+        assert!(name.to_string().contains("another name"), "{name}");
     }
 }

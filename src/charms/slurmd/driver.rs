@@ -44,6 +44,19 @@ impl DriverAttempt {
     }
 }
 
+/// An `nvidia-driver` value that is neither `auto`, `none` nor a Debian package name: the
+/// unit blocks with it (only when a driver is needed) until the config is fixed. Typed so the
+/// status is made from it once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "nvidia-driver {value:?} is not a Debian package name (lower-case letters, digits, + - .), \
+     nor \"auto\" or \"none\": set the nvidia-driver config to one of those"
+)]
+pub struct DriverSourceError {
+    /// The value given (trimmed).
+    pub value: String,
+}
+
 /// Where the NVIDIA driver comes from: the `nvidia-driver` config, parsed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverSource {
@@ -59,7 +72,7 @@ impl DriverSource {
     /// Parses the `nvidia-driver` config value. A package name follows Debian policy §5.6.1:
     /// lower-case letters, digits, `+`, `-`, `.`, at least two characters, starting with a
     /// letter or digit.
-    pub fn parse(raw: &str) -> Result<DriverSource, String> {
+    pub fn parse(raw: &str) -> Result<DriverSource, DriverSourceError> {
         let v = raw.trim();
         match v {
             "" | "auto" => Ok(DriverSource::UbuntuDrivers),
@@ -75,10 +88,9 @@ impl DriverSource {
                 if ok {
                     Ok(DriverSource::Package(v.to_string()))
                 } else {
-                    Err(format!(
-                        "nvidia-driver {v:?} is not a Debian package name (lower-case letters, \
-                         digits, + - .), nor \"auto\" or \"none\""
-                    ))
+                    Err(DriverSourceError {
+                        value: v.to_owned(),
+                    })
                 }
             }
         }
@@ -120,7 +132,7 @@ pub fn plan_driver(obs: &Observed, plan: &mut SlurmdPlan) {
         Ok(DriverSource::Off) => return,
         Ok(s) => s,
         Err(e) => {
-            plan.status = Status::new(StatusKind::Blocked, e.clone());
+            plan.status = Status::new(StatusKind::Blocked, e.to_string());
             return;
         }
     };
@@ -258,7 +270,8 @@ mod tests {
         );
         for bad in ["x", "Nvidia", "a b", "-x", "pkg;rm", "nvidia_driver"] {
             let e = DriverSource::parse(bad).unwrap_err();
-            assert!(e.contains("nvidia-driver"), "{bad}: {e}");
+            assert_eq!(e.value, bad);
+            assert!(e.to_string().contains("nvidia-driver"), "{bad}: {e}");
         }
     }
 }

@@ -3,7 +3,8 @@
 use crate::interface::InterfaceError;
 use crate::interface::NodeRecord;
 use crate::interface::node::NODE_PARAMETER_KEYS;
-use crate::slurm::types::NodeName;
+use crate::slurm::ConfigError;
+use crate::slurm::types::{NodeName, VocabError};
 use crate::slurm::{GresLine, GresSpec, NodeConf};
 use std::collections::BTreeMap;
 
@@ -19,15 +20,47 @@ pub struct NodeFacts {
     pub node: NodeConf,
 }
 
+/// Why `slurmd -C` output gave no node facts. Kept typed (the vocabulary or configuration
+/// error underneath is the source) so the unit's blocked status and the `node-config` action's
+/// failure name the key and the rule Slurm would break, produced from one place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlurmdCError {
+    /// No line starts with `NodeName=` (slurmd is missing, broken or printed an error).
+    #[error(
+        "`slurmd -C` printed no NodeName= line (check that slurmd is installed: run `slurmd -C` on the unit)"
+    )]
+    NoNodeLine,
+    /// The host name is not a `NodeName` Slurm accepts.
+    #[error("`slurmd -C` NodeName: {0} (rename the host to a name Slurm accepts)")]
+    NodeName(#[source] VocabError),
+    /// The `NodeName=` line names no node.
+    #[error("`slurmd -C` NodeName is missing (run `slurmd -C` on the unit to see what it prints)")]
+    NoNodeName,
+    /// A node parameter is not a value Slurm accepts (e.g. a 32-bit overflow).
+    #[error("`slurmd -C` {key}: {source}")]
+    Param {
+        /// The parameter (one of [`FACT_KEYS`]).
+        key: String,
+        /// The rule it breaks.
+        #[source]
+        source: ConfigError,
+    },
+    /// No `RealMemory=` (Slurm needs it to schedule memory).
+    #[error(
+        "`slurmd -C` printed no RealMemory (run `slurmd -C` on the unit to see what it prints)"
+    )]
+    NoRealMemory,
+}
+
 /// Parses `slurmd -C` output: only the first line that starts with `NodeName=`; tokens split on
 /// whitespace and then on the first `=`; unknown tokens and other lines are ignored (24.11+ adds
 /// `Gres=`, `Parameters=` and "Found …" lines). `NodeName` and `RealMemory` are required.
-pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, String> {
+pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, SlurmdCError> {
     let line = output
         .lines()
         .map(str::trim)
         .find(|l| l.starts_with("NodeName="))
-        .ok_or_else(|| "`slurmd -C` printed no NodeName= line".to_string())?;
+        .ok_or(SlurmdCError::NoNodeLine)?;
     let mut node_name = None;
     let mut params = Vec::new();
     for token in line.split_whitespace() {
@@ -35,20 +68,22 @@ pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, String> {
             continue;
         };
         if k == "NodeName" {
-            let name = NodeName::try_from(v).map_err(|e| format!("`slurmd -C` NodeName: {e}"))?;
+            let name = NodeName::try_from(v).map_err(SlurmdCError::NodeName)?;
             node_name = Some(name);
         } else if FACT_KEYS.contains(&k) {
             params.push((k, v));
         }
     }
-    let node_name = node_name.ok_or("`slurmd -C` NodeName is missing")?;
+    let node_name = node_name.ok_or(SlurmdCError::NoNodeName)?;
     let mut node = NodeConf::new(node_name);
     for (k, v) in params {
-        node.set(k, v)
-            .map_err(|e| format!("`slurmd -C` {k}: {e}"))?;
+        node.set(k, v).map_err(|source| SlurmdCError::Param {
+            key: k.to_owned(),
+            source,
+        })?;
     }
     if node.real_memory.is_none() {
-        return Err("`slurmd -C` printed no RealMemory".into());
+        return Err(SlurmdCError::NoRealMemory);
     }
     Ok(NodeFacts { node })
 }
@@ -150,10 +185,24 @@ mod tests {
 
     #[test]
     fn refuses_garbage() {
-        assert!(parse_slurmd_c("UpTime=1\n").is_err());
-        assert!(parse_slurmd_c("NodeName=a#b RealMemory=1").is_err());
-        assert!(parse_slurmd_c("NodeName=a CPUs=x RealMemory=1").is_err());
-        assert!(parse_slurmd_c("NodeName=a CPUs=1").is_err());
+        assert_eq!(parse_slurmd_c("UpTime=1\n"), Err(SlurmdCError::NoNodeLine));
+        assert!(matches!(
+            parse_slurmd_c("NodeName=a#b RealMemory=1"),
+            Err(SlurmdCError::NodeName(_))
+        ));
+        let bad_cpus = parse_slurmd_c("NodeName=a CPUs=x RealMemory=1").unwrap_err();
+        assert!(
+            matches!(&bad_cpus, SlurmdCError::Param { key, .. } if key == "CPUs"),
+            "{bad_cpus}"
+        );
+        assert!(
+            bad_cpus.to_string().starts_with("`slurmd -C` CPUs: "),
+            "{bad_cpus}"
+        );
+        assert_eq!(
+            parse_slurmd_c("NodeName=a CPUs=1"),
+            Err(SlurmdCError::NoRealMemory)
+        );
     }
 
     #[test]

@@ -42,17 +42,46 @@ impl NodeDrain {
     }
 }
 
+/// `sinfo` output that does not say this node's state: the charm then leaves its drain alone
+/// for this hook. Typed so the warning is made from it at the last moment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SinfoError {
+    /// No line at all: the controller does not know this node (yet).
+    #[error(
+        "sinfo printed nothing for node {node} (is it in slurm.conf yet? `scontrol show node {node}`)"
+    )]
+    Empty {
+        /// The node asked about.
+        node: String,
+    },
+    /// A line that is not `STATE|REASON` (another `sinfo` version or an error text).
+    #[error(
+        "sinfo printed {line:?} for node {node}, not STATE|REASON (check the slurm-client version)"
+    )]
+    NotStateReason {
+        /// The node asked about.
+        node: String,
+        /// The line printed.
+        line: String,
+    },
+}
+
 /// Parses `sinfo -h -N -n <node> -o '%T|%E'` (one line per partition; the first is used):
 /// `drained|slurmd-charm: gpu 1 …`, `idle|none`. `Err` names what was wrong with the output.
-pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, String> {
+pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, SinfoError> {
     let line = out
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .ok_or_else(|| format!("sinfo printed nothing for node {node}"))?;
+        .ok_or_else(|| SinfoError::Empty {
+            node: node.to_owned(),
+        })?;
     let (state, reason) = line
         .split_once('|')
-        .ok_or_else(|| format!("sinfo printed {line:?} for node {node}, not STATE|REASON"))?;
+        .ok_or_else(|| SinfoError::NotStateReason {
+            node: node.to_owned(),
+            line: line.to_owned(),
+        })?;
     let reason = reason.trim();
     Ok(NodeDrain {
         node: node.to_string(),
@@ -147,7 +176,13 @@ mod tests {
         assert!(n.drained && !n.drained_by_charm());
         let n = parse_sinfo("n1", "c:6817", "idle|none").unwrap();
         assert!(!n.drained && n.reason.is_none());
-        assert!(parse_sinfo("n1", "c:6817", "").is_err());
-        assert!(parse_sinfo("n1", "c:6817", "idle").is_err());
+        assert_eq!(
+            parse_sinfo("n1", "c:6817", ""),
+            Err(SinfoError::Empty { node: "n1".into() })
+        );
+        assert!(matches!(
+            parse_sinfo("n1", "c:6817", "idle"),
+            Err(SinfoError::NotStateReason { line, .. }) if line == "idle"
+        ));
     }
 }

@@ -2,9 +2,9 @@
 //! state, the action's parameters, the node's facts (`slurmd -C`, GPUs), the files the charm
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
-use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource};
-use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
-use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
+use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource, DriverSourceError};
+use super::facts::{NodeFacts, NodeOverrides, SlurmdCError, parse_slurmd_c};
+use super::health::{KNOWN_GPUS_STATE, NodeDrain, SinfoError, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{
     MUNGE_KEY, MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURM_KEY, SLURMD_DEFAULTS,
@@ -19,7 +19,7 @@ use crate::interface::{
     VERDICTS_KEY, Verdicts,
 };
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
-use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
+use juju_runtime::{BagOwner, Event, HookContext, HookToolError, RelationId, SecretBackend};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,7 +57,7 @@ pub struct Observed {
     /// The cluster's munge key, read from the controller's secret (or, old shape, from
     /// `cluster_info`); `None` while `cluster_info` is absent or bad. An error names the
     /// secret and what Juju said, never the key.
-    pub munge_key: Option<Result<MungeKey, String>>,
+    pub munge_key: Option<Result<MungeKey, MungeKeyError>>,
     /// Current `/etc/slurm/slurm.key` (auth/slurm).
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Current `/etc/default/slurmd`.
@@ -89,7 +89,7 @@ pub struct Observed {
     /// `gpu-sharing`, parsed (shard/mps GRES on the whole GPUs).
     pub gpu_sharing: Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
     /// `nvidia-driver`, parsed.
-    pub driver_source: Result<DriverSource, String>,
+    pub driver_source: Result<DriverSource, DriverSourceError>,
     /// The driver install already tried (unit state `driver-install`, raw).
     pub driver_attempt: Option<String>,
     /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`; empty when unreadable).
@@ -97,17 +97,18 @@ pub struct Observed {
     /// The GPUs remembered by the last hook (unit state `known-gpus`, raw JSON).
     pub known_gpus_raw: Option<String>,
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
-    pub node_drain: Option<Result<NodeDrain, String>>,
+    pub node_drain: Option<Result<NodeDrain, NodeDrainError>>,
 }
 
 /// Stored unit state that cannot be read back.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("stored {key} is unreadable ({reason})")]
+#[error("stored {key} is unreadable ({source})")]
 pub struct StoredStateError {
     /// The unit-state key.
     pub key: &'static str,
-    /// The decoder's message.
-    pub reason: String,
+    /// The decoder's error (shared: [`Observed`] is cloned).
+    #[source]
+    pub source: Arc<serde_json::Error>,
 }
 
 /// Why this node's facts could not be read.
@@ -117,8 +118,47 @@ pub enum FactsError {
     #[error(transparent)]
     Run(Arc<HostError>),
     /// Its output is not what Slurm prints.
-    #[error("{0}")]
-    Output(String),
+    #[error(transparent)]
+    Output(#[from] SlurmdCError),
+}
+
+/// Why the cluster's munge key (the controller's secret that `cluster_info` names) could not
+/// be read. Kept typed so the blocked status is made from it once, with the hook tool's or the
+/// record's error as its source; it never holds the key.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MungeKeyError {
+    /// `secret-get` failed (not granted yet, removed, Juju unreachable).
+    #[error(
+        "cannot read the munge key from {secret} (not granted to this application yet? see `juju secrets`): {source}"
+    )]
+    Read {
+        /// The secret.
+        secret: SecretId,
+        /// What the hook tool said (shared: [`Observed`] is cloned).
+        #[source]
+        source: Arc<HookToolError>,
+    },
+    /// The secret holds no usable key (missing, or a length munged refuses).
+    #[error("{secret}: {source} (run the controller's rotate-key action to write a new key)")]
+    Invalid {
+        /// The secret.
+        secret: SecretId,
+        /// What is wrong with its content.
+        #[source]
+        source: InterfaceError,
+    },
+}
+
+/// Why this node's state in Slurm (`sinfo`) could not be read: the GPU-health drain and
+/// resume then wait for a hook where it can. Kept typed for the warning made from it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NodeDrainError {
+    /// `sinfo` could not be run, ran too long or failed.
+    #[error(transparent)]
+    Run(Arc<HostError>),
+    /// Its output is not `STATE|REASON`.
+    #[error(transparent)]
+    Output(#[from] SinfoError),
 }
 
 /// What the hook read before [`observe`] (the steady check's `slurmd -C`, `detect-gpus`'s
@@ -306,7 +346,7 @@ fn read_munge_key<B: SecretBackend>(
     key: &MungeKeyRef,
     on_disk: Option<&[u8]>,
     on_disk_source: Option<&[u8]>,
-) -> Result<MungeKey, String> {
+) -> Result<MungeKey, MungeKeyError> {
     let id = match key {
         MungeKeyRef::Inline(key) => return Ok(key.clone()),
         MungeKeyRef::Secret(id) => id,
@@ -324,20 +364,28 @@ fn read_munge_key<B: SecretBackend>(
     };
     let content = backend
         .secret_get(&SecretRef::Id(id.clone()), &[MUNGE_KEY_SECRET_FIELD], read)
-        .map_err(|e| format!("cannot read the munge key from {id}: {e}"))?;
+        .map_err(|source| MungeKeyError::Read {
+            secret: id.clone(),
+            source: Arc::new(source),
+        })?;
     let bytes = content
         .get(MUNGE_KEY_SECRET_FIELD)
         .cloned()
         .unwrap_or_default();
-    MungeKey::new(bytes, "the munge key secret").map_err(|e| format!("{id}: {e}"))
+    MungeKey::new(bytes, "the munge key secret").map_err(|source| MungeKeyError::Invalid {
+        secret: id.clone(),
+        source,
+    })
 }
 
 /// This node's state and reason in Slurm: `sinfo -h -N -n <node> -o '%T|%E'` at `server`.
-fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrain, String> {
+fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrain, NodeDrainError> {
     let cmd =
         Cmd::new("sinfo", ["-h", "-N", "-n", node, "-o", "%T|%E"]).env("SLURM_CONF_SERVER", server);
-    let out = host.run_ok(&cmd).map_err(|e| e.to_string())?;
-    parse_sinfo(node, server, &out.stdout)
+    let out = host
+        .run_ok(&cmd)
+        .map_err(|e| NodeDrainError::Run(Arc::new(e)))?;
+    Ok(parse_sinfo(node, server, &out.stdout)?)
 }
 
 /// The `/dev/nvidia*` files that exist on the host.
@@ -367,7 +415,7 @@ pub fn read_overrides(raw: Option<&String>) -> Result<NodeOverrides, StoredState
     };
     let stored: Stored = serde_json::from_str(raw).map_err(|e| StoredStateError {
         key: NODE_CONFIG_STATE,
-        reason: e.to_string(),
+        source: Arc::new(e),
     })?;
     Ok(NodeOverrides {
         params: stored.params,

@@ -2,12 +2,12 @@
 //! port, then a munge-authenticated `scontrol ping` pointed at it. Part of what a slurmd hook
 //! observes; [`super::plan`] turns the answer into a status.
 
-use crate::charms::host::{Cmd, Host};
+use crate::charms::host::{Cmd, Host, HostError};
 use crate::charms::util::short;
 use juju_runtime::{Status, StatusKind};
 
 /// What the controller answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum ControllerProbe {
     /// `scontrol ping` succeeded.
     Answering,
@@ -16,8 +16,8 @@ pub enum ControllerProbe {
     /// The port answers but the ping is refused: this node cannot authenticate (most likely a
     /// munge key that differs from the controller's). Holds what `scontrol` said.
     Refused(String),
-    /// `scontrol` could not be run at all.
-    NoScontrol(String),
+    /// `scontrol` could not be run at all (shared: the observation is cloned).
+    NoScontrol(std::sync::Arc<HostError>),
 }
 
 impl ControllerProbe {
@@ -54,7 +54,7 @@ pub fn probe_controller(host: &Host<'_>, server: &str) -> ControllerProbe {
     let out = match host.run(&ping) {
         Ok(out) if out.success() => return ControllerProbe::Answering,
         Ok(out) => out,
-        Err(e) => return ControllerProbe::NoScontrol(e.to_string()),
+        Err(e) => return ControllerProbe::NoScontrol(std::sync::Arc::new(e)),
     };
     let said = format!("{} {}", out.stdout.trim(), out.stderr.trim());
     let said = short(said.trim(), 120);

@@ -63,7 +63,7 @@ pub fn record(
     restarted: bool,
     pids: impl FnOnce() -> Result<String, CharmError>,
 ) -> Result<Option<Steady>, CharmError> {
-    let answering = obs.controller == Some(ControllerProbe::Answering);
+    let answering = matches!(obs.controller, Some(ControllerProbe::Answering));
     if restarted || !answering || status.kind != StatusKind::Active || obs.action.is_some() {
         return Ok(None);
     }

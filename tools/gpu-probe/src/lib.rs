@@ -25,7 +25,9 @@ use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::actions::steady_detect_results;
 use slurm_charms::charms::slurmd::desired::with_gpu_features;
-use slurm_charms::charms::slurmd::facts::{NodeOverrides, build_node_record, parse_slurmd_c};
+use slurm_charms::charms::slurmd::facts::{
+    NodeOverrides, SlurmdCError, build_node_record, parse_slurmd_c,
+};
 use slurm_charms::gpu::{GpuSharing, Inventory, gpu_features};
 
 /// Why a recording could not be made; each names what to fix.
@@ -33,7 +35,7 @@ use slurm_charms::gpu::{GpuSharing, Inventory, gpu_features};
 pub enum ProbeError {
     /// The `slurmd -C` text did not parse.
     #[error("slurmd -C output: {0}")]
-    SlurmdC(String),
+    SlurmdC(#[source] SlurmdCError),
     /// The node record the slurmd charm would publish was refused.
     #[error("node record: {0}")]
     NodeRecord(String),
