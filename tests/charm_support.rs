@@ -17,7 +17,8 @@ pub fn repo() -> PathBuf {
 /// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth. Marker
 /// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
 /// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
-/// makes the program sleep that many seconds first.
+/// makes the program sleep that many seconds first; `slurm-version.txt` (e.g. `24.11.5`) is the
+/// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8.
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
 name=$(basename "$0")
@@ -27,7 +28,8 @@ case "$name $1" in
     if [ -f "$SLURM_CHARMS_ROOT/slurmd-C.txt" ]; then cat "$SLURM_CHARMS_ROOT/slurmd-C.txt"; else
     echo "NodeName=$(basename "$SLURM_CHARMS_ROOT") CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=31848"
     echo "UpTime=0-00:08:47"; fi ;;
-  "slurmd -V"|"slurmctld -V") echo "slurm-wlm 22.05.8" ;;
+  "slurmd -V"|"slurmctld -V")
+    if [ -f "$SLURM_CHARMS_ROOT/slurm-version.txt" ]; then echo "slurm-wlm $(cat "$SLURM_CHARMS_ROOT/slurm-version.txt")"; else echo "slurm-wlm 22.05.8"; fi ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
   "systemctl restart"|"systemctl start") for u; do :; done; touch "$SLURM_CHARMS_ROOT/running-$u" ;;
   "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
