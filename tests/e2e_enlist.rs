@@ -1,18 +1,22 @@
-//! A real enlistment at scale (issue 13 item 5): one slurmctld host and N slurmd hosts, each a
-//! namespaced host with its own real munged and slurmd (docs/e2e.md), fake GPUs of eight
-//! different layouts (none, 1, 2, 4, 8, mixed models with shuffled minors, MIG, two models
-//! interleaved), enlisted as an operator would: deploy slurmctld and one slurmd, integrate, then
-//! one `add-unit -n N-1` (goal-state batching applies), `node-configured` on each new unit.
+//! A real enlistment at scale (issue 13 item 5): one slurmctld host, one seed slurmd host and N
+//! more slurmd hosts enlisted with one `add-unit -n N`, each a namespaced host with its own real
+//! munged and slurmd (docs/e2e.md) and 8 fake GPUs, in eight layouts of mixed models (across
+//! hosts, and within some: interleaved models with shuffled minors, six models on one host),
+//! NVSwitch, NVLink islands, bridges and partial meshes, MIG on 4 of 8 GPUs
+//! (tests/e2e/enlist_gpus.rs). Enlisted as an operator would: deploy slurmctld and slurmd (one
+//! unit: the seed, `gpu-00`; Slurm 22.05's slurmctld cannot run without a node), integrate,
+//! configure the seed; then the measured batch, one `add-unit -n N` (goal-state batching
+//! applies), `node-configured` on each new unit.
 //!
 //! Asserted: every node IDLE (responding, not drained) with exactly the `Gres=` its fake NVML
 //! describes; slurmctld restarts + reconfigures while the batch enlists <= 2 (counted by the
-//! real witnesses: the systemctl stand-in's log and slurmctld's own log); `srun -N<N>` runs on
+//! real witnesses: the systemctl stand-in's log and slurmctld's own log); `srun -N<N+1>` runs on
 //! every node; jobs asking for GPUs get the right `CUDA_VISIBLE_DEVICES`; every unit active;
 //! no error or warning about our files in any daemon log. Printed: wall time per phase, the
 //! counts, the resident memory of all hosts' processes.
 //!
-//! `e2e_enlist_32_hosts_22_05` runs in CI (45-95 s here, 10-20 s of them creating the hosts);
-//! docs/e2e.md, "A real enlistment: 32 hosts", and docs/BENCHMARKS.md hold its figures.
+//! `e2e_enlist_32_hosts_22_05` runs in CI; docs/e2e.md, "A real enlistment: 32 hosts", and
+//! docs/BENCHMARKS.md hold its figures.
 
 mod e2e;
 #[path = "e2e/enlist_gpus.rs"]
@@ -21,7 +25,7 @@ mod enlist_gpus;
 mod enlist_measure;
 
 use e2e::{Cluster, Stopwatch, Suite, env_var};
-use enlist_gpus::{LAYOUTS, install_gpus, layout, whole_gpus_by_type};
+use enlist_gpus::{GPUS_PER_HOST, LAYOUTS, install_gpus, layout, whole_gpus_by_type};
 use enlist_measure::{Reloads, RssSampler};
 use juju_sim::{DeploySpec, SimOptions, Simulator, UnitExtras};
 use serde_json::{Value, json};
@@ -43,25 +47,26 @@ fn e2e_enlist_32_hosts_22_05() {
 }
 
 #[test]
-#[ignore = "LONG (33 hosts from the trixie root; CI runs the 22.05 one): \
+#[ignore = "LONG (34 hosts from the trixie root; CI runs the 22.05 one): \
             cargo test --test e2e_enlist 24_11 -- --ignored --nocapture"]
 fn e2e_enlist_32_hosts_24_11() {
     enlist(Suite::Trixie, 32);
 }
 
 #[test]
-#[ignore = "LONG (33 hosts from the sid root; CI runs the 22.05 one): \
+#[ignore = "LONG (34 hosts from the sid root; CI runs the 22.05 one): \
             cargo test --test e2e_enlist 26_05 -- --ignored --nocapture"]
 fn e2e_enlist_32_hosts_26_05() {
     enlist(Suite::Sid, 32);
 }
 
-/// Host name of machine `m` of the model (machine 0: the controller, then one per slurmd unit).
+/// Host name of machine `m` of the model (machine 0: the controller, then one per slurmd unit:
+/// `gpu-00` the seed, `gpu-01` … those of the batch).
 fn host_of_machine(m: u32) -> String {
     if m == 0 {
         "ctl".to_string()
     } else {
-        format!("gpu-{m:02}")
+        format!("gpu-{:02}", m - 1)
     }
 }
 
@@ -168,18 +173,18 @@ fn wait_all_idle(cluster: &Cluster, ctl: &str, want: &BTreeMap<String, BTreeSet<
     }
 }
 
-/// The whole enlistment of `n` slurmd hosts (module doc).
+/// The whole enlistment of a seed and `n` slurmd hosts added at once (module doc).
 fn enlist(suite: Suite, n: u32) {
     let name = format!("e2e_enlist {n} hosts on Slurm {}", suite.slurm());
     if !e2e::should_run_on(&name, suite) {
         return;
     }
     assert!(
-        (2..250).contains(&n),
-        "1 + {n} hosts must fit the simulator's 10.0.0.x"
+        (1..=250).contains(&n),
+        "2 + {n} hosts must fit the simulator's 10.0.0.x"
     );
     let mut watch = Stopwatch::new();
-    let machines: Vec<(String, String)> = (0..=n)
+    let machines: Vec<(String, String)> = (0..=n + 1)
         .map(|m| (host_of_machine(m), addr_of_machine(m)))
         .collect();
     let spec: Vec<(&str, &str)> = machines
@@ -187,7 +192,10 @@ fn enlist(suite: Suite, n: u32) {
         .map(|(h, a)| (h.as_str(), a.as_str()))
         .collect();
     let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    watch.lap(&format!("{} hosts (namespaces, network, mounts)", n + 1));
+    watch.lap(&format!(
+        "{} hosts: ctl, seed, {n} (namespaces, network, mounts)",
+        n + 2
+    ));
     let ctl = host_of_machine(0);
 
     // GPUs: fake NVML config per host, device nodes as the driver makes them.
@@ -199,9 +207,10 @@ fn enlist(suite: Suite, n: u32) {
     std::fs::write(nvml.join(format!("{ctl}.json")), r#"{"devices": []}"#).unwrap();
     let mut want: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut configs: BTreeMap<String, Value> = BTreeMap::new();
-    for m in 1..=n {
+    // The batch's hosts take the layouts round-robin from gpu-01; the seed has the first one.
+    for m in 1..=n + 1 {
         let host = host_of_machine(m);
-        let gpus = layout((m - 1) as usize);
+        let gpus = layout(m.saturating_sub(2) as usize);
         install_gpus(&cluster, &host, &gpus.config);
         std::fs::write(
             nvml.join(format!("{host}.json")),
@@ -255,7 +264,7 @@ fn enlist(suite: Suite, n: u32) {
     let node_charm = e2e::charm_dir(work.path(), "slurmd");
     watch.lap("fake GPUs, charm dirs");
 
-    // The operator: deploy, integrate, one node configured.
+    // The operator: deploy, integrate, the seed node configured.
     sim.deploy(
         DeploySpec::new("slurmctld", &ctl_charm)
             .config("default-partition", "slurmd")
@@ -270,28 +279,24 @@ fn enlist(suite: Suite, n: u32) {
         .expect("deploy slurmd");
     sim.integrate("slurmd", "slurmctld").expect("integrate");
     configure(&mut sim, "slurmd/0");
-    let first: BTreeMap<String, BTreeSet<String>> = want
-        .iter()
-        .take(1)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let seed = host_of_machine(1);
+    let first: BTreeMap<String, BTreeSet<String>> = [(seed.clone(), want[&seed].clone())].into();
     wait_all_idle(&cluster, &ctl, &first);
     assert_no_hook_errors(&sim);
-    watch.lap("deploy slurmctld + 1 slurmd, integrate, node-configured: IDLE");
+    watch.lap("deploy slurmctld + 1 slurmd (seed), integrate, node-configured: IDLE");
 
-    // The batch: one add-unit for the other n-1 hosts.
+    // The batch: one add-unit for the other n hosts.
     let sampler = RssSampler::start(&cluster);
     let before = Reloads::read(&cluster, &sim, &ctl);
     let hooks_before = sim.records().len();
     let t_add = Instant::now();
-    let added = sim.add_unit("slurmd", n - 1).expect("add-unit");
-    assert_eq!(added.len() as u32, n - 1);
+    let added = sim.add_unit("slurmd", n).expect("add-unit");
+    assert_eq!(added.len() as u32, n);
     assert_no_hook_errors(&sim);
     let batch = Reloads::read(&cluster, &sim, &ctl).since(before);
     let batch_hooks = sim.records().len() - hooks_before;
     watch.lap(&format!(
-        "add-unit -n {} (every hook settled, {batch_hooks} hooks)",
-        n - 1
+        "add-unit -n {n} (every hook settled, {batch_hooks} hooks)"
     ));
     let (st, msg) = unit_status(&sim, "slurmctld/0");
     assert_eq!(st, "active", "slurmctld/0 after the batch: {msg}");
@@ -302,10 +307,13 @@ fn enlist(suite: Suite, n: u32) {
     }
     assert_no_hook_errors(&sim);
     let configured = Reloads::read(&cluster, &sim, &ctl).since(before_cfg);
-    watch.lap(&format!("node-configured x{}", n - 1));
+    watch.lap(&format!("node-configured x{n}"));
     wait_all_idle(&cluster, &ctl, &want);
     let to_idle = t_add.elapsed();
-    watch.lap(&format!("all {n} nodes IDLE with their exact Gres"));
+    watch.lap(&format!(
+        "all {} nodes ({n} new + seed) IDLE with their exact Gres",
+        n + 1
+    ));
 
     print(&cluster, &ctl, "sinfo", "sinfo", &[]);
     print(
@@ -321,19 +329,23 @@ fn enlist(suite: Suite, n: u32) {
     }
 
     // One step on every node.
+    let all_nodes = n + 1;
     let r = cluster
-        .run(&ctl, "srun", &[&format!("-N{n}"), "hostname"])
+        .run(&ctl, "srun", &[&format!("-N{all_nodes}"), "hostname"])
         .ok();
     let ran: BTreeSet<&str> = r.stdout.lines().map(str::trim).collect();
     let all: BTreeSet<&str> = want.keys().map(String::as_str).collect();
-    assert_eq!(ran, all, "srun -N{n} hostname:\n{r}");
-    // GPU jobs on one node of each layout with whole GPUs: all GPUs of one type. The job may
-    // open exactly that type's device files (ConstrainDevices=yes: the others answer EPERM; the
-    // granted ones ENXIO, no driver behind the fake nodes), and CUDA_VISIBLE_DEVICES counts
-    // them from 0 (Slurm numbers the devices the job's cgroup holds).
+    assert_eq!(ran, all, "srun -N{all_nodes} hostname:\n{r}");
+    // GPU jobs on the batch's first host of each layout (gpu-01 …), per GPU type where no GPU
+    // is in MIG mode: all GPUs of that type. The job may open exactly that type's device files
+    // (ConstrainDevices=yes: the others answer EPERM; the granted ones ENXIO, no driver behind
+    // the fake nodes), and CUDA_VISIBLE_DEVICES counts them from 0 (Slurm numbers the devices
+    // the job's cgroup holds).
     // Checked after the figures are printed, so a failing version still reports them.
     let mut gpu_job_failures = Vec::new();
-    for (host, config) in configs.iter().take(LAYOUTS.len()) {
+    let per_layout = (2..=(LAYOUTS.len() as u32 + 1).min(n + 1)).map(host_of_machine);
+    for host in per_layout {
+        let config = &configs[&host];
         for (gpu_type, minors) in whole_gpus_by_type(config) {
             let ask = format!("--gres=gpu:{gpu_type}:{}", minors.len());
             let r = cluster.run(
@@ -344,7 +356,7 @@ fn enlist(suite: Suite, n: u32) {
                     "--immediate=60",
                     &ask,
                     "-w",
-                    host,
+                    &host,
                     "bash",
                     "-c",
                     "echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; \
@@ -380,24 +392,22 @@ fn enlist(suite: Suite, n: u32) {
     e2e::eprint_block(
         &format!("slurmctld restarts/reconfigures, Slurm {}", suite.slurm()),
         &format!(
-            "add-unit -n {}: {} restart(s), {} reconfigure(s) ({batch_hooks} hooks)\n\
-             node-configured x{}: {} restart(s), {} reconfigure(s)\n\
-             add-unit to all {n} IDLE: {:.1} s\n\
+            "add-unit -n {n}: {} restart(s), {} reconfigure(s) ({batch_hooks} hooks)\n\
+             node-configured x{n}: {} restart(s), {} reconfigure(s)\n\
+             add-unit to all {n} new nodes ({} GPUs each) IDLE with their Gres: {:.1} s\n\
              peak resident memory of all hosts' processes (add-unit to the last srun): {} MiB",
-            n - 1,
             batch.restarts,
             batch.reconfigures,
-            n - 1,
             configured.restarts,
             configured.reconfigures,
+            GPUS_PER_HOST,
             to_idle.as_secs_f64(),
             rss_peak / 1024
         ),
     );
     assert!(
         batch.restarts + batch.reconfigures <= 2,
-        "add-unit -n {} restarted/reconfigured slurmctld {batch:?} (issue 13: at most 2)",
-        n - 1
+        "add-unit -n {n} restarted/reconfigured slurmctld {batch:?} (issue 13: at most 2)"
     );
     assert!(
         gpu_job_failures.is_empty(),
