@@ -4,7 +4,8 @@
 //!   same key 0400 munge:munge;
 //! - `rotate-key` publishes a new revision: every node and the controller switch to it
 //!   (restarting munge and slurmd on the nodes), and the old revision is removed once no unit
-//!   tracks it;
+//!   tracks it; a node whose `secret-get --refresh` fails in `secret-changed` fails that hook
+//!   (Juju keeps the event and retries it) and switches once the retry reads the new revision;
 //! - upgrade from charms that sent the key inline: `upgrade-charm` moves it into a secret, the
 //!   old key leaves relation data, no daemon restarts;
 //! - the key (every revision; raw, base64 standard or URL-safe at any alignment, hex, a Rust byte
@@ -655,4 +656,103 @@ fn the_key_never_leaks_on_failing_blocked_auth_slurm_and_refused_paths() {
         assert_no_key(&text, key, &which);
         assert_no_key_on_disk(&c, key, &which);
     }
+}
+
+/// A node whose `secret-get --refresh` fails in `secret-changed` (the rotation's new revision
+/// cannot be read: a transient agent or API error) fails that hook, so the event is not
+/// consumed: Juju puts the unit in error and retries the hook (automatically, or with
+/// `juju resolve`; the simulator's `resolve`), and the unit runs nothing else meanwhile. Before,
+/// the hook exited 0 with a blocked status, the next update-status trusted the old key file and
+/// showed active, and the node kept the old key (and revision 1 stayed stored) for good. Once the
+/// read succeeds the node moves to the new key as in a normal rotation and revision 1 goes.
+#[test]
+fn a_failed_key_refresh_fails_the_hook_and_its_retry_moves_the_node_to_the_new_key() {
+    let mut c = three_nodes();
+    configure(&mut c, &NODES);
+    let old = key_of(&c, CONTROLLER);
+    for unit in NODES {
+        c.clear_commands(unit);
+    }
+    c.sim.fail_next_tool_call("slurmd/1", "secret-get");
+    let rotated = c
+        .sim
+        .run_action(CONTROLLER, "rotate-key", json!({}))
+        .unwrap();
+    assert_eq!(rotated.status, "completed", "{rotated:?}");
+    let new = key_of(&c, CONTROLLER);
+    assert_ne!(new, old, "the controller switched");
+    for unit in ["slurmd/0", "slurmd/2"] {
+        assert_eq!(key_of(&c, unit), new, "{unit}'s key");
+        assert_status(&c, unit, "active", "");
+    }
+
+    // The failed read failed slurmd/1's secret-changed: Juju keeps the event.
+    assert!(
+        c.sim.is_error("slurmd/1"),
+        "slurmd/1 consumed secret-changed without the new key: {:?}",
+        c.sim.unit_status("slurmd/1")
+    );
+    let failed: Vec<_> = c.sim.records().iter().filter(|r| !r.succeeded()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(
+        (failed[0].unit.as_str(), failed[0].hook.as_str()),
+        ("slurmd/1", "secret-changed")
+    );
+    let id = c
+        .sim
+        .with_model(|m| m.secrets.secrets.keys().next().cloned().unwrap());
+    for part in ["secret-get failed", "juju resolve", &id.to_string()] {
+        assert!(
+            failed[0].stderr.contains(part),
+            "{part}: {}",
+            failed[0].stderr
+        );
+    }
+    assert_eq!(key_of(&c, "slurmd/1"), old);
+    // slurmd/1 still tracks revision 1, so it is kept.
+    assert_eq!(
+        secrets(&c),
+        vec![(Some("cluster-key".to_owned()), 2, vec![1, 2])]
+    );
+    // update-status waits behind the failed hook; it does not make the old key look current.
+    c.sim.update_status(None).unwrap();
+    assert!(c.sim.is_error("slurmd/1"));
+    assert_eq!(key_of(&c, "slurmd/1"), old);
+
+    // Juju retries the hook; the read succeeds now.
+    c.sim.resolve("slurmd/1").unwrap();
+    assert_none_in_error(&c);
+    assert_keys_everywhere(&c, &new);
+    let cmds = c.commands("slurmd/1");
+    assert!(
+        cmds.contains(&"systemctl restart munge".to_owned())
+            && cmds
+                .iter()
+                .any(|l| l.starts_with("systemctl restart") && l.contains("slurmd")),
+        "slurmd/1: {cmds:?}"
+    );
+    for unit in NODES {
+        assert_status(&c, unit, "active", "");
+    }
+    // No unit tracks revision 1 any more: the leader removed it.
+    assert_eq!(
+        secrets(&c),
+        vec![(Some("cluster-key".to_owned()), 2, vec![2])]
+    );
+    assert!(
+        c.sim
+            .records()
+            .iter()
+            .any(|r| r.unit == CONTROLLER && r.hook == "secret-remove"),
+        "no secret-remove ran"
+    );
+    c.sim.update_status(None).unwrap();
+    assert_keys_everywhere(&c, &new);
+    for unit in NODES {
+        assert_status(&c, unit, "active", "");
+    }
+
+    let text = captured(&c, &[rotated]);
+    assert_no_key(&text, &old, "old");
+    assert_no_key(&text, &new, "new");
 }

@@ -28,6 +28,14 @@ pub enum CharmError {
     /// A hook tool failed; Juju retries the hook, which usually clears a transient failure.
     #[error("a Juju hook tool failed; Juju retries the hook (`juju resolve` if it persists)")]
     HookTool(#[from] HookToolError),
+    /// The new revision of the cluster key could not be read in that secret's
+    /// `secret-changed` (slurmd): the hook fails so Juju keeps the event and retries it. A hook
+    /// that exits 0 consumes it, and no later hook would move the node to the new key (nor let
+    /// the old revision be removed).
+    #[error(
+        "cannot move to the new revision of the cluster key; Juju retries secret-changed (`juju resolve` if it persists)"
+    )]
+    KeyRefresh(#[source] crate::charms::slurmd::observe::MungeKeyError),
     /// A host file or command failed.
     #[error("a host file or command failed (fix the cause, then `juju resolve` the unit)")]
     Host(#[from] HostError),

@@ -56,7 +56,8 @@ pub struct Observed {
     pub munge_key_on_disk: Option<Vec<u8>>,
     /// The cluster's munge key, read from the controller's secret (or, old shape, from
     /// `cluster_info`); `None` while `cluster_info` is absent or bad. An error names the
-    /// secret and what Juju said, never the key.
+    /// secret and what Juju said, never the key (a read refused in the secret's own
+    /// `secret-changed` is never here: it fails the hook, [`CharmError::KeyRefresh`]).
     pub munge_key: Option<Result<MungeKey, MungeKeyError>>,
     /// Current `/etc/slurm/slurm.key` (auth/slurm).
     pub slurm_key_on_disk: Option<Vec<u8>>,
@@ -237,13 +238,23 @@ pub fn observe<B: SecretBackend>(
     let munge_key_on_disk = host.read(MUNGE_KEY)?;
     let munge_key_source = host.read(MUNGE_KEY_SOURCE)?;
     let munge_key = match &cluster_info {
-        Some(Ok(info)) => Some(read_munge_key(
-            ctx,
-            backend,
-            &info.munge_key,
-            munge_key_on_disk.as_deref(),
-            munge_key_source.as_deref(),
-        )),
+        Some(Ok(info)) => {
+            let key = read_munge_key(
+                ctx,
+                backend,
+                &info.munge_key,
+                munge_key_on_disk.as_deref(),
+                munge_key_source.as_deref(),
+            );
+            // A refresh Juju refused fails the hook: exiting 0 would consume `secret-changed`,
+            // and every later hook reads the tracked (old) revision or trusts the key file.
+            if let Err(e @ MungeKeyError::Read { .. }) = &key
+                && refresh_of(&ctx.event, &info.munge_key) == SecretRead::Refresh
+            {
+                return Err(CharmError::KeyRefresh(e.clone()));
+            }
+            Some(key)
+        }
         _ => None,
     };
     // `slurmd -C` once per hook: the steady check may have asked it already.
@@ -337,6 +348,19 @@ fn must_read_secret(event: &Event, on_disk: bool) -> bool {
     !(quiet && on_disk)
 }
 
+/// How this hook reads the key secret: with `--refresh` in that secret's own `secret-changed`
+/// (the unit moves to the new revision when the hook succeeds), else at the tracked revision.
+fn refresh_of(event: &Event, key: &MungeKeyRef) -> SecretRead {
+    match (event, key) {
+        (Event::SecretChanged(s), MungeKeyRef::Secret(id))
+            if SecretId::parse(&s.id).as_ref() == Ok(id) =>
+        {
+            SecretRead::Refresh
+        }
+        _ => SecretRead::Tracked,
+    }
+}
+
 /// The munge key `cluster_info` points at. A key from the secret is read with `--refresh` in
 /// `secret-changed` for that secret (the unit moves to the new revision), else at the revision
 /// this unit tracks (the first read tracks the latest).
@@ -358,10 +382,7 @@ fn read_munge_key<B: SecretBackend>(
             return Ok(key);
         }
     }
-    let read = match &ctx.event {
-        Event::SecretChanged(s) if SecretId::parse(&s.id).as_ref() == Ok(id) => SecretRead::Refresh,
-        _ => SecretRead::Tracked,
-    };
+    let read = refresh_of(&ctx.event, key);
     let content = backend
         .secret_get(&SecretRef::Id(id.clone()), &[MUNGE_KEY_SECRET_FIELD], read)
         .map_err(|source| MungeKeyError::Read {
