@@ -199,7 +199,7 @@ fn node(auth: AuthKind, files: &[(&str, Vec<u8>)]) -> (State, RelationId) {
     let id = SecretId::parse("d0000000000000000003").unwrap();
     let info = ClusterInfo {
         munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: "ctl.invalid".into(),
+        slurmctld_host: "ctl.invalid".parse().unwrap(),
         nhc_params: String::new(),
         auth,
     };

@@ -236,7 +236,7 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     let (id, secret) = granted_key(vec![9; 64]);
     let info = ClusterInfo {
         munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: "ctl".into(),
+        slurmctld_host: "ctl".parse().unwrap(),
         nhc_params: String::new(),
         auth: Default::default(),
     };
@@ -373,7 +373,7 @@ fn a_new_leader_keeps_the_shared_munge_key() {
     std::fs::write(dir.path().join("etc/munge/munge.key"), vec![1u8; 1024]).unwrap();
     let shared = ClusterInfo {
         munge_key: MungeKeyRef::Inline(MungeKey::new(vec![7; 1024], "test").unwrap()),
-        slurmctld_host: "slurmctld-0".into(),
+        slurmctld_host: "slurmctld-0".parse().unwrap(),
         nhc_params: String::new(),
         auth: Default::default(),
     };
@@ -411,7 +411,35 @@ fn a_new_leader_keeps_the_shared_munge_key() {
     assert_eq!(secret.owner, Some(SecretOwner::Application));
     assert_eq!(secret.revisions[&1]["munge-key"], vec![7; 1024]);
     assert_eq!(secret.grants, vec![(rel.clone(), None)]);
-    assert_eq!(info.slurmctld_host, host.hostname().unwrap());
+    assert_eq!(info.slurmctld_host.as_str(), host.hostname().unwrap());
+}
+
+/// `cluster_info`'s host is a `NodeName`: a controller whose host name Slurm refuses publishes
+/// no record every node would refuse, and says why instead (blocked, nothing written).
+#[test]
+fn a_controller_whose_host_name_slurm_refuses_publishes_no_cluster_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+    std::fs::write(dir.path().join("proc/sys/kernel/hostname"), "default\n").unwrap();
+    let (be, rel) = controller(2);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(be.local_app_data(&rel).get("cluster_info"), None);
+    assert!(!dir.path().join("etc/slurm/slurm.conf").exists());
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Blocked, "{}", st.message);
+    assert!(
+        st.message.contains("host name") && st.message.contains("DEFAULT are reserved"),
+        "{}",
+        st.message
+    );
 }
 
 #[test]
@@ -464,7 +492,7 @@ fn configured_slurmd(host_name: &str) -> (MemoryBackend, RelationId) {
     let (id, secret) = granted_key(vec![9; 64]);
     let info = ClusterInfo {
         munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: host_name.into(),
+        slurmctld_host: host_name.parse().unwrap(),
         nhc_params: String::new(),
         auth: Default::default(),
     };

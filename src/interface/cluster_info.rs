@@ -106,8 +106,10 @@ pub const MUNGE_KEY_SECRET_LABEL: &str = "cluster-key";
 pub struct ClusterInfo {
     /// Where the munge key is.
     pub munge_key: MungeKeyRef,
-    /// Host name slurmd fetches its configuration from (`<host>:6817`); the [`NodeName`] rule.
-    pub slurmctld_host: String,
+    /// Host name slurmd fetches its configuration from (`<host>:6817`): a [`NodeName`], parsed
+    /// once when the record is read (serde `try_from`) and carried as is to slurmd's
+    /// `--conf-server` and its controller checks.
+    pub slurmctld_host: NodeName,
     /// Node health check parameters; empty means none.
     pub nhc_params: String,
     /// The cluster's authentication; `munge` when absent (records before `auth-type`).
@@ -133,7 +135,9 @@ struct ClusterInfoWire {
     munge_key_secret: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     munge_key: Option<String>,
-    slurmctld_host: String,
+    /// A JSON string on the wire, parsed by [`NodeName`]'s `try_from = "String"` (an error
+    /// names the field `slurmctld_host`).
+    slurmctld_host: NodeName,
     #[serde(default)]
     nhc_params: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,15 +163,13 @@ impl TryFrom<ClusterInfoWire> for ClusterInfo {
             }
             (None, None) => return Err(invalid("munge_key_secret", "missing")),
         };
-        let info = Self {
+        Ok(Self {
             munge_key,
             slurmctld_host: w.slurmctld_host,
             nhc_params: w.nhc_params.filter(|s| s != "#").unwrap_or_default(),
             auth: AuthKind::parse(w.auth_type.as_deref().unwrap_or_default())
                 .map_err(|e| invalid("auth_type", e))?,
-        };
-        info.validate()?;
-        Ok(info)
+        })
     }
 }
 
@@ -192,13 +194,6 @@ impl From<ClusterInfo> for ClusterInfoWire {
 }
 
 impl ClusterInfo {
-    /// Checks the host name (the key was checked when it became a [`MungeKey`]).
-    pub fn validate(&self) -> Result<(), InterfaceError> {
-        NodeName::try_from(self.slurmctld_host.as_str())
-            .map(drop)
-            .map_err(|e| invalid("slurmctld_host", e.to_string()))
-    }
-
     /// The configless server slurmd uses: `<host>:6817`.
     pub fn conf_server(&self) -> String {
         format!("{}:6817", self.slurmctld_host)
@@ -226,7 +221,7 @@ mod tests {
     fn info() -> ClusterInfo {
         ClusterInfo {
             munge_key: MungeKeyRef::Secret(id()),
-            slurmctld_host: "ctl-0".into(),
+            slurmctld_host: NodeName::try_from("ctl-0").unwrap(),
             nhc_params: String::new(),
             auth: AuthKind::Munge,
         }
@@ -240,6 +235,11 @@ mod tests {
         assert!(!raw.contains(r#""munge_key":"#), "{raw}");
         assert_eq!(ClusterInfo::from_relation_value(&raw).unwrap(), info());
         assert_eq!(info().conf_server(), "ctl-0:6817");
+        // The wire shape is the one charms before the typed host wrote: a plain JSON string.
+        assert_eq!(
+            raw,
+            r##"{"munge_key_secret":"secret:cu5t2qvmp25c77fh5ce0","slurmctld_host":"ctl-0","nhc_params":"#"}"##
+        );
         let old = ClusterInfo {
             munge_key: MungeKeyRef::Inline(MungeKey::new(vec![7; 1024], "test").unwrap()),
             ..info()
@@ -258,17 +258,24 @@ mod tests {
                 .to_string()
                 .contains("munge_key")
         );
-        let host = ClusterInfo {
-            slurmctld_host: "ctl 0\nx".into(),
-            ..info()
+        // The host is parsed once, as the record is read: a name Slurm refuses is an error that
+        // names the field, never a `ClusterInfo`.
+        for host in ["ctl 0\nx", "", "ALL", "-ctl", "ctl;rm", "ctl:6817"] {
+            let raw = format!(
+                r#"{{"munge_key_secret":"secret:cu5t2qvmp25c77fh5ce0","slurmctld_host":{host:?}}}"#
+            );
+            let e = ClusterInfo::from_relation_value(&raw).unwrap_err();
+            assert!(
+                matches!(&e, InterfaceError::Invalid { field, .. } if field == "slurmctld_host"),
+                "{host:?}: {e:?}"
+            );
+            assert!(e.to_string().contains("NodeName"), "{host:?}: {e}");
         }
-        .to_relation_value();
-        assert!(
-            ClusterInfo::from_relation_value(&host)
-                .unwrap_err()
-                .to_string()
-                .contains("slurmctld_host")
-        );
+        let e = ClusterInfo::from_relation_value(
+            r#"{"munge_key_secret":"secret:cu5t2qvmp25c77fh5ce0","slurmctld_host":7}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("slurmctld_host"), "{e}");
         let e = ClusterInfo::from_relation_value(r#"{"munge_key":"***","slurmctld_host":"h"}"#)
             .unwrap_err();
         assert!(e.to_string().contains("base64"), "{e}");

@@ -188,7 +188,7 @@ pub fn configured_node(config: Map<String, Value>) -> (State, RelationId) {
     let id = SecretId::parse("secret:d0000000000000000001").expect("a secret id");
     let info = ClusterInfo {
         munge_key: MungeKeyRef::Secret(id.clone()),
-        slurmctld_host: "ctl.invalid".into(),
+        slurmctld_host: "ctl.invalid".parse().unwrap(),
         nhc_params: String::new(),
         auth: Default::default(),
     };

@@ -20,6 +20,7 @@ use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts,
 };
+use crate::slurm::types::NodeName;
 use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
 use std::collections::BTreeMap;
 
@@ -182,19 +183,25 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let mut obs = obs;
     let key = key.to_vec();
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
-    let info = ClusterInfo {
-        munge_key: MungeKeyRef::Secret(key_secret.clone()),
-        auth: obs.settings.auth,
-        slurmctld_host: obs.settings.hostname.clone(),
-        nhc_params: String::new(),
-    }
-    .to_relation_value();
+    // The nodes' `--conf-server`: a host name Slurm refuses is published to no node (each would
+    // refuse the record) and blocks the leader below.
+    let host = NodeName::try_from(obs.settings.hostname.as_str());
+    let info = host.as_ref().ok().map(|host| {
+        ClusterInfo {
+            munge_key: MungeKeyRef::Secret(key_secret.clone()),
+            auth: obs.settings.auth,
+            slurmctld_host: host.clone(),
+            nhc_params: String::new(),
+        }
+        .to_relation_value()
+    });
     let owners = std::mem::take(&mut obs.cache.owners);
     let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners);
     let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
     let mut grants = Vec::new();
     for rel in cache.relations.values_mut() {
+        let Some(info) = &info else { break };
         if rel.cluster_info_published.as_deref() == Some(info.as_str()) {
             continue;
         }
@@ -215,6 +222,13 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         rel.cluster_info_published = Some(info.clone());
     }
 
+    if let Err(e) = &host {
+        rendered.render_error = Some(format!(
+            "this machine's host name cannot be the nodes' SlurmctldHost: {e} (give the machine a host name Slurm accepts)"
+        ));
+        rendered.slurm_conf = None;
+        rendered.gres_conf = None;
+    }
     if let Some(why) = &obs.auth_refused {
         // Refused like a bad slurm-conf-parameters: blocked, the files on disk stay as they are.
         rendered.render_error = Some(why.to_string());
