@@ -317,34 +317,54 @@ pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
 }
 
 /// Sorts `items` by the natural order ([`natural_cmp`]) of the name each has, exactly as a
-/// stable sort by [`natural_key`] would: each name's prefix is ranked once, so comparing two
-/// names mostly compares integers (10,000 units or node names of one prefix sorted on every
-/// controller hook).
+/// stable sort by [`natural_key`] would. Names are put in classes (prefix, significant digit
+/// count) by a counting sort; only a class whose names are out of order is sorted, by value
+/// first. A relation's units come in string order (`u/0`, `u/1`, `u/10`, `u/100`, …): each
+/// class is then in order already, so 10,000 units cost a few passes, not a sort.
 pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
     let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
     if keys.is_sorted() {
         // the usual case for node names taken in unit order: nothing to move
         return;
     }
-    let mut prefixes: Vec<&str> = keys.iter().map(|k| k.0).collect();
-    // runs of one prefix (10,000 units of one application) first, so the sort sees few
-    prefixes.dedup();
-    prefixes.sort_unstable();
-    prefixes.dedup();
-    let rank = |p: &str| prefixes.binary_search(&p).unwrap_or(0);
-    let mut order: Vec<(usize, usize, u64, usize)> = keys
+    // The classes, in key order (runs of one class first, so the sort sees few).
+    let mut classes: Vec<(&str, usize)> = keys.iter().map(|k| (k.0, k.1)).collect();
+    classes.dedup();
+    classes.sort_unstable();
+    classes.dedup();
+    let class_of: Vec<u32> = keys
         .iter()
-        .enumerate()
-        .map(|(i, k)| (rank(k.0), k.1, k.2, i))
+        .map(|k| classes.binary_search(&(k.0, k.1)).unwrap_or(0) as u32)
         .collect();
-    order.sort_unstable_by(|a, b| {
-        (a.0, a.1, a.2)
-            .cmp(&(b.0, b.1, b.2))
-            .then_with(|| keys[a.3].cmp(&keys[b.3]))
-            .then(a.3.cmp(&b.3))
-    });
+    // Counting sort by class: stable, so each class keeps the items' order.
+    let mut start = vec![0usize; classes.len() + 1];
+    for &c in &class_of {
+        start[c as usize + 1] += 1;
+    }
+    for c in 1..start.len() {
+        start[c] += start[c - 1];
+    }
+    let mut next = start.clone();
+    let mut perm = vec![0usize; items.len()];
+    for (i, &c) in class_of.iter().enumerate() {
+        perm[next[c as usize]] = i;
+        next[c as usize] += 1;
+    }
+    // Within a class prefix and digit count are equal: the value decides, else the whole key,
+    // else the original place (the sort is stable).
+    let within = |a: &usize, b: &usize| {
+        keys[*a]
+            .2
+            .cmp(&keys[*b].2)
+            .then_with(|| keys[*a].cmp(&keys[*b]))
+    };
+    for w in start.windows(2) {
+        let class = &mut perm[w[0]..w[1]];
+        if !class.is_sorted_by(|a, b| within(a, b).is_le()) {
+            class.sort_by(within);
+        }
+    }
     // the items moved in place, along the cycles of the permutation: item `perm[i]` goes to `i`
-    let mut perm: Vec<usize> = order.into_iter().map(|o| o.3).collect();
     for start in 0..perm.len() {
         let mut at = start;
         while perm[at] != start {
@@ -569,6 +589,29 @@ mod tests {
         let mut got: Vec<(usize, &str)> = names.iter().copied().enumerate().collect();
         sort_naturally(&mut got, |&(_, n)| n);
         assert_eq!(got, want);
+    }
+
+    proptest::proptest! {
+        /// Any names, and a relation's units in string order (the controller's case): the
+        /// same order as a stable sort by the natural key.
+        #[test]
+        fn sort_naturally_agrees_with_a_stable_sort(
+            names in proptest::collection::vec("(n|gpu-|x|u/)?0{0,2}[0-9]{0,4}", 0..60),
+            units in 0usize..1200,
+        ) {
+            let mut want: Vec<(usize, &str)> = names.iter().map(String::as_str).enumerate().collect();
+            want.sort_by_cached_key(|&(_, n)| natural_key(n));
+            let mut got: Vec<(usize, &str)> = names.iter().map(String::as_str).enumerate().collect();
+            sort_naturally(&mut got, |&(_, n)| n);
+            proptest::prop_assert_eq!(got, want);
+            let owned: Vec<String> = (0..units).map(|k| format!("compute/{k}")).collect();
+            let mut units: Vec<&str> = owned.iter().map(String::as_str).collect();
+            units.sort();
+            let mut want = units.clone();
+            want.sort_by_cached_key(|n| natural_key(n));
+            sort_naturally(&mut units, |n| n);
+            proptest::prop_assert_eq!(units, want);
+        }
     }
 
     #[test]

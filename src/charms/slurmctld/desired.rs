@@ -300,6 +300,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: FxHashMap<&str, Result<usize, ShapeError>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
+    let mut last_shape: Option<(&str, usize)> = None;
     let mut records_memo = RecordsMemo::default();
 
     let mut verdicts: BTreeMap<String, Verdicts> = BTreeMap::new();
@@ -390,16 +391,25 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 reject(&mut rejected, &mut verdicts, key, unit, why.to_owned());
                 continue;
             }
-            let index = shape_index.entry(cached.shape).or_insert_with(|| {
-                let shape = load_shape(cached.shape, cache, &mut records_memo)?;
-                shapes.push(shape);
-                Ok(shapes.len() - 1)
-            });
-            let index = match index {
-                Ok(i) => *i,
-                Err(e) => {
-                    reject(&mut rejected, &mut verdicts, key, unit, e.to_string());
-                    continue;
+            // units of one shape mostly come in runs: the shape before costs a comparison
+            let index = match last_shape {
+                Some((shape, i)) if shape == cached.shape => i,
+                _ => {
+                    let index = shape_index.entry(cached.shape).or_insert_with(|| {
+                        let shape = load_shape(cached.shape, cache, &mut records_memo)?;
+                        shapes.push(shape);
+                        Ok(shapes.len() - 1)
+                    });
+                    match index {
+                        Ok(i) => {
+                            last_shape = Some((cached.shape, *i));
+                            *i
+                        }
+                        Err(e) => {
+                            reject(&mut rejected, &mut verdicts, key, unit, e.to_string());
+                            continue;
+                        }
+                    }
                 }
             };
             let Some(name) = cached.name else {

@@ -64,8 +64,21 @@ impl Grouped {
     /// The map of `(name, value)` pairs (each name once).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut names: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+        // Names of one value mostly come in a run (the nodes of one shape): gathered here and
+        // handed to the map once per run, so a node costs a comparison, not a hash.
+        let mut run: Option<(&str, Vec<&str>)> = None;
         for (name, value) in pairs {
-            names.entry(value).or_default().push(name);
+            match &mut run {
+                Some((v, names)) if *v == value => names.push(name),
+                _ => {
+                    if let Some((v, done)) = run.replace((value, vec![name])) {
+                        hand_over(&mut names, v, done);
+                    }
+                }
+            }
+        }
+        if let Some((v, done)) = run {
+            hand_over(&mut names, v, done);
         }
         Grouped(
             names
@@ -159,6 +172,17 @@ impl Grouped {
             removed: lost.difference(&changed).cloned().collect(),
             changed,
         })
+    }
+}
+
+/// Moves a run of `value`'s names to its entry in `names` (the run's own vector when the
+/// value has none yet).
+fn hand_over<'a>(names: &mut FxHashMap<&'a str, Vec<&'a str>>, value: &'a str, run: Vec<&'a str>) {
+    let held = names.entry(value).or_default();
+    if held.is_empty() {
+        *held = run;
+    } else {
+        held.extend(run);
     }
 }
 

@@ -34,9 +34,17 @@ pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
     // FNV-1a is sequential, so its state goes on with the application), and each distinct
     // (shape, application, `new_node`) once here: 10,000 nodes of one shape cost 10,000 map
     // lookups, not 10,000 hashes of a kilobyte of JSON.
+    // Nodes of one key mostly come in runs: a node whose key is the one before costs a
+    // comparison, not a hash.
     let mut done: FxHashMap<(u64, &str, bool), String> = FxHashMap::default();
+    let mut last = None;
     for n in nodes.values() {
-        done.entry(fingerprint_key(n)).or_insert_with(|| {
+        let key = fingerprint_key(n);
+        if last == Some(key) {
+            continue;
+        }
+        last = Some(key);
+        done.entry(key).or_insert_with(|| {
             let mut h = fnv::FnvHasher::with_key(n.shape_digest);
             h.write(n.app.as_bytes());
             h.write(b"\n");
@@ -44,11 +52,16 @@ pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
             format!("{:016x}", h.finish())
         });
     }
-    Grouped::from_pairs(
-        nodes
-            .iter()
-            .filter_map(|(name, n)| Some((name.as_str(), done.get(&fingerprint_key(n))?.as_str()))),
-    )
+    let mut last: Option<((u64, &str, bool), &str)> = None;
+    Grouped::from_pairs(nodes.iter().filter_map(|(name, n)| {
+        let key = fingerprint_key(n);
+        let value = match last {
+            Some((k, v)) if k == key => v,
+            _ => done.get(&key)?.as_str(),
+        };
+        last = Some((key, value));
+        Some((name.as_str(), value))
+    }))
 }
 
 /// What a node's fingerprint is made of, besides its name.
