@@ -130,7 +130,7 @@ pub enum FactsError {
 pub enum MungeKeyError {
     /// `secret-get` failed (not granted yet, removed, Juju unreachable).
     #[error(
-        "cannot read the munge key from {secret} (not granted to this application yet? see `juju secrets`): {source}"
+        "cannot read the munge key from {secret}: {source} (`juju secrets` shows whether it exists and is granted to this application)"
     )]
     Read {
         /// The secret.
