@@ -173,7 +173,7 @@ fn controller_work_per_hook() {
         cluster_name: "c".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "ctl".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("ctl"),
         auth: Default::default(),
     };
     for n in [1000usize, 10_000] {

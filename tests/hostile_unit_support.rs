@@ -136,7 +136,7 @@ pub fn settings() -> Settings {
         cluster_name: "hostile".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "ctl-0".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
     }
 }

@@ -70,7 +70,7 @@ fn controller_files(dir: &str) -> (String, String) {
         cluster_name: "sharing".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "ctl-0".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
     };
     let p = plan(&settings, &cache);
@@ -243,7 +243,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         cluster_name: "sharing".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "ctl-0".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
     };
     let p = plan(&settings, &cache);

@@ -10,7 +10,7 @@ use crate::interface::{
 };
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
-use crate::slurm::types::NodeName;
+use crate::slurm::types::{NodeName, VocabError};
 use crate::slurm::{
     ConfigError, DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope,
     ParseError, Partition, SlurmConf, parse_overrides,
@@ -40,8 +40,9 @@ pub struct Settings {
     pub default_partition: String,
     /// `slurm-conf-parameters` (Key=Value, lines or spaces).
     pub slurm_conf_parameters: String,
-    /// This controller's host name (`SlurmctldHost`).
-    pub hostname: String,
+    /// This controller's host name (`SlurmctldHost`, the nodes' `--conf-server`), read once at
+    /// observe; a name Slurm refuses blocks the leader and renders nothing.
+    pub hostname: Result<NodeName, VocabError>,
     /// `auth-type`: `AuthType`/`CredType` munge (default) or slurm.
     pub auth: AuthKind,
 }
@@ -471,7 +472,10 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         .collect();
     drop((node_owners, node_claims, taken, shape_index, records_memo));
     let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
-    let mut slurm = SlurmConf::new(&settings.cluster_name, &settings.hostname);
+    let mut slurm = SlurmConf::new(
+        &settings.cluster_name,
+        settings.hostname.as_ref().map_or("", NodeName::as_str),
+    );
     let mut gres = GresConf::default();
     if settings.auth == AuthKind::Slurm {
         slurm

@@ -24,6 +24,7 @@ use crate::interface::{
     CLUSTER_INFO_KEY, NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT, VERDICTS_KEY,
 };
 use crate::slurm::SlurmVersion;
+use crate::slurm::types::NodeName;
 use juju_runtime::{Bag, BagOwner, ModelBackend, RelationId, SecretBackend};
 use juju_runtime::{Event, HookContext, RelationEvent};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
@@ -93,7 +94,7 @@ impl Observed {
                 cluster_name: String::new(),
                 default_partition: String::new(),
                 slurm_conf_parameters: String::new(),
-                hostname: String::new(),
+                hostname: Ok(NodeName::placeholder()),
                 auth: AuthKind::Munge,
             },
             cache: Cache {
@@ -242,7 +243,7 @@ pub fn observe<B: SecretBackend>(
         cluster_name,
         default_partition: config_str(&config, "default-partition"),
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
-        hostname: host.hostname()?,
+        hostname: NodeName::try_from(host.hostname()?.as_str()),
     };
     // A cache path that cannot be read (a directory, no permission) is rebuilt like a corrupt
     // one; persisting replaces it.

@@ -20,7 +20,6 @@ use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts,
 };
-use crate::slurm::types::NodeName;
 use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
 use std::collections::BTreeMap;
 
@@ -185,7 +184,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
     // The nodes' `--conf-server`: a host name Slurm refuses is published to no node (each would
     // refuse the record) and blocks the leader below.
-    let host = NodeName::try_from(obs.settings.hostname.as_str());
+    let host = &obs.settings.hostname;
     let info = host.as_ref().ok().map(|host| {
         ClusterInfo {
             munge_key: MungeKeyRef::Secret(key_secret.clone()),
@@ -222,7 +221,7 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
         rel.cluster_info_published = Some(info.clone());
     }
 
-    if let Err(e) = &host {
+    if let Err(e) = host {
         rendered.render_error = Some(format!(
             "this machine's host name cannot be the nodes' SlurmctldHost: {e} (give the machine a host name Slurm accepts)"
         ));

@@ -93,7 +93,7 @@ pub fn controller_files_sharing(
         cluster_name: "oracle".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "controller".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("controller"),
         auth: Default::default(),
     };
     let p = plan(&settings, &cache);

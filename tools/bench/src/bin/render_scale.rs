@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         cluster_name: "osd-cluster".into(),
         default_partition: String::new(),
         slurm_conf_parameters: String::new(),
-        hostname: "slurmctld-0".into(),
+        hostname: slurm_charms::slurm::types::NodeName::try_from("slurmctld-0"),
         auth: Default::default(),
     };
     let mut plan_ms = Vec::new();
