@@ -65,7 +65,7 @@ fn read_charm_name(path: &std::path::Path) -> Result<String, MetadataError> {
 }
 
 /// Runs one hook of whichever charm `ctx.charm_dir` holds, on the real host.
-pub fn run<B: SecretBackend + juju_runtime::NetworkBackend>(
+pub fn run<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
     ctx: &HookContext,
     backend: &B,
 ) -> Result<(), CharmError> {
@@ -76,7 +76,7 @@ pub fn run<B: SecretBackend + juju_runtime::NetworkBackend>(
 }
 
 /// Runs one hook of `kind` against `host`.
-pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend>(
+pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,

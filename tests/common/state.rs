@@ -33,7 +33,8 @@ pub struct State {
     pub command_outputs: Vec<(String, CmdOutput)>,
     /// Juju secrets this unit owns or was granted (in: as seeded; out: after the hook).
     pub secrets: BTreeMap<SecretId, MemorySecret>,
-    /// Out: the unit status the hook set last.
+    /// The unit status: in, the one Juju shows before the event; out, the one the hook set
+    /// last, or the same as in when it set none.
     pub status: Option<Status>,
     /// Out: the command lines the hook ran.
     pub commands_run: Vec<String>,
@@ -118,7 +119,7 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
         files: read_tree(root.path()),
         command_outputs: state.command_outputs.clone(),
         secrets: backend.secrets(),
-        status: backend.unit_status(),
+        status: backend.unit_status().or_else(|| state.status.clone()),
         commands_run: runner.lines(),
         action_results: backend.action_results(),
         action_failure: backend.action_failure(),

@@ -162,30 +162,33 @@ pub fn read_head(host: &Host<'_>) -> Option<Head> {
 /// The quick path: `Ok(Ok(_))` when the event's data equals what the index records (the
 /// event changes nothing), `Ok(Err(_))` when the full path must run. Only a hook-tool failure
 /// is an error.
+/// `prefetched` is the event's bag when [`super::first_reads`] already asked for it.
 pub fn unchanged<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
     cache_path: &str,
+    prefetched: Option<Bag>,
 ) -> Result<Result<Unchanged, Fallback>, juju_runtime::HookToolError> {
+    let fallback = |bag: Option<Bag>| Ok(Err(Fallback { bag }));
     let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     };
     if r.relation.endpoint != SLURMCTLD_ENDPOINT {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     }
     let Some(head) = read_head(host) else {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     };
     if cache_hash_on_disk(host, cache_path).as_deref() != Some(head.cache_hash.as_str()) {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     }
     let key = r.relation.to_string();
     let Some(partition) = head.relations.get(&key) else {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     };
     let Ok(key_secret) = SecretId::parse(&head.key_secret) else {
-        return Ok(Err(Fallback::default()));
+        return fallback(prefetched);
     };
     let hit = Unchanged {
         status: head.status.clone(),
@@ -194,9 +197,12 @@ pub fn unchanged<B: ModelBackend>(
     match &r.remote_unit {
         Some(unit) => {
             let Some(known) = lookup(host, &head, &key, unit) else {
-                return Ok(Err(Fallback::default()));
+                return fallback(prefetched);
             };
-            let bag = backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?;
+            let bag = match prefetched {
+                Some(bag) => bag,
+                None => backend.relation_get(&r.relation, &BagOwner::Unit(unit.clone()))?,
+            };
             let same = bag
                 .get(NODE_KEY)
                 .filter(|v| !v.is_empty())
@@ -208,7 +214,10 @@ pub fn unchanged<B: ModelBackend>(
             })
         }
         None => {
-            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
+            let bag = match prefetched {
+                Some(bag) => bag,
+                None => backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?,
+            };
             let value = bag
                 .get(PARTITION_KEY)
                 .filter(|v| !v.is_empty())

@@ -15,12 +15,14 @@ pub mod apply;
 pub mod cache;
 pub mod decide;
 pub mod desired;
+pub mod first_reads;
 pub mod grouped;
 pub mod index;
 pub mod observe;
 pub mod owners;
 pub mod plan;
 pub mod refusal;
+pub mod status_record;
 pub mod unit_table;
 
 use crate::charms::error::CharmError;
@@ -30,7 +32,7 @@ use crate::charms::slurmd::{install, set_version};
 use crate::interface::MUNGE_KEY_SECRET_FIELD;
 use juju_runtime::{Event, HookContext};
 use juju_runtime::{SecretBackend, SecretId, SecretRead, SecretRef};
-use juju_runtime::{Status, StatusKind, StatusScope};
+use juju_runtime::{Status, StatusKind};
 
 /// slurm.conf.
 pub const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
@@ -43,7 +45,7 @@ pub const CGROUP_CONF: &str = "/etc/slurm/cgroup.conf";
 pub const PACKAGES: &[&str] = &["slurmctld", "munge", "slurm-client"];
 
 /// Runs one slurmctld hook or action.
-pub fn handle<B: SecretBackend>(
+pub fn handle<B: SecretBackend + Sync>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
@@ -55,16 +57,20 @@ pub fn handle<B: SecretBackend>(
         Event::Stop | Event::Remove => return Ok(()),
         _ => {}
     }
-    let leader = backend.is_leader()?;
+    let first = first_reads::first_reads(ctx, backend)?;
+    let leader = first.leader;
     secret_housekeeping(ctx, backend, leader)?;
     if !leader {
         let st = Status::new(
             StatusKind::Active,
             "standby (the leader manages slurm.conf)",
         );
-        return Ok(backend.status_set(StatusScope::Unit, &st)?);
+        // a former leader's quick index must not outlive its leadership
+        index::invalidate(host)?;
+        status_record::set_unit_status(ctx, backend, host, &st)?;
+        return Ok(());
     }
-    let obs = observe::observe(ctx, backend, host)?;
+    let obs = observe::observe(ctx, backend, host, first.prefetched)?;
     let key = plan::munge_key(&obs);
     let key_secret = match &obs.key_secret {
         Some(id) => id.clone(),
@@ -78,7 +84,7 @@ pub fn handle<B: SecretBackend>(
     }
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
     let refused = apply::apply(backend, host, &plan)?;
-    backend.status_set(StatusScope::Unit, refused.as_ref().unwrap_or(&plan.status))?;
+    status_record::set_unit_status(ctx, backend, host, refused.as_ref().unwrap_or(&plan.status))?;
     let mut plan = plan;
     // written: their text goes (munmapped) before the cache is serialised beside the rest
     drop(std::mem::take(&mut plan.files));

@@ -8,6 +8,7 @@
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
 use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
 use super::desired::Settings;
+use super::first_reads::Prefetched;
 use super::index::{self, Unchanged};
 use super::plan::MUNGE_KEY_LEN;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -221,17 +222,23 @@ pub fn slurm_version(
 }
 
 /// Reads config, the cache and the event's bag.
+/// `prefetched`: what [`super::first_reads`] asked for already (not asked again).
 pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
+    prefetched: Prefetched,
 ) -> Result<Observed, CharmError> {
-    // An event whose data equals the cached record reads O(1) data (no config, no cache body).
-    let prefetched = match index::unchanged(ctx, backend, host, CACHE_PATH)? {
+    let event_bag = prefetched.event_bag.transpose()?;
+    // An event whose data equals the cached record reads O(1) data (no cache body).
+    let prefetched_bag = match index::unchanged(ctx, backend, host, CACHE_PATH, event_bag)? {
         Ok(hit) => return Ok(Observed::quick(hit)),
         Err(fallback) => fallback.bag,
     };
-    let config = backend.config_get()?;
+    let config = match prefetched.config {
+        Some(config) => config?,
+        None => backend.config_get()?,
+    };
     let (slurm_version, slurm_version_fresh) = slurm_version(ctx, host)?;
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
@@ -285,7 +292,8 @@ pub fn observe<B: SecretBackend>(
         before.force(&unit.0, &unit.1);
     }
     let before = event_record(ctx, &cache);
-    if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched)? {
+    let mut prefetched = prefetched_bag;
+    if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched.take())? {
         rebuild = Some("event for a relation the cache does not know".into());
         index_before = None;
     }
@@ -330,7 +338,7 @@ pub fn observe<B: SecretBackend>(
     }
     if let Some(why) = &rebuild {
         tracing::info!("rebuilding the relation cache in full ({why})");
-        cache = rebuild_cache(ctx, backend)?;
+        cache = rebuild_cache(ctx, backend, prefetched)?;
     }
     cache.prune_shapes();
     let mut applied_record = applied_record;
@@ -593,15 +601,36 @@ fn update_with<B: ModelBackend>(
 }
 
 /// Reads every relation in full: O(units) hook-tool calls.
-pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<Cache, CharmError> {
+/// `event_bag` is the event's bag when it was read already (it is not asked for again).
+pub fn rebuild_cache<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    event_bag: Option<Bag>,
+) -> Result<Cache, CharmError> {
     let departing = match &ctx.event {
         Event::RelationDeparted(r) => r.departing_unit.clone().or(r.remote_unit.clone()),
         _ => None,
     };
+    let mut event_bag = event_bag;
+    let mut get = |rel: &RelationId, owner: BagOwner| {
+        let theirs = match (&ctx.event, &owner) {
+            (Event::RelationJoined(r) | Event::RelationChanged(r), BagOwner::Unit(u)) => {
+                r.relation == *rel && r.remote_unit.as_ref() == Some(u)
+            }
+            (Event::RelationJoined(r) | Event::RelationChanged(r), BagOwner::App(a)) => {
+                r.relation == *rel && r.remote_unit.is_none() && r.remote_app == *a
+            }
+            _ => false,
+        };
+        match event_bag.take_if(|_| theirs) {
+            Some(bag) => Ok(bag),
+            None => backend.relation_get(rel, &owner),
+        }
+    };
     let mut cache = Cache::default();
     for rel in backend.relation_ids(SLURMCTLD_ENDPOINT)? {
         let app = backend.relation_remote_app(&rel)?;
-        let remote = backend.relation_get(&rel, &BagOwner::App(app.clone()))?;
+        let remote = get(&rel, BagOwner::App(app.clone()))?;
         let own = backend.relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))?;
         let mut entry = CachedRelation {
             endpoint: rel.endpoint.clone(),
@@ -619,7 +648,7 @@ pub fn rebuild_cache<B: ModelBackend>(ctx: &HookContext, backend: &B) -> Result<
             if Some(&unit) == departing.as_ref() {
                 continue;
             }
-            let bag = backend.relation_get(&rel, &BagOwner::Unit(unit.clone()))?;
+            let bag = get(&rel, BagOwner::Unit(unit.clone()))?;
             if let Some(v) = bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
                 entry.units.insert(unit, cache.ingest_node(v));
             }
