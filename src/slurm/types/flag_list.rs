@@ -239,16 +239,16 @@ pub const ACCOUNTING_STORE_FLAGS: FlagList = list(
 );
 
 /// `PriorityFlags` (`read_config.c` reads it with `xstrcasestr`: another word is silently
-/// ignored). `MAX_TRES_GRES` is 26.05 only.
+/// ignored). `MAX_TRES_GRES` is 26.05 only. `DEPTH_OBLIVIOUS` and `NO_FAIR_TREE` (which turn
+/// fair tree off) are left out: slurmctld 24.11.5 exits right after "Running as primary
+/// controller" with either (found by `tests/slurm_value_proptest.rs`).
 pub const PRIORITY_FLAGS: FlagList = list(
     "_validate_and_set_defaults",
     &[
         "ACCRUE_ALWAYS",
         "CALCULATE_RUNNING",
-        "DEPTH_OBLIVIOUS",
         "INCR_ONLY",
         "MAX_TRES",
-        "NO_FAIR_TREE",
         "NO_NORMAL_ALL",
         "NO_NORMAL_ASSOC",
         "NO_NORMAL_PART",
