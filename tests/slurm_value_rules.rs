@@ -83,7 +83,6 @@ const REFUSED: &[(OverrideScope, &str)] = &[
     // Flag words, lists and licenses Slurm stops on (src/slurm/types/flag_list.rs).
     (OverrideScope::SlurmConf, "DebugFlags=Backfill,Bogus"),
     (OverrideScope::SlurmConf, "PrologFlags=NoHold,Contain"),
-    (OverrideScope::SlurmConf, "ReconfigFlags=KeepAll"),
     (OverrideScope::SlurmConf, "EnforcePartLimits=maybe"),
     (OverrideScope::SlurmConf, "PropagateResourceLimits=core"),
     (

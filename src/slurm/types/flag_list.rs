@@ -202,8 +202,9 @@ pub const PROLOG_FLAGS: FlagList = FlagList {
     )
 };
 
-/// `ReconfigFlags` (`reconfig_str2flags`; "ReconfigFlags invalid", fatal).
-/// `KeepPowerSaveSettings` is 24.11+.
+/// `ReconfigFlags` (`reconfig_str2flags`: an unknown word logs "Invalid ReconfigFlag" and
+/// returns `NO_VAL16`, which `read_config.c` does not catch (it tests `0xffff`), so slurmctld
+/// runs with every flag bit set). `KeepPowerSaveSettings` is 24.11+.
 pub const RECONFIG_FLAGS: FlagList = list("reconfig_str2flags", &["KeepPartInfo", "KeepPartState"]);
 
 /// `HealthCheckNodeState` (`_health_node_state`: an unknown word is "ignored" with an error,
