@@ -8,33 +8,26 @@
 mod oracle;
 
 use oracle::{Oracle, Verdict};
+use slurm_charms::slurm::keys::owned_global;
 use slurm_charms::slurm::types::{GLOBAL_KEYS, LOG_LEVELS, ValueRule};
 use slurm_charms::slurm::{OverrideScope, SlurmConf, parse_overrides};
 
-/// Debian's `PluginDir` inside a root.
-const PLUGIN_DIR: &str = "usr/lib/x86_64-linux-gnu/slurm-wlm";
-
-/// Every (key, value) the plugin-name rules accept.
+/// Every (key, value) the plugin-name rules accept (each name of a list alone).
 fn accepted_plugin_values() -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     for (key, rule) in GLOBAL_KEYS {
-        if let ValueRule::Plugin(kind) = rule {
+        // Owned keys (AuthType, SelectType, ...) are set by the charm, not through
+        // slurm-conf-parameters; their rules are checked in slurm_value_rules.rs.
+        if owned_global(key).is_some() {
+            continue;
+        }
+        if let ValueRule::Plugin(kind) | ValueRule::PluginList(kind) = rule {
             for name in kind.names {
                 out.push((*key, format!("{}/{name}", kind.kind)));
             }
         }
     }
     out
-}
-
-/// Whether `value` (`kind/name`) can load in this oracle's root: its `.so` is there, or it
-/// is `kind/none`, which Slurm handles without a file on the versions that ship none.
-fn installed(o: &Oracle, value: &str) -> bool {
-    value.ends_with("/none")
-        || o.root
-            .join(PLUGIN_DIR)
-            .join(format!("{}.so", value.replace('/', "_")))
-            .is_file()
 }
 
 /// The base cluster with `pairs` set through the charm's own `slurm-conf-parameters` path
@@ -84,7 +77,7 @@ fn every_accepted_plugin_name_starts_every_slurm_that_has_it() {
     assert!(values.len() >= 20, "plugin rules lost: {values:?}");
     for o in Oracle::all() {
         let (here, missing): (Vec<_>, Vec<_>) =
-            values.iter().cloned().partition(|(_, v)| installed(&o, v));
+            values.iter().cloned().partition(|(_, v)| o.has_plugin(v));
         eprintln!(
             "Slurm {}: {} plugin values tried, not installed in this root (own Debian packages): {:?}",
             o.version,

@@ -7,11 +7,15 @@
 //! accepted value is tried alone to name the culprit. Cases: `SLURM_VALUE_CASES` (default 24).
 //!
 //! Keys covered: every node and partition key the overrides accept, and every global key
-//! whose rule is typed (integers, booleans, durations, `PreemptMode`, plugin names, log levels,
-//! port ranges). Global keys kept as text (paths, user names, `*Parameters`: about 130) are
-//! not fed arbitrary values here; slurmctld resolves them against the system at start, which
-//! no static rule can predict (see docs/slurm-config.md). Every plugin name the charm accepts
-//! is tried on its own in `tests/slurm_plugin_values.rs`.
+//! whose rule is typed (integers, booleans, durations, `PreemptMode`, plugin names and plugin
+//! lists, log levels, port ranges, flag words, exit codes, licenses, TRES weights). Besides
+//! the shared shapes, each global key also gets values built from its own rule (`key_values`):
+//! its flag words or plugin names, joined by commas, in changed case, with near misses,
+//! duplicates and empty items. Global keys kept as text (paths, user names, hosts,
+//! `*Parameters`: about 90) are not fed arbitrary values here; slurmctld resolves them against
+//! the system at start, which no static rule can predict (docs/slurm-config.md says why for
+//! each). Every plugin name the charm accepts is tried on its own in
+//! `tests/slurm_plugin_values.rs`.
 
 #[path = "slurmctld_oracle_support.rs"]
 mod oracle;
@@ -21,7 +25,7 @@ use std::sync::OnceLock;
 use oracle::Oracle;
 use proptest::prelude::*;
 use slurm_charms::slurm::keys::{NODE_KEYS, NODE_OWNED, PARTITION_KEYS, PARTITION_OWNED};
-use slurm_charms::slurm::types::{GLOBAL_KEYS, ValueRule};
+use slurm_charms::slurm::types::{GLOBAL_KEYS, ValueRule, global_rule};
 use slurm_charms::slurm::*;
 
 fn oracles() -> &'static [Oracle] {
@@ -109,6 +113,75 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Words a global key's own rule is built from (its flag words, `kind/name` plugins, exit
+/// codes, license and TRES shapes), plus near misses; empty for other rules.
+fn rule_words(key: &str) -> Vec<String> {
+    let near = ["bogus", "none", "all", "", "Task", "X11", "cloud"];
+    let mut out: Vec<String> = near.iter().map(|s| s.to_string()).collect();
+    match global_rule(key).map(|(_, r)| r) {
+        Some(ValueRule::Flags(list)) => out.extend(list.words.iter().map(|w| w.to_string())),
+        Some(ValueRule::Plugin(kind) | ValueRule::PluginList(kind)) => {
+            // Only plugins every root has: one Debian packages separately (ipmi, xcc) is
+            // accepted by the charm and tried where installed by slurm_plugin_values.rs.
+            out.extend(
+                kind.names
+                    .iter()
+                    .map(|n| format!("{}/{n}", kind.kind))
+                    .filter(|v| oracles().iter().all(|o| o.has_plugin(v))),
+            );
+            out.extend(["none", "lua", "tmpfs", "script"].map(|n| format!("{}/{n}", kind.kind)));
+        }
+        Some(ValueRule::ExitCodes) => {
+            out.extend(["0", "1", "255", "256", "5-9", "9-5", "07", "-1"].map(String::from))
+        }
+        Some(ValueRule::Licenses) => out.extend(
+            [
+                "fluent",
+                "fluent:4",
+                "matlab:0",
+                "x:-1",
+                "lic:99999999999",
+                "9a",
+                "a:b",
+            ]
+            .map(String::from),
+        ),
+        Some(ValueRule::PriorityTresWeights) => out.extend(
+            [
+                "CPU=1",
+                "Mem=2.5",
+                "node=3K",
+                "FS/Disk=1",
+                "GRES/gpu=1",
+                "Billing=x",
+                "VMem=",
+            ]
+            .map(String::from),
+        ),
+        _ => return Vec::new(),
+    }
+    out
+}
+
+/// Values for `key`: the shared shapes, or (for a rule with words) 1..=4 of its words joined
+/// by commas, each in its own, upper or lower case.
+fn value_for(key: &str) -> BoxedStrategy<String> {
+    let words = rule_words(key);
+    if words.is_empty() {
+        return value().boxed();
+    }
+    let word = (prop::sample::select(words), 0..4u8).prop_map(|(w, case)| match case {
+        0 => w.to_ascii_uppercase(),
+        1 => w.to_ascii_lowercase(),
+        _ => w,
+    });
+    prop_oneof![
+        1 => value(),
+        4 => prop::collection::vec(word, 1..=4).prop_map(|ws| ws.join(",")),
+    ]
+    .boxed()
+}
+
 /// What the charm makes of one `key=value` through its override path: `None` when refused,
 /// else the pairs it would set.
 fn charm(scope: OverrideScope, key: &str, value: &str) -> Option<Vec<(String, String)>> {
@@ -174,7 +247,7 @@ proptest! {
 
     #[test]
     fn every_value_is_refused_or_run_by_slurmctld(
-        values in prop::collection::vec(value(), keys().len())
+        values in keys().into_iter().map(|(_, k)| value_for(k)).collect::<Vec<_>>()
     ) {
         let mut accepted = Vec::new();
         let mut globals = Vec::new();

@@ -9,6 +9,7 @@
 mod oracle;
 
 use oracle::{Oracle, Verdict};
+use slurm_charms::slurm::keys::owned_global;
 use slurm_charms::slurm::*;
 
 /// Values Slurm's parser refuses (slurmctld exits with `Unable to process configuration
@@ -79,6 +80,22 @@ const REFUSED: &[(OverrideScope, &str)] = &[
     (OverrideScope::SlurmConf, "FastSchedule=2"),
     (OverrideScope::SlurmConf, "VSizeFactor=0388"),
     (OverrideScope::Node, "Port=0"),
+    // Flag words, lists and licenses Slurm stops on (src/slurm/types/flag_list.rs).
+    (OverrideScope::SlurmConf, "DebugFlags=Backfill,Bogus"),
+    (OverrideScope::SlurmConf, "PrologFlags=NoHold,Contain"),
+    (OverrideScope::SlurmConf, "EnforcePartLimits=maybe"),
+    (OverrideScope::SlurmConf, "PropagateResourceLimits=core"),
+    (
+        OverrideScope::SlurmConf,
+        "PropagateResourceLimitsExcept=CPU,FOO",
+    ),
+    (OverrideScope::SlurmConf, "TaskPluginParam=cores,threads"),
+    (
+        OverrideScope::SlurmConf,
+        "AccountingStorageEnforce=limits,bogus",
+    ),
+    (OverrideScope::SlurmConf, "Licenses=fluent:x"),
+    (OverrideScope::SlurmConf, "JobSubmitPlugins=job_submit/lua"),
     // Unknown keys.
     (OverrideScope::SlurmConf, "MaxJobCont=1000"),
     (OverrideScope::SlurmConf, "FooBar=1"),
@@ -132,7 +149,295 @@ const ACCEPTED: &[(OverrideScope, &str)] = &[
         "maxarraysize=1001\nPriorityDecayHalfLife=7-0",
     ),
     (OverrideScope::SlurmConf, "SlurmctldTimeout=65533"),
+    (
+        OverrideScope::SlurmConf,
+        "DebugFlags=Backfill,gres,CPU_Bind PrologFlags=Alloc,Contain ReconfigFlags=KeepPartState",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "PriorityFlags=MAX_TRES,incr_only PrivateData=jobs,usage LogTimeFormat=iso8601",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "PropagateResourceLimitsExcept=MEMLOCK,RLIMIT_NOFILE TaskPluginParam=cores,verbose,autobind=threads",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "HealthCheckNodeState=IDLE,CYCLE EnforcePartLimits=ALL CpuFreqDef=Performance CpuFreqGovernors=OnDemand,UserSpace",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "RequeueExit=1,5-9 RequeueExitHold=255 Licenses=fluent:4,matlab SuspendTime=600",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "JobSubmitPlugins=job_submit/require_timelimit,job_submit/throttle PrEpPlugins=prep/script SwitchType=switch/none",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "MpiDefault=pmi2 LaunchType=launch/slurm RoutePlugin=route/default JobContainerType=job_container/none PrioritySiteFactorPlugin=site_factor/none",
+    ),
+    (
+        OverrideScope::SlurmConf,
+        "AccountingStoreFlags=job_comment,job_env PriorityWeightTRES=CPU=1000,Mem=2000",
+    ),
 ];
+
+/// Each newly typed global key (issue 11, item 1): the forms Slurm documents are accepted,
+/// near misses (a typo, a word only newer Slurm reads, a wrong case where Slurm compares
+/// case-sensitively, a bad combination, a wrong kind) are refused with the key, the value
+/// and what Slurm accepts named. Owned keys (`AuthType`, `TaskPlugin`, ...) are checked by
+/// their rule directly, since `slurm-conf-parameters` refuses them before any rule.
+#[test]
+fn the_typed_global_keys_accept_slurms_forms_and_refuse_near_misses() {
+    use slurm_charms::slurm::types::global_rule;
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "DebugFlags",
+            &["Backfill", "backfill,GRES,cpu_bind", "WorkQueue"],
+            &[
+                "Task",
+                "AuditRPCs",
+                "Backfil",
+                "Backfill,",
+                ",Gres",
+                "Gres,Gres",
+                "",
+            ],
+        ),
+        (
+            "PrologFlags",
+            &["Alloc", "contain,alloc", "NoHold", "DeferBatch,Serial"],
+            &["NoHold,Contain", "X11", "RunInJob", "Allocate"],
+        ),
+        (
+            "ReconfigFlags",
+            &["KeepPartInfo", "KeepPartInfo,KeepPartState"],
+            &["KeepPowerSaveSettings", "Keep"],
+        ),
+        (
+            "HealthCheckNodeState",
+            &["ANY", "idle,cycle"],
+            &["NONDRAINED_IDLE", "START_ONLY", "BUSY"],
+        ),
+        (
+            "AccountingStorageEnforce",
+            &["associations,limits,qos", "all", "safe,nojobs"],
+            &["assoc", "limits;qos"],
+        ),
+        (
+            "AccountingStoreFlags",
+            &["job_comment", "job_env,job_script"],
+            &["job_extra", "no_stdio", "comment"],
+        ),
+        (
+            "PriorityFlags",
+            &["MAX_TRES", "incr_only,CALCULATE_RUNNING"],
+            &[
+                "MAX_TRES_GRES",
+                "FAIR_TREE",
+                "NO_FAIR_TREE",
+                "DEPTH_OBLIVIOUS",
+            ],
+        ),
+        (
+            "PrivateData",
+            &["jobs", "accounts,usage,users", "all"],
+            &["cloud", "job", "secret"],
+        ),
+        (
+            "PropagateResourceLimits",
+            &["ALL", "NONE", "CORE,RLIMIT_NOFILE"],
+            &["all", "core", "ALL,CORE", "NONE,CPU", "RLIMIT_FOO"],
+        ),
+        (
+            "PropagateResourceLimitsExcept",
+            &["MEMLOCK", "AS,STACK"],
+            &["memlock", "CPU,CPU"],
+        ),
+        (
+            "TaskPluginParam",
+            &[
+                "cores",
+                "none,verbose",
+                "autobind=threads,sockets",
+                "SlurmdOffSpec",
+            ],
+            &[
+                "cores,threads",
+                "autobind=cores,autobind=none",
+                "OOMKillStep",
+                "autobind=boards",
+                "Cores=",
+            ],
+        ),
+        (
+            "CpuFreqGovernors",
+            &["OnDemand,Performance", "userspace", "SchedUtil"],
+            &["ondemandx", "Perf"],
+        ),
+        (
+            "CpuFreqDef",
+            &["Performance", "powersave"],
+            &["UserSpace", "Performance,OnDemand", "2400000"],
+        ),
+        (
+            "EnforcePartLimits",
+            &["ALL", "any", "NO", "yes"],
+            &["NOJOBS", "ALL,ANY"],
+        ),
+        (
+            "LogTimeFormat",
+            &["iso8601_ms", "SHORT", "thread_id"],
+            &["rfc3339", "format_stderr", "iso8601,short"],
+        ),
+        (
+            "MpiDefault",
+            &["none", "pmi2", "cray_shasta"],
+            &["pmix", "mpi/pmi2", "openmpi"],
+        ),
+        (
+            "RequeueExit",
+            &["1", "0,5-9,255", "3-3"],
+            &["256", "9-5", "1,", "-1", "a", "07", "1,,2"],
+        ),
+        ("RequeueExitHold", &["255"], &["1-256"]),
+        (
+            "Licenses",
+            &["fluent", "fluent:4,matlab", "a.b-c_d:0"],
+            &[
+                "fluent:x",
+                "fluent:4,fluent",
+                ":4",
+                "fluent:",
+                "fluent:-1",
+                "9lic",
+            ],
+        ),
+        (
+            "PriorityWeightTRES",
+            &["CPU=1000", "cpu=1,mem=2.5,Node=3K,FS/Disk=1"],
+            &["GRES/gpu=1", "CPU", "CPU=x", "License/foo=1"],
+        ),
+        (
+            "SuspendTime",
+            &["600", "INFINITE", "-1"],
+            &["10min", "-2", "4294967296"],
+        ),
+        (
+            "JobSubmitPlugins",
+            &[
+                "job_submit/throttle",
+                "job_submit/require_timelimit,job_submit/partition",
+            ],
+            &[
+                "job_submit/lua",
+                "throttle",
+                "job_submit/throttle,job_submit/throttle",
+            ],
+        ),
+        ("PrEpPlugins", &["prep/script"], &["prep/none", "script"]),
+        (
+            "CliFilterPlugins",
+            &["cli_filter/syslog,cli_filter/user_defaults"],
+            &["cli_filter/lua", "cli_filter/none"],
+        ),
+        (
+            "SwitchType",
+            &["switch/none"],
+            &[
+                "switch/hpe_slingshot",
+                "switch/nvidia_imex",
+                "switch/cray_aries",
+            ],
+        ),
+        ("LaunchType", &["launch/slurm"], &["launch/none", "slurm"]),
+        (
+            "JobContainerType",
+            &["job_container/none"],
+            &["job_container/tmpfs", "namespace/tmpfs"],
+        ),
+        (
+            "PrioritySiteFactorPlugin",
+            &["site_factor/none"],
+            &["site_factor/example"],
+        ),
+        ("RoutePlugin", &["route/default"], &["route/topology"]),
+        (
+            "BurstBufferType",
+            &[],
+            &["burst_buffer/lua", "burst_buffer/datawarp"],
+        ),
+        ("NodeFeaturesPlugins", &[], &["node_features/helpers"]),
+        ("AuthAltTypes", &[], &["auth/jwt"]),
+        (
+            "CoreSpecPlugin",
+            &[],
+            &["core_spec/none", "core_spec/cray_aries"],
+        ),
+        ("ExtSensorsType", &[], &["ext_sensors/none"]),
+        ("PowerPlugin", &[], &["power/none"]),
+        (
+            "AcctGatherInfinibandType",
+            &[],
+            &["acct_gather_infiniband/ofed"],
+        ),
+        ("CryptoType", &[], &["crypto/munge"]),
+        (
+            "AuthType",
+            &["auth/munge", "auth/none"],
+            &["auth/slurm", "auth/jwt"],
+        ),
+        ("CredType", &["cred/munge", "cred/none"], &["cred/slurm"]),
+        (
+            "SelectType",
+            &["select/cons_tres", "select/linear"],
+            &["select/cons_res"],
+        ),
+        (
+            "ProctrackType",
+            &["proctrack/cgroup", "proctrack/linuxproc", "proctrack/pgid"],
+            &["proctrack/cray_aries"],
+        ),
+        (
+            "TaskPlugin",
+            &["task/cgroup,task/affinity", "task/none"],
+            &["task/cray_aries", "task/cgroup,", "task/cgroup,task/cgroup"],
+        ),
+    ];
+    for (key, good, bad) in cases {
+        let (canon, rule) = global_rule(key).unwrap_or_else(|| panic!("{key} is no global key"));
+        assert_eq!(canon, *key);
+        for v in *good {
+            rule.check(v)
+                .unwrap_or_else(|e| panic!("{key}={v} is refused: {e}"));
+        }
+        for v in *bad {
+            let e = rule.check(v).expect_err(&format!("{key}={v} is accepted"));
+            assert!(!e.reason.is_empty(), "{key}={v}");
+            if owned_global(key).is_none() && !v.is_empty() {
+                let e = parse_overrides(&format!("{key}={v}"), OverrideScope::SlurmConf)
+                    .expect_err(&format!("{key}={v} passes slurm-conf-parameters"))
+                    .to_string();
+                assert!(e.contains(key) && e.contains(&v[..v.len().min(8)]), "{e}");
+            }
+        }
+    }
+    // A typo gets the closest word; an unknown plugin the closest plugin.
+    let e = parse_overrides("DebugFlags=Backfil", OverrideScope::SlurmConf).unwrap_err();
+    assert!(e.to_string().contains("did you mean Backfill?"), "{e}");
+    let e = parse_overrides(
+        "JobSubmitPlugins=job_submit/throtle",
+        OverrideScope::SlurmConf,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("did you mean job_submit/throttle?"),
+        "{e}"
+    );
+    let e = parse_overrides("PrologFlags=NoHold,Contain", OverrideScope::SlurmConf).unwrap_err();
+    assert!(e.to_string().contains("cannot be combined"), "{e}");
+}
 
 /// The base cluster with `text` applied the way the charm applies it.
 fn model_with(inside: &str, overrides: &[(OverrideScope, &str)]) -> SlurmConf {

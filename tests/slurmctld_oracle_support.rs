@@ -108,6 +108,17 @@ impl Oracle {
         out
     }
 
+    /// Whether plugin `kind/name` can load in this root: its `.so` is in Debian's `PluginDir`,
+    /// or it is `kind/none`, which Slurm handles without a file on the versions that ship none.
+    pub fn has_plugin(&self, value: &str) -> bool {
+        value.ends_with("/none")
+            || self
+                .root
+                .join("usr/lib/x86_64-linux-gnu/slurm-wlm")
+                .join(format!("{}.so", value.replace('/', "_")))
+                .is_file()
+    }
+
     fn in_root(&self, cmd: &str) -> Command {
         if self.root == Path::new("/") {
             Command::new(cmd)

@@ -166,15 +166,54 @@ pub fn check_qos(key: &'static str, value: &str) -> Result<(), VocabError> {
 /// `K`, `M`, `G`, `T` or `P` (`slurm_protocol_api.c` 26.05 l.303: Slurm stops on
 /// "invalid TRES weight entry").
 pub fn check_tres_weights(value: &str) -> Result<(), VocabError> {
+    check_weights(value, None).then_some(()).ok_or_else(|| {
+        VocabError::new(
+            "TRESBillingWeights",
+            value,
+            "expected <TRES>=<weight>[,...] such as CPU=1.0,Mem=0.25G,GRES/gpu=2.0",
+        )
+    })
+}
+
+/// The TRES Slurm configures whatever `AccountingStorageTRES` says
+/// (`DEFAULT_ACCOUNTING_TRES`, the same in 22.05, 24.11 and 26.05).
+pub const DEFAULT_TRES: [&str; 8] = [
+    "CPU", "Mem", "Energy", "Node", "Billing", "FS/Disk", "VMem", "Pages",
+];
+
+/// `PriorityWeightTRES`: like [`check_tres_weights`], the TRES among [`DEFAULT_TRES`] (any
+/// case). 24.11 and 26.05 stop on a TRES that is not configured ("TRES weight 'GRES:gpu' is
+/// not a configured TRES type", fatal), and a GRES is a TRES only when
+/// `AccountingStorageTRES` lists it.
+pub fn check_priority_tres_weights(value: &str) -> Result<(), VocabError> {
+    check_weights(value, Some(&DEFAULT_TRES)).then_some(()).ok_or_else(|| {
+        VocabError::new(
+            "PriorityWeightTRES",
+            value,
+            format!(
+                "expected <TRES>=<weight>[,...] with TRES among {} (e.g. CPU=1000,Mem=2000); a GRES weight needs AccountingStorageTRES to list it",
+                DEFAULT_TRES.join(", ")
+            ),
+        )
+    })
+}
+
+/// `<TRES>=<weight>[,...]`, the TRES among `names` (any case) when given.
+fn check_weights(value: &str, names: Option<&[&str]>) -> bool {
     let entry_ok = |entry: &str| {
         let Some((name, weight)) = entry.split_once('=') else {
             return false;
         };
-        let name_ok = !name.is_empty()
-            && name.as_bytes()[0].is_ascii_alphabetic()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"/_:-.".contains(&b));
+        let name_ok = match names {
+            Some(names) => names.iter().any(|n| n.eq_ignore_ascii_case(name)),
+            None => {
+                !name.is_empty()
+                    && name.as_bytes()[0].is_ascii_alphabetic()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"/_:-.".contains(&b))
+            }
+        };
         let number = weight.trim_end_matches(['K', 'M', 'G', 'T', 'P', 'k', 'm', 'g', 't', 'p']);
         let number_ok = weight.len() - number.len() <= 1
             && !number.is_empty()
@@ -184,14 +223,7 @@ pub fn check_tres_weights(value: &str) -> Result<(), VocabError> {
             && number.bytes().any(|b| b.is_ascii_digit());
         name_ok && number_ok
     };
-    if !value.is_empty() && value.split(',').all(entry_ok) {
-        return Ok(());
-    }
-    Err(VocabError::new(
-        "TRESBillingWeights",
-        value,
-        "expected <TRES>=<weight>[,...] such as CPU=1.0,Mem=0.25G,GRES/gpu=2.0",
-    ))
+    !value.is_empty() && value.split(',').all(entry_ok)
 }
 
 #[cfg(test)]

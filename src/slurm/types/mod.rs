@@ -19,7 +19,8 @@
 //! - [`SlurmDuration`]: time limits; [`SlurmInt`]/[`IntWidth`]: integers with Slurm's limits;
 //!   `flags`: booleans and enumerated settings; [`ValueRule`]: which of those each key takes
 //!   (node, partition and global tables); [`PluginKind`]: plugin names, log levels and port
-//!   ranges Slurm resolves at start.
+//!   ranges Slurm resolves at start; [`FlagList`]: flag words (`DebugFlags`, `PrologFlags`),
+//!   with exit-code and license lists.
 
 #[macro_use]
 mod newtype;
@@ -27,6 +28,7 @@ mod cores;
 mod devices;
 mod duration;
 mod error;
+mod flag_list;
 mod flags;
 mod global_keys;
 mod gres_name;
@@ -41,6 +43,7 @@ pub use cores::{CoreList, MAX_CORES};
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use duration::SlurmDuration;
 pub use error::VocabError;
+pub use flag_list::{FlagList, MAX_EXIT_VAL};
 pub use flags::{
     PreemptScope, check_over_time_limit, check_oversubscribe, check_partition_cr_type,
     check_preempt_mode, check_suspend_time, parse_bool,

@@ -62,6 +62,28 @@ impl PluginKind {
     }
 }
 
+impl PluginKind {
+    /// Checks a comma list of `<kind>/<name>` values (`TaskPlugin=task/cgroup,task/affinity`),
+    /// each by [`PluginKind::check`] and each at most once.
+    pub fn check_list(&self, value: &str) -> Result<(), VocabError> {
+        let items: Vec<&str> = value.split(',').collect();
+        for (i, item) in items.iter().enumerate() {
+            self.check(item).map_err(|e| VocabError {
+                shown: super::error::shown(value),
+                ..e
+            })?;
+            if items[..i].contains(item) {
+                return Err(VocabError::new(
+                    "plugin list",
+                    value,
+                    format!("{item} is listed twice"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `SchedulerType`.
 pub const SCHED: PluginKind = PluginKind {
     kind: "sched",
@@ -142,6 +164,156 @@ pub const TOPOLOGY: PluginKind = PluginKind {
     kind: "topology",
     names: &[],
     note: "; tree and block need topology.conf, which this charm does not write, and the default's name differs between Slurm versions (leave TopologyPlugin unset)",
+};
+
+/// `SelectType` (owned by the charm: `select/cons_tres`). `cons_res` is gone in 23.11+.
+pub const SELECT: PluginKind = PluginKind {
+    kind: "select",
+    names: &["cons_tres", "linear"],
+    note: "",
+};
+/// `ProctrackType` (owned by the charm: `proctrack/cgroup`).
+pub const PROCTRACK: PluginKind = PluginKind {
+    kind: "proctrack",
+    names: &["cgroup", "linuxproc", "pgid"],
+    note: "",
+};
+/// `TaskPlugin`, a list (owned by the charm: `task/cgroup,task/affinity`); `task/none` is
+/// accepted by all three real daemons.
+pub const TASK: PluginKind = PluginKind {
+    kind: "task",
+    names: &["affinity", "cgroup", "none"],
+    note: "",
+};
+/// `AuthType` (owned by the charm: `auth/munge`). `auth/slurm` is 23.11+, `auth/jwt` only an
+/// alternative type.
+pub const AUTH: PluginKind = PluginKind {
+    kind: "auth",
+    names: &["munge", "none"],
+    note: "",
+};
+/// `CredType` (owned by the charm: `cred/munge`).
+pub const CRED: PluginKind = PluginKind {
+    kind: "cred",
+    names: &["munge", "none"],
+    note: "",
+};
+/// `AuthAltTypes`: none accepted. `auth/jwt`, the only alternative every version ships,
+/// stops slurmctld without a `jwt_key` file (`AuthAltParameters`), which this charm does not
+/// provide.
+pub const AUTH_ALT: PluginKind = PluginKind {
+    kind: "auth",
+    names: &[],
+    note: "; auth/jwt needs a jwt_key file (AuthAltParameters) this charm does not provide",
+};
+/// `SwitchType`: `switch/none` (every real daemon accepts it). `hpe_slingshot` is not in
+/// Debian's packages (slurmctld 24.11/26.05: "Can't find plugin", fatal); `nvidia_imex` is
+/// 24.11+.
+pub const SWITCH: PluginKind = PluginKind {
+    kind: "switch",
+    names: &["none"],
+    note: "; hpe_slingshot is not packaged by Debian and nvidia_imex is 24.11+",
+};
+/// `LaunchType`: `launch/slurm`, the only launch plugin (24.11+ ignore the key).
+pub const LAUNCH: PluginKind = PluginKind {
+    kind: "launch",
+    names: &["slurm"],
+    note: "",
+};
+/// `JobContainerType`: `job_container/none`. `tmpfs` needs `PrologFlags=Contain` and
+/// job_container.conf (fatal without), and 26.05 replaced the key with `NamespaceType`.
+pub const JOB_CONTAINER: PluginKind = PluginKind {
+    kind: "job_container",
+    names: &["none"],
+    note: "; job_container/tmpfs needs PrologFlags=Contain and job_container.conf, which this charm does not write",
+};
+/// `PrioritySiteFactorPlugin`: `site_factor/none` (22.05 ships only `none`, 23.11+ only
+/// `example`).
+pub const SITE_FACTOR: PluginKind = PluginKind {
+    kind: "site_factor",
+    names: &["none"],
+    note: "",
+};
+/// `RoutePlugin`: `route/default`. 24.11+ read the key only for `tree` (`RouteTree`), so
+/// `route/topology` would change meaning on upgrade.
+pub const ROUTE: PluginKind = PluginKind {
+    kind: "route",
+    names: &["default"],
+    note: "; route/topology is read differently by 24.11+ (TopologyParam=RouteTree)",
+};
+/// `JobSubmitPlugins`, a list (`job_submit/<name>`; Slurm also takes the bare name). `lua`
+/// stops slurmctld without job_submit.lua ("Unable to stat", fatal on 24.11+).
+pub const JOB_SUBMIT: PluginKind = PluginKind {
+    kind: "job_submit",
+    names: &[
+        "all_partitions",
+        "defaults",
+        "logging",
+        "partition",
+        "pbs",
+        "require_timelimit",
+        "throttle",
+    ],
+    note: "; job_submit/lua needs job_submit.lua, which this charm does not write",
+};
+/// `NodeFeaturesPlugins`: none accepted. `node_features/helpers`, the only one every version
+/// ships, waits for helpers.conf (60 s, then fatal).
+pub const NODE_FEATURES: PluginKind = PluginKind {
+    kind: "node_features",
+    names: &[],
+    note: "; node_features/helpers needs helpers.conf, which this charm does not write",
+};
+/// `CliFilterPlugins`, a list (loaded by the client commands, not slurmctld). `lua` needs
+/// cli_filter.lua on every client.
+pub const CLI_FILTER: PluginKind = PluginKind {
+    kind: "cli_filter",
+    names: &["syslog", "user_defaults"],
+    note: "; cli_filter/lua needs cli_filter.lua, which this charm does not write",
+};
+/// `PrEpPlugins`, a list.
+pub const PREP: PluginKind = PluginKind {
+    kind: "prep",
+    names: &["script"],
+    note: "",
+};
+/// `BurstBufferType`: none accepted. `lua` stops slurmctld 24.11+ without burst_buffer.lua;
+/// `datawarp` needs Cray's `dw_wlm_cli`.
+pub const BURST_BUFFER: PluginKind = PluginKind {
+    kind: "burst_buffer",
+    names: &[],
+    note: "; lua needs burst_buffer.lua and datawarp Cray DataWarp, which this deployment has not",
+};
+/// `CoreSpecPlugin`: none accepted; defunct in 24.11+ ("The option ... is defunct").
+pub const CORE_SPEC: PluginKind = PluginKind {
+    kind: "core_spec",
+    names: &[],
+    note: "; CoreSpecPlugin is defunct since Slurm 24.11 (leave it unset)",
+};
+/// `ExtSensorsType`: none accepted; defunct in 24.11+.
+pub const EXT_SENSORS: PluginKind = PluginKind {
+    kind: "ext_sensors",
+    names: &[],
+    note: "; ExtSensorsType is defunct since Slurm 24.11 (leave it unset)",
+};
+/// `PowerPlugin`: none accepted; defunct in 24.11+.
+pub const POWER: PluginKind = PluginKind {
+    kind: "power",
+    names: &[],
+    note: "; PowerPlugin is defunct since Slurm 24.11 (leave it unset)",
+};
+/// `AcctGatherInfinibandType`: none accepted; the old name of `AcctGatherInterconnectType`
+/// (24.11+ rewrite `infiniband` to `interconnect`).
+pub const ACCT_GATHER_INFINIBAND: PluginKind = PluginKind {
+    kind: "acct_gather_infiniband",
+    names: &[],
+    note: "; this is the old name of AcctGatherInterconnectType: set that instead",
+};
+/// `CryptoType`: none accepted; the old name of `CredType`, which the charm owns (Slurm reads
+/// it only when `CredType` is unset, which it never is).
+pub const CRYPTO: PluginKind = PluginKind {
+    kind: "crypto",
+    names: &[],
+    note: "; this is the old name of CredType, which the charm sets (cred/munge)",
 };
 
 /// The log levels of `log_string2num` (`slurm_protocol_defs.c`), lowest first.

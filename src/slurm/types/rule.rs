@@ -5,6 +5,7 @@
 
 use super::VocabError;
 use super::duration::SlurmDuration;
+use super::flag_list::{self, FlagList};
 use super::flags;
 use super::integer::{IntWidth, SlurmInt};
 use super::plugin::{self, PluginKind};
@@ -59,6 +60,19 @@ pub enum ValueRule {
     LogLevel,
     /// `SrunPortRange` ([`super::plugin::check_port_range`]).
     PortRange,
+    /// A comma list of plugins of this kind (`TaskPlugin`, `JobSubmitPlugins`), each a name
+    /// every supported version ships ([`PluginKind::check_list`]).
+    PluginList(&'static PluginKind),
+    /// A comma list of flag words, or one word, as Slurm's parser for the key reads them
+    /// ([`FlagList`]: `DebugFlags`, `PrologFlags`, `EnforcePartLimits`, ...).
+    Flags(&'static FlagList),
+    /// `RequeueExit`, `RequeueExitHold` ([`flag_list::check_exit_codes`]).
+    ExitCodes,
+    /// `Licenses` ([`flag_list::check_licenses`]).
+    Licenses,
+    /// `PriorityWeightTRES`: `<TRES>=<weight>` for the TRES Slurm always configures
+    /// ([`flags::check_priority_tres_weights`]).
+    PriorityTresWeights,
 }
 
 impl ValueRule {
@@ -139,13 +153,21 @@ impl ValueRule {
             ValueRule::Plugin(kind) => kind.check(value),
             ValueRule::LogLevel => plugin::check_log_level(value),
             ValueRule::PortRange => plugin::check_port_range(value),
+            ValueRule::PluginList(kind) => kind.check_list(value),
+            ValueRule::Flags(list) => list.check(value),
+            ValueRule::ExitCodes => flag_list::check_exit_codes(value),
+            ValueRule::Licenses => flag_list::check_licenses(value),
+            ValueRule::PriorityTresWeights => flags::check_priority_tres_weights(value),
         }
     }
 
     /// Whether a value of this rule is a list of `name=value` pairs, so `=` may stand inside
     /// it (`TRESBillingWeights`); record values of any other rule refuse `=`.
     pub fn takes_pairs(self) -> bool {
-        self == ValueRule::TresWeights
+        matches!(
+            self,
+            ValueRule::TresWeights | ValueRule::PriorityTresWeights
+        )
     }
 
     /// A short description for docs and messages.
@@ -178,6 +200,12 @@ impl ValueRule {
             ValueRule::Plugin(_) => "<kind>/<plugin> every supported Slurm ships",
             ValueRule::LogLevel => "quiet..debug5 or 0..=9",
             ValueRule::PortRange => "first-last ports",
+            ValueRule::PluginList(_) => "<kind>/<plugin>[,...] every supported Slurm ships",
+            ValueRule::Flags(list) if list.single => "one of a list of words",
+            ValueRule::Flags(_) => "comma list of flag words",
+            ValueRule::ExitCodes => "exit codes 0..=255 and ranges, comma list",
+            ValueRule::Licenses => "name[:count][,...]",
+            ValueRule::PriorityTresWeights => "<default TRES>=<weight>[,...]",
         }
     }
 }
