@@ -41,6 +41,20 @@ fn push_kv(out: &mut String, key: &str, value: &str) {
     out.push_str(value);
 }
 
+/// ` <key>=a,b,c` for a non-empty list, nothing for an empty one (no joined copy).
+fn push_list<'a>(out: &mut String, key: &str, items: impl IntoIterator<Item = &'a str>) {
+    for (i, item) in items.into_iter().enumerate() {
+        if i == 0 {
+            out.push(' ');
+            out.push_str(key);
+            out.push('=');
+        } else {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
+}
+
 /// Appends a decimal number without going through `core::fmt`.
 fn push_u64(out: &mut String, v: u64) {
     super::hostlist::push_num(out, v, 0);
@@ -90,13 +104,7 @@ fn node_tail(n: &NodeConf) -> String {
     if let Some(v) = n.mem_spec_limit {
         push_num(&mut s, "MemSpecLimit", v);
     }
-    if let [first, rest @ ..] = n.features.as_slice() {
-        push_kv(&mut s, "Features", first);
-        for f in rest {
-            s.push(',');
-            s.push_str(f);
-        }
-    }
+    push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
     if let Some(v) = n.weight {
         push_num(&mut s, "Weight", u64::from(v));
     }
@@ -323,13 +331,7 @@ fn push_record(s: &mut String, r: &GresLine) {
     if let Some(l) = &r.links {
         push_kv(s, "Links", &l.to_string());
     }
-    if let [first, rest @ ..] = r.flags.flags() {
-        push_kv(s, "Flags", first.as_str());
-        for f in rest {
-            s.push(',');
-            s.push_str(f.as_str());
-        }
-    }
+    push_list(s, "Flags", r.flags.flags().iter().map(|f| f.as_str()));
 }
 
 /// The gres.conf lines of one node's records (`NodeName=<node> Name=gpu ...`), one per

@@ -124,13 +124,7 @@ parsed_newtype!(GresFlags);
 
 impl std::fmt::Display for GresFlags {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, flag) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            f.write_str(flag.as_str())?;
-        }
-        Ok(())
+        super::newtype::write_comma_list(f, self.0.iter().map(|flag| flag.as_str()))
     }
 }
 
