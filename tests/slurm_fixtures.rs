@@ -60,17 +60,17 @@ pub fn cluster() -> (SlurmConf, GresConf) {
     conf.nodes
         .push(node("gpu-10", &[("nvidia_a100_80gb_pcie", 1)]));
     conf.nodes.push(node("cpu-1", &[]));
-    let mut p = Partition::new("slurmd");
+    let mut p = Partition::new("slurmd".parse().unwrap());
     p.nodes
-        .extend(["gpu-1", "gpu-2", "gpu-10", "cpu-1"].map(String::from));
+        .extend(["gpu-1", "gpu-2", "gpu-10", "cpu-1"].map(|n| n.parse().unwrap()));
     p.default = true;
     p.state = Some(PartitionState::Up);
-    p.extra.push(("MaxTime".into(), "1:00:00".into()));
+    p.set("MaxTime", "1:00:00").unwrap();
     conf.partitions.push(p);
     conf.down_nodes.push(DownNodes {
         nodes: ["gpu-10".to_string()].into(),
         state: Some(NodeState::Down),
-        reason: Some("New node.".into()),
+        reason: Some("New node.".parse().unwrap()),
     });
     let mut gres = GresConf::default();
     for n in ["gpu-1", "gpu-2"] {
@@ -97,12 +97,12 @@ pub fn cluster() -> (SlurmConf, GresConf) {
 pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
     let mut conf = SlurmConf::new("big", "ctl-0");
     let mut gres = GresConf::default();
-    let mut p = Partition::new("gpu");
+    let mut p = Partition::new("gpu".parse().unwrap());
     p.default = true;
     p.state = Some(PartitionState::Up);
     let mut down = DownNodes {
         state: Some(NodeState::Down),
-        reason: Some("New node.".into()),
+        reason: Some("New node.".parse().unwrap()),
         ..DownNodes::default()
     };
     for i in 0..n {
@@ -120,7 +120,7 @@ pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
         if i % 100 == 7 {
             down.nodes.insert(name.clone());
         }
-        p.nodes.insert(name);
+        p.nodes.insert(name.parse().unwrap());
         conf.nodes.push(node);
     }
     conf.partitions.push(p);

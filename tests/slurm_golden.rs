@@ -39,8 +39,8 @@ fn small_cluster() {
         .push(("SchedulerParameters".into(), "bf_interval=60".into()));
     conf.includes.push("slurm.conf.slurmd".into());
     conf.node_sets.push(NodeSet {
-        name: "slurmd".into(),
-        feature: Some("slurmd".into()),
+        name: "slurmd".parse().unwrap(),
+        feature: Some("slurmd".parse().unwrap()),
         nodes: Default::default(),
     });
     let out = render_files(&conf, &gres).unwrap();
@@ -71,7 +71,7 @@ fn gres_features() {
         "/dev/nvidia0,/dev/nvidia2,/dev/nvidia3".parse().unwrap(),
     );
     strided.cores = Some("0-3,8".parse().unwrap());
-    strided.flags = vec!["nvidia_gpu_env".into()];
+    strided.flags = "nvidia_gpu_env".parse().unwrap();
     let mut linked = fixtures::gpu("nvidia_h100_80gb_hbm3", files(1..2));
     linked.links = Some("-1,4".parse().unwrap());
     let mig = fixtures::mig_record();

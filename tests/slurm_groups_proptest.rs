@@ -50,7 +50,7 @@ fn node_line(s: &ShapeSpec, name: &str) -> (NodeConf, Vec<GresLine>) {
     let mut n = NodeConf::new(name.parse().unwrap());
     n.cpus = Some(s.cpus);
     n.real_memory = s.mem;
-    n.features = s.features.iter().map(|f| f.to_string()).collect();
+    n.features = s.features.iter().map(|f| f.parse().unwrap()).collect();
     if s.addr {
         n.set("NodeAddr", "10.0.0.1").unwrap();
     }
@@ -88,10 +88,10 @@ fn models(
     let mut listed = SlurmConf::new("c", "ctl");
     let mut grouped = SlurmConf::new("c", "ctl");
     let mut gres = GresConf::default();
-    let mut part = Partition::new("p");
+    let mut part = Partition::new("p".parse().unwrap());
     let mut down = DownNodes {
         state: Some(NodeState::Down),
-        reason: Some("New node.".into()),
+        reason: Some("New node.".parse().unwrap()),
         ..DownNodes::default()
     };
     let lines: Vec<(Arc<NodeConf>, NodeRecords)> = shapes
@@ -134,7 +134,7 @@ fn models(
             }
         };
         grouped.node_groups[g].names.push(name.parse().unwrap());
-        part.nodes.insert(name.clone());
+        part.nodes.insert(name.parse().unwrap());
         if i % 3 == 0 {
             down.nodes.insert(name);
         }

@@ -116,10 +116,10 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
     conf.extra
         .push(("SchedulerParameters".into(), "bf_interval=60".into()));
     let mut gres = GresConf::default();
-    let mut p = Partition::new("p");
+    let mut p = Partition::new("p".parse().unwrap());
     let mut down = DownNodes {
         state: Some(NodeState::Drain),
-        reason: Some("maint #1".into()),
+        reason: Some("maint #1".parse().unwrap()),
         ..DownNodes::default()
     };
     for (i, s) in specs.iter().enumerate() {
@@ -131,9 +131,9 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
         let mut n = NodeConf::new(name.parse().unwrap());
         n.cpus = s.cpus;
         n.real_memory = s.mem;
-        n.features = s.features.clone();
+        n.features = s.features.iter().map(|f| f.parse().unwrap()).collect();
         n.weight = s.weight;
-        n.reason = s.reason.clone();
+        n.reason = s.reason.as_deref().map(|r| r.parse().unwrap());
         if let Some(t) = s.tmp_disk {
             n.set("TmpDisk", &t.to_string()).unwrap();
         }
@@ -155,7 +155,7 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
             gres.nodes.insert(name.parse().unwrap(), records.into());
         }
         if part_mask >> (i % 64) & 1 == 1 {
-            p.nodes.insert(name.clone());
+            p.nodes.insert(name.parse().unwrap());
         }
         if down_mask >> (i % 64) & 1 == 1 {
             down.nodes.insert(name.clone());

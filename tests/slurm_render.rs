@@ -8,7 +8,8 @@ use std::sync::Arc;
 mod fixtures;
 use fixtures::{cluster, files, gpu, nn, node};
 use slurm_charms::slurm::types::{
-    CoreList, DeviceFiles, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
+    CoreList, DeviceFiles, Feature, GresDevices, GresName, LinksRow, MultipleFiles, NodeName,
+    Reason,
 };
 
 #[test]
@@ -89,7 +90,7 @@ fn shared_and_separate_record_lists_render_alike() {
 #[test]
 fn reason_is_quoted_and_escaped() {
     let (mut conf, _) = cluster();
-    conf.down_nodes[0].reason = Some(r"disk #2 \ bad".into());
+    conf.down_nodes[0].reason = Some(r"disk #2 \ bad".parse().unwrap());
     let out = render_slurm_conf(&conf).unwrap();
     assert!(out.contains(r#"Reason="disk \#2 \\ bad""#), "{out}");
 }
@@ -131,7 +132,8 @@ fn duplicate_node_is_refused() {
 #[test]
 fn duplicate_partition_is_refused() {
     let (mut conf, gres) = cluster();
-    conf.partitions.push(Partition::new("slurmd"));
+    conf.partitions
+        .push(Partition::new("slurmd".parse().unwrap()));
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::DuplicatePartition { .. }
@@ -319,7 +321,7 @@ fn gres_name_must_be_in_gres_types() {
 #[test]
 fn unknown_references_are_refused() {
     let (mut conf, gres) = cluster();
-    conf.partitions[0].nodes.insert("ghost".into());
+    conf.partitions[0].nodes.insert("ghost".parse().unwrap());
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::UnknownPartitionNode { .. }
@@ -349,18 +351,6 @@ type Attempt = Box<dyn Fn(&mut SlurmConf, &mut GresConf)>;
 fn injection_attempts_are_refused_with_key_and_value() {
     let (conf, gres) = cluster();
     let attempts: Vec<Attempt> = vec![
-        Box::new(|c, _| {
-            c.nodes[0]
-                .extra
-                .push(("TmpDisk".into(), "1 State=DOWN".into()))
-        }),
-        Box::new(|c, _| c.nodes[0].features = vec!["a#b".into()]),
-        Box::new(|c, _| c.nodes[0].reason = Some("x\"\nPartitionName=evil".into())),
-        Box::new(|c, _| {
-            c.partitions[0]
-                .extra
-                .push(("MaxTime".into(), "1\nx=y".into()))
-        }),
         Box::new(|c, _| c.extra.push(("SchedulerParameters".into(), "a b".into()))),
         Box::new(|c, _| c.extra.push(("Bad Key".into(), "1".into()))),
         Box::new(|c, _| c.extra.push(("SelectType".into(), "select/linear".into()))),
@@ -381,13 +371,21 @@ fn injection_attempts_are_refused_with_key_and_value() {
             .is_err()
     );
     assert!(DeviceFiles::try_from("/dev/nvidia0 Name=x").is_err());
+    assert!(Feature::try_from("a#b").is_err());
+    assert!(Reason::try_from("x\"\nPartitionName=evil").is_err());
+    // Record entries are built only by `set`, which refuses them naming the key and value.
     let mut c = conf.clone();
-    c.nodes[0]
-        .extra
-        .push(("TmpDisk".into(), "1 State=DOWN".into()));
-    let msg = render_slurm_conf(&c).unwrap_err().to_string();
+    let msg = c.nodes[0]
+        .set("TmpDisk", "1 State=DOWN")
+        .unwrap_err()
+        .to_string();
     assert!(
         msg.contains("TmpDisk") && msg.contains("1 State=DOWN"),
         "{msg}"
+    );
+    assert!(c.partitions[0].set("MaxTime", "1\nx=y").is_err());
+    assert_eq!(
+        render_slurm_conf(&c).unwrap(),
+        render_slurm_conf(&conf).unwrap()
     );
 }

@@ -189,7 +189,7 @@ fn charm(scope: OverrideScope, key: &str, value: &str) -> Option<Vec<(String, St
     // The setters are the second half of the boundary (what relation data goes through).
     let mut conf = SlurmConf::new("c", "h");
     let mut node = Oracle::node("x1");
-    let mut part = Partition::new("q");
+    let mut part = Partition::new("q".parse().unwrap());
     for (k, v) in &pairs {
         match scope {
             OverrideScope::SlurmConf => conf.set_global(k, v).ok()?,
@@ -212,8 +212,8 @@ fn model(inside: &str, accepted: &[(OverrideScope, Vec<(String, String)>)]) -> S
                 }
             }
             OverrideScope::Partition => {
-                let mut p = Partition::new(&format!("q{i}"));
-                p.nodes.insert("n1".into());
+                let mut p = Partition::new(format!("q{i}").parse().unwrap());
+                p.nodes.insert("n1".parse().unwrap());
                 for (k, v) in pairs {
                     p.set(k, v).expect("accepted partition value");
                 }
@@ -226,7 +226,7 @@ fn model(inside: &str, accepted: &[(OverrideScope, Vec<(String, String)>)]) -> S
                     n.set(k, v).expect("accepted node value");
                 }
                 if let Some(p) = conf.partitions.iter_mut().find(|p| p.name == "p") {
-                    p.nodes.insert(name);
+                    p.nodes.insert(name.parse().unwrap());
                 }
                 conf.nodes.push(n);
             }

@@ -451,8 +451,8 @@ fn model_with(inside: &str, overrides: &[(OverrideScope, &str)]) -> SlurmConf {
                 }
             }
             OverrideScope::Partition => {
-                let mut p = Partition::new(&format!("p{i}"));
-                p.nodes.insert("n1".into());
+                let mut p = Partition::new(format!("p{i}").parse().unwrap());
+                p.nodes.insert("n1".parse().unwrap());
                 for (k, v) in pairs {
                     p.set(&k, &v).expect("partition key");
                 }

@@ -170,8 +170,8 @@ impl Oracle {
         }
         conf.set_global("MpiDefault", "none").expect("MpiDefault");
         conf.nodes.push(Self::node("n1"));
-        let mut p = Partition::new("p");
-        p.nodes.insert("n1".into());
+        let mut p = Partition::new("p".parse().unwrap());
+        p.nodes.insert("n1".parse().unwrap());
         conf.partitions.push(p);
         conf
     }

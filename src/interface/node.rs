@@ -362,7 +362,12 @@ impl NodeRecord {
     pub fn parameters(&self) -> Vec<(&'static str, String)> {
         let n = &self.node;
         let mut out = vec![("NodeName", n.name.to_string())];
-        let extra = |k: &str| n.extra.iter().find(|(e, _)| e == k).map(|(_, v)| v.clone());
+        let extra = |k: &str| {
+            n.extra
+                .iter()
+                .find(|e| e.key() == k)
+                .map(|e| e.value().to_owned())
+        };
         for key in NODE_PARAMETER_KEYS {
             let value = match *key {
                 "CPUs" => n.cpus.map(|v| v.to_string()),

@@ -63,7 +63,7 @@ impl PartitionRecord {
         name: PartitionName,
         params: BTreeMap<String, String>,
     ) -> Result<Self, InterfaceError> {
-        let mut partition = Partition::new(&name);
+        let mut partition = Partition::new(name.clone());
         for (k, v) in &params {
             let field = || format!("{name}.{k}");
             if OWNED_PARTITION_KEYS

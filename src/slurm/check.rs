@@ -11,6 +11,7 @@ use super::hostlist::natural_key;
 use super::keys::owned_global;
 use super::node::NodeConf;
 use super::slurm_conf::{NodeNames, SlurmConf};
+use super::types::NodeRef;
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// Checks a slurm.conf model: values, duplicates, GRES forms, references.
@@ -61,7 +62,6 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     // Grouped nodes share their fields: those are checked once per group, naming its first node.
     for (node, group) in conf.node_lines() {
         let first = group.first();
-        node.validate_as(first)?;
         let mut group_names = group.iter();
         for name in group_names.by_ref().take(1) {
             if !names.insert(name) {
@@ -110,7 +110,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
         s.validate()?;
         if !sets.insert(&s.name) || names.contains(s.name.as_str()) {
             return Err(ConfigError::DuplicateNodeSet {
-                name: s.name.clone(),
+                name: s.name.to_string(),
             });
         }
     }
@@ -119,10 +119,9 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     let mut parts = HashSet::new();
     let mut default = None;
     for p in &conf.partitions {
-        p.validate()?;
         if !parts.insert(&p.name) {
             return Err(ConfigError::DuplicatePartition {
-                partition: p.name.clone(),
+                partition: p.name.to_string(),
             });
         }
         let previous = if p.default {
@@ -142,10 +141,15 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
         }
         if check_refs {
             for n in &p.nodes {
-                if n != "ALL" && !names.contains(n.as_str()) && !sets.contains(n.as_str()) {
+                let known = match n {
+                    NodeRef::All => true,
+                    NodeRef::Node(n) => names.contains(n.as_str()) || sets.contains(n.as_str()),
+                    NodeRef::NodeSet(s) => sets.contains(s.as_str()),
+                };
+                if !known {
                     return Err(ConfigError::UnknownPartitionNode {
-                        partition: p.name.clone(),
-                        node: n.clone(),
+                        partition: p.name.to_string(),
+                        node: n.to_string(),
                     });
                 }
             }
@@ -183,23 +187,6 @@ pub fn check_record(node: &str, r: &GresLine) -> Result<(), ConfigError> {
         return Err(ConfigError::LinksNeedOneFile {
             node: node.to_string(),
         });
-    }
-    for f in &r.flags {
-        if !super::gres_conf::GRES_FLAGS.contains(&f.as_str()) {
-            return Err(ConfigError::invalid("Flags", f, "unknown flag"));
-        }
-    }
-    let env = r
-        .flags
-        .iter()
-        .filter(|f| f.ends_with("_env") && *f != "no_gpu_env")
-        .count();
-    if env > 0 && r.flags.iter().any(|f| f == "no_gpu_env") {
-        return Err(ConfigError::invalid(
-            "Flags",
-            &r.flags.join(","),
-            "no_gpu_env cannot be combined with another *_env flag",
-        ));
     }
     Ok(())
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::error::ConfigError;
 use super::types::{
-    CoreList, DeviceFiles, GresCount, GresDevices, GresName, GresType, LinksRow, MultipleFiles,
-    NodeName,
+    CoreList, DeviceFiles, GresCount, GresDevices, GresFlags, GresName, GresType, LinksRow,
+    MultipleFiles, NodeName,
 };
 use super::validate::validate_key;
 
@@ -69,19 +69,6 @@ impl fmt::Display for AutoDetect {
     }
 }
 
-/// gres.conf `Flags` values Slurm knows (22.05 plus `explicit` from 23.11).
-pub const GRES_FLAGS: [&str; 9] = [
-    "CountOnly",
-    "nvidia_gpu_env",
-    "amd_gpu_env",
-    "intel_gpu_env",
-    "opencl_env",
-    "no_gpu_env",
-    "one_sharing",
-    "all_sharing",
-    "explicit",
-];
-
 /// One gres.conf record (without its NodeName, which is the key it is stored under): the one
 /// GRES record type. NVML inventory produces it ([`crate::gpu::Inventory::gres`]), the `node`
 /// relation record carries it (serialised with gres.conf's key names, see
@@ -106,7 +93,7 @@ pub struct GresLine {
     /// `Links` (one entry per GPU index; exactly one `-1`).
     pub links: Option<LinksRow>,
     /// `Flags`.
-    pub flags: Vec<String>,
+    pub flags: GresFlags,
 }
 
 impl GresLine {
@@ -119,7 +106,7 @@ impl GresLine {
             count: None,
             cores: None,
             links: None,
-            flags: Vec::new(),
+            flags: GresFlags::default(),
         }
     }
 
@@ -149,27 +136,7 @@ impl GresLine {
                 "count" => line.count = Some(GresCount::try_from(value)?.get()),
                 "cores" | "cpus" => line.cores = Some(CoreList::try_from(value)?),
                 "links" | "link" => line.links = Some(LinksRow::try_from(value)?),
-                "flags" => {
-                    line.flags = value
-                        .split(',')
-                        .map(|f| {
-                            GRES_FLAGS
-                                .iter()
-                                .find(|k| k.eq_ignore_ascii_case(f))
-                                .map(|k| k.to_string())
-                                .ok_or_else(|| {
-                                    ConfigError::invalid(
-                                        "Flags",
-                                        value,
-                                        format!(
-                                            "unknown flag {f:?}; known: {}",
-                                            GRES_FLAGS.join(", ")
-                                        ),
-                                    )
-                                })
-                        })
-                        .collect::<Result<_, _>>()?;
-                }
+                "flags" => line.flags = GresFlags::try_from(value)?,
                 _ => {
                     return Err(ConfigError::InvalidKey {
                         key: key.to_string(),

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::error::ConfigError;
 use super::gres_conf::GresLine;
 use super::types::{
-    CoreList, DeviceFiles, GresCount, GresDevices, GresName, GresType, LinksRow, MultipleFiles,
+    CoreList, DeviceFiles, GresCount, GresDevices, GresFlags, GresName, GresType, LinksRow,
+    MultipleFiles,
 };
 
 /// The JSON layout of a [`GresLine`].
@@ -33,7 +34,7 @@ pub(crate) struct GresLineWire {
     #[serde(rename = "Links", default, skip_serializing_if = "Option::is_none")]
     links: Option<LinksRow>,
     #[serde(rename = "Flags", default, skip_serializing_if = "Option::is_none")]
-    flags: Option<String>,
+    flags: Option<GresFlags>,
 }
 
 impl TryFrom<GresLineWire> for GresLine {
@@ -55,13 +56,6 @@ impl TryFrom<GresLineWire> for GresLine {
             .map(GresCount::try_from)
             .transpose()?
             .map(GresCount::get);
-        let flags = match &w.flags {
-            Some(f) => {
-                GresLine::from_pairs("<relation>", &[("Name", w.name.as_str()), ("Flags", f)])?
-                    .flags
-            }
-            None => Vec::new(),
-        };
         Ok(GresLine {
             name: w.name,
             gres_type: w.gres_type,
@@ -69,7 +63,7 @@ impl TryFrom<GresLineWire> for GresLine {
             count,
             cores: w.cores,
             links: w.links,
-            flags,
+            flags: w.flags.unwrap_or_default(),
         })
     }
 }
@@ -89,7 +83,7 @@ impl From<GresLine> for GresLineWire {
             count: r.count.map(|c| c.to_string()),
             cores: r.cores,
             links: r.links,
-            flags: (!r.flags.is_empty()).then(|| r.flags.join(",")),
+            flags: (!r.flags.is_empty()).then_some(r.flags),
         }
     }
 }

@@ -3,8 +3,6 @@
 //! every known key is rendered in its CamelCase spelling.
 
 use super::error::ConfigError;
-use super::types::{ValueRule, check_key_value, rule_for};
-use super::validate::{validate_token, validate_value};
 
 /// A global slurm.conf key the charm owns (renders from the model; operators cannot override).
 /// `ClusterName` and `SlurmctldHost` are fields of [`super::SlurmConf`]; these are the rest,
@@ -257,77 +255,6 @@ pub fn record_key(
     })
 }
 
-/// What a record line (`NodeName`, `PartitionName`) accepts for the keys its model keeps as
-/// text (`extra`): one rule for nodes and partitions.
-pub(crate) struct RecordKeys {
-    /// Every key of the record ([`NODE_KEYS`], [`PARTITION_KEYS`]).
-    pub keys: &'static [&'static str],
-    /// The keys the model has a field for (never in `extra`).
-    pub modelled: &'static [&'static str],
-    /// Each key's value rule ([`ValueRule::Text`] when not listed).
-    pub rules: &'static [(&'static str, ValueRule)],
-    /// `node` or `partition`, for messages.
-    pub what: &'static str,
-}
-
-impl RecordKeys {
-    /// Checks the value of `key` (canonical): a token (no blanks, control characters, `#`,
-    /// quotes or `\`) of the key's type. `=` stands only inside a value of `name=value` pairs
-    /// (`TRESBillingWeights=CPU=1.0,Mem=0.25G`): Slurm's lexer would take it in any value, but
-    /// no other node or partition value can hold one, so it is refused as a typo there.
-    fn check_value(&self, key: &'static str, value: &str) -> Result<(), ConfigError> {
-        if rule_for(self.rules, key).takes_pairs() {
-            validate_value(key, value)?;
-        } else {
-            validate_token(key, value)?;
-        }
-        check_key_value(self.rules, key, value)?;
-        Ok(())
-    }
-
-    /// Checks `value` for `key` (canonical, without a model field) and sets it in `extra`,
-    /// replacing an earlier value of the key in place.
-    pub fn set_extra(
-        &self,
-        extra: &mut Vec<(String, String)>,
-        key: &'static str,
-        value: &str,
-    ) -> Result<(), ConfigError> {
-        self.check_value(key, value)?;
-        match extra.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value.to_string(),
-            None => extra.push((key.to_string(), value.to_string())),
-        }
-        Ok(())
-    }
-
-    /// Checks `extra` as [`RecordKeys::set_extra`] made it: CamelCase keys of the record
-    /// without a model field, each value by its rule. `record` names the record in errors
-    /// (`node n1`).
-    pub fn check_extra(
-        &self,
-        extra: &[(String, String)],
-        record: impl Fn() -> String,
-    ) -> Result<(), ConfigError> {
-        for (k, v) in extra {
-            match canonical(self.keys, k) {
-                Some(c) if c == k && !self.modelled.contains(&c) => self.check_value(c, v)?,
-                _ => {
-                    return Err(ConfigError::InvalidKey {
-                        key: k.clone(),
-                        context: record(),
-                        reason: format!(
-                            "extra keys must be CamelCase Slurm {} keys that the model has no field for",
-                            self.what
-                        ),
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Keys an operator may not set in `slurm-conf-parameters`: the owned global keys, plus
 /// `ClusterName`, `SlurmctldHost`, `SlurmctldAddr`, `ControlMachine`, `BackupController`,
 /// `Include` and every record key.
@@ -363,7 +290,7 @@ mod tests {
     #[test]
     fn nodes_and_partitions_keep_extras_by_one_rule() {
         let mut node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
-        let mut part = Partition::new("p");
+        let mut part = Partition::new("p".parse().unwrap());
         // `=` only inside a list of pairs
         part.set("TRESBillingWeights", "CPU=1.0,Mem=0.25G").unwrap();
         assert!(part.set("AllowGroups", "a=b").is_err());
@@ -380,17 +307,15 @@ mod tests {
         part.set("allowgroups", "b").unwrap();
         node.set("TmpDisk", "1").unwrap();
         node.set("TMPDISK", "2").unwrap();
-        assert_eq!(part.extra[1], ("AllowGroups".to_string(), "b".to_string()));
-        assert_eq!(node.extra, [("TmpDisk".to_string(), "2".to_string())]);
-        part.validate().unwrap();
-        node.validate().unwrap();
-        // a modelled or lower-case key kept as text is refused, naming the record
-        node.extra.push(("CPUs".to_string(), "2".to_string()));
-        let e = node.validate().unwrap_err().to_string();
-        assert!(e.contains("node shape") && e.contains("CPUs"), "{e}");
-        part.extra.push(("maxtime".to_string(), "1".to_string()));
-        let e = part.validate().unwrap_err().to_string();
-        assert!(e.contains("partition p") && e.contains("maxtime"), "{e}");
+        assert_eq!(
+            (part.extra[1].key(), part.extra[1].value()),
+            ("AllowGroups", "b")
+        );
+        assert_eq!(
+            (node.extra[0].key(), node.extra[0].value()),
+            ("TmpDisk", "2")
+        );
+        assert_eq!(node.extra.len(), 1);
     }
 
     #[test]

@@ -2,10 +2,14 @@
 
 use std::fmt;
 
+use std::marker::PhantomData;
+
 use super::error::ConfigError;
-use super::keys::{NODE_HARDWARE_KEYS, NODE_KEYS, RecordKeys, concat_keys, record_key};
-use super::types::{GresCount, GresName, GresType, NODE_RULES, NodeName, check_key_value};
-use super::validate::{validate_name, validate_text};
+use super::keys::{NODE_HARDWARE_KEYS, NODE_KEYS, concat_keys, record_key};
+use super::record_entry::{NodeEntry, NodeLine, RecordKeys};
+use super::types::{
+    Feature, GresCount, GresName, GresType, NODE_RULES, NodeName, Reason, check_key_value,
+};
 
 /// A node integer checked by Slurm's limit for `key` ([`NODE_RULES`]: 16-bit CPU fields,
 /// 32-bit `Weight`/`TmpDisk`, 64-bit memory).
@@ -181,7 +185,10 @@ impl fmt::Display for GresSpec {
 }
 
 /// One node of slurm.conf. The renderer writes `NodeName=` first, then the fields in this
-/// order, then `extra` in order; nodes with identical fields share one hostlist line.
+/// order, then `extra` in order; nodes with identical fields share one hostlist line. Every
+/// field is a vocabulary type, built where the value enters ([`NodeConf::set`]: the parser,
+/// `slurmd -C`, `node-config`, the `node` relation record), so the renderer writes it without
+/// checking it again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeConf {
     /// Node name (one node per `NodeConf`).
@@ -203,15 +210,15 @@ pub struct NodeConf {
     /// `MemSpecLimit` (MB).
     pub mem_spec_limit: Option<u64>,
     /// `Features` (comma list).
-    pub features: Vec<String>,
+    pub features: Vec<Feature>,
     /// `Weight`.
     pub weight: Option<u32>,
     /// `State`.
     pub state: Option<NodeState>,
     /// `Reason` (free text, written quoted).
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     /// Other node keys (`TmpDisk`, `NodeAddr`, ...), CamelCase, in order.
-    pub extra: Vec<(String, String)>,
+    pub extra: Vec<NodeEntry>,
 }
 
 impl NodeConf {
@@ -250,43 +257,17 @@ impl NodeConf {
             "MemSpecLimit" => self.mem_spec_limit = Some(node_int(key, value)?),
             "Weight" => self.weight = Some(node_u32(key, value)?),
             "State" => self.state = Some(NodeState::parse(key, value)?),
-            "Reason" => {
-                validate_text(key, value)?;
-                self.reason = Some(value.to_string());
-            }
+            "Reason" => self.reason = Some(Reason::try_from(value)?),
             "Gres" => {
                 self.gres = value
                     .split(',')
                     .map(GresSpec::parse)
                     .collect::<Result<_, _>>()?;
             }
-            "Feature" | "Features" => {
-                self.features = value
-                    .split(',')
-                    .map(|f| validate_name("Features", f).map(|()| f.to_string()))
-                    .collect::<Result<_, _>>()?;
-            }
+            "Feature" | "Features" => self.features = Feature::parse_list(value)?,
             other => NODE_RECORD.set_extra(&mut self.extra, other, value)?,
         }
         Ok(())
-    }
-
-    /// Checks the fields kept as text as [`NodeConf::set`] would (the typed ones are valid by
-    /// construction).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        self.validate_as(&self.name)
-    }
-
-    /// [`NodeConf::validate`] for a node line shared by nodes ([`super::NodeGroup`]): errors
-    /// name `name` (the group's first node) rather than the shared line's placeholder name.
-    pub(crate) fn validate_as(&self, name: &str) -> Result<(), ConfigError> {
-        for f in &self.features {
-            validate_name("Features", f)?;
-        }
-        if let Some(r) = &self.reason {
-            validate_text("Reason", r)?;
-        }
-        NODE_RECORD.check_extra(&self.extra, || format!("node {name}"))
     }
 }
 
@@ -306,11 +287,12 @@ const MODELLED: [&str; 14] = concat_keys(
 );
 
 /// What a `NodeName` line keeps as text.
-const NODE_RECORD: RecordKeys = RecordKeys {
+const NODE_RECORD: RecordKeys<NodeLine> = RecordKeys {
     keys: &NODE_KEYS,
     modelled: &MODELLED,
     rules: NODE_RULES,
     what: "node",
+    record: PhantomData,
 };
 
 #[cfg(test)]
@@ -352,12 +334,13 @@ mod tests {
         n.set("cpus", "4").unwrap();
         n.set("TMPDISK", "100").unwrap();
         assert_eq!(n.cpus, Some(4));
-        assert_eq!(n.extra, [("TmpDisk".to_string(), "100".to_string())]);
+        assert_eq!((n.extra[0].key(), n.extra[0].value()), ("TmpDisk", "100"));
         assert!(n.set("CPUs", "four").is_err());
         assert!(n.set("Bogus", "1").is_err());
         assert!(n.set("Weight", "1 State=DOWN").is_err());
         assert!(n.set("NodeAddr", "a#b").is_err());
         n.set("Reason", "New node.").unwrap();
-        n.validate().unwrap();
+        assert!(n.set("Features", "a,b&c").is_err());
+        assert!(n.set("Reason", "a\nb").is_err());
     }
 }

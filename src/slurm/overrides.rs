@@ -48,7 +48,7 @@ pub fn parse_overrides(
     let mut out: Vec<(String, String)> = Vec::new();
     let mut seen = HashSet::new();
     let mut scratch_node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
-    let mut scratch_part = Partition::new("x");
+    let mut scratch_part = Partition::new(crate::slurm::types::PartitionName::placeholder());
     for ll in logical_lines(text) {
         let err = |kind: ParseErrorKind| ParseError {
             origin: origin.to_string(),

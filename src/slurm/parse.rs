@@ -11,8 +11,8 @@ use super::lexer::{LexError, LogicalLine, include_directive, logical_lines, pair
 use super::node::{NodeConf, NodeState};
 use super::partition::{DownNodes, NodeSet, Partition, node_set};
 use super::slurm_conf::SlurmConf;
-use super::types::NodeName;
-use super::validate::{validate_name, validate_text, validate_token};
+use super::types::{Feature, NodeName, NodeRef, NodeSetName, PartitionName, Reason};
+use super::validate::validate_token;
 
 /// Builds errors for one logical line.
 struct At<'a> {
@@ -49,9 +49,9 @@ fn lines_with_pairs(text: &str) -> impl Iterator<Item = LogicalLine<'_>> {
 pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseError> {
     let mut conf = SlurmConf::default();
     let mut node_default = NodeConf::new(NodeName::placeholder());
-    let mut part_default = Partition::default();
+    let mut part_default = Partition::new(PartitionName::placeholder());
     let mut node_names: HashSet<String> = HashSet::new();
-    let mut part_names: HashSet<String> = HashSet::new();
+    let mut part_names: HashSet<PartitionName> = HashSet::new();
     for ll in lines_with_pairs(text) {
         let at = At {
             origin,
@@ -124,7 +124,8 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
                 }
                 p.set("PartitionName", value).map_err(|e| at.err(e))?;
                 if !part_names.insert(p.name.clone()) {
-                    return Err(at.err(ConfigError::DuplicatePartition { partition: p.name }));
+                    let partition = p.name.into_string();
+                    return Err(at.err(ConfigError::DuplicatePartition { partition }));
                 }
                 conf.partitions.push(p);
             }
@@ -137,8 +138,8 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
                     if k.eq_ignore_ascii_case("State") {
                         d.state = Some(NodeState::parse("State", v).map_err(|e| at.err(e))?);
                     } else if k.eq_ignore_ascii_case("Reason") {
-                        validate_text("Reason", v).map_err(|e| at.err(e))?;
-                        d.reason = Some(v.to_string());
+                        d.reason =
+                            Some(Reason::try_from(*v).map_err(|e| at.err(ConfigError::from(e)))?);
                     } else {
                         return Err(at.syntax("State= or Reason= on a DownNodes line", k));
                     }
@@ -147,17 +148,18 @@ pub fn parse_slurm_conf(text: &str, origin: &str) -> Result<SlurmConf, ParseErro
                 conf.down_nodes.push(d);
             }
             "nodeset" => {
-                validate_name("NodeSet", value).map_err(|e| at.err(e))?;
                 let mut s = NodeSet {
-                    name: value.to_string(),
-                    ..NodeSet::default()
+                    name: NodeSetName::try_from(value).map_err(|e| at.err(ConfigError::from(e)))?,
+                    feature: None,
+                    nodes: Default::default(),
                 };
                 for (k, v) in rest {
                     if k.eq_ignore_ascii_case("Feature") {
-                        validate_name("Feature", v).map_err(|e| at.err(e))?;
-                        s.feature = Some(v.to_string());
+                        s.feature =
+                            Some(Feature::try_from(*v).map_err(|e| at.err(ConfigError::from(e)))?);
                     } else if k.eq_ignore_ascii_case("Nodes") {
-                        s.nodes = node_set("Nodes", v).map_err(|e| at.err(e))?;
+                        s.nodes =
+                            NodeRef::list("Nodes", v).map_err(|e| at.err(ConfigError::from(e)))?;
                     } else {
                         return Err(at.syntax("Feature= or Nodes= on a NodeSet line", k));
                     }

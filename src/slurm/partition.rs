@@ -2,13 +2,16 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::marker::PhantomData;
 
 use super::error::ConfigError;
 use super::hostlist;
-use super::keys::{PARTITION_KEYS, RecordKeys, record_key};
+use super::keys::{PARTITION_KEYS, record_key};
 use super::node::NodeState;
-use super::types::{NodeName, PARTITION_RULES};
-use super::validate::{validate_name, validate_text};
+use super::record_entry::{PartitionEntry, PartitionLine, RecordKeys};
+use super::types::{
+    Feature, NodeName, NodeRef, NodeSetName, PARTITION_RULES, PartitionName, Reason,
+};
 
 /// A partition state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,58 +57,53 @@ impl fmt::Display for PartitionState {
     }
 }
 
-/// Validates a member of a node list (a node name, a NodeSet name or `ALL`).
-fn validate_member(key: &str, value: &str) -> Result<(), ConfigError> {
-    if value == "ALL" {
-        return Ok(());
-    }
-    if NodeName::check(value).is_ok() {
-        return Ok(());
-    }
-    validate_name(key, value)
-}
-
-/// Expands a hostlist value into a set of names, validating each.
+/// Expands a `DownNodes` hostlist into a set of node names, validating each.
 pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<String>, ConfigError> {
     let names =
         hostlist::expand(value).map_err(|e| ConfigError::invalid(key, value, e.to_string()))?;
     let mut out = BTreeSet::new();
     for n in names {
-        validate_member(key, &n)?;
+        NodeName::check(&n)?;
         out.insert(n);
     }
     Ok(out)
 }
 
 /// What a `PartitionName` line keeps as text.
-const PARTITION_RECORD: RecordKeys = RecordKeys {
+const PARTITION_RECORD: RecordKeys<PartitionLine> = RecordKeys {
     keys: &PARTITION_KEYS,
     modelled: &["PartitionName", "Nodes", "Default", "State"],
     rules: PARTITION_RULES,
     what: "partition",
+    record: PhantomData,
 };
 
-/// One `PartitionName` line.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One `PartitionName` line. Every field is a vocabulary type, built where the value enters
+/// ([`Partition::set`]: the parser, `partition-config`, the `partition` relation record; the
+/// controller adds its nodes' names), so the renderer writes it without checking it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
     /// Partition name.
-    pub name: String,
+    pub name: PartitionName,
     /// `Nodes`: node names, NodeSet names or `ALL` (written as a compressed hostlist).
-    pub nodes: BTreeSet<String>,
+    pub nodes: BTreeSet<NodeRef>,
     /// `Default=YES` when true (nothing written when false).
     pub default: bool,
     /// `State`.
     pub state: Option<PartitionState>,
     /// Other partition keys (`MaxTime`, ...), CamelCase, in order.
-    pub extra: Vec<(String, String)>,
+    pub extra: Vec<PartitionEntry>,
 }
 
 impl Partition {
     /// A partition with only its name set.
-    pub fn new(name: &str) -> Partition {
+    pub fn new(name: PartitionName) -> Partition {
         Partition {
-            name: name.to_string(),
-            ..Partition::default()
+            name,
+            nodes: BTreeSet::new(),
+            default: false,
+            state: None,
+            extra: Vec::new(),
         }
     }
 
@@ -113,11 +111,8 @@ impl Partition {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
         match key {
-            "PartitionName" => {
-                validate_name(key, value)?;
-                self.name = value.to_string();
-            }
-            "Nodes" => self.nodes = node_set(key, value)?,
+            "PartitionName" => self.name = PartitionName::try_from(value)?,
+            "Nodes" => self.nodes = NodeRef::list("Nodes", value)?,
             "Default" => {
                 self.default = match value.to_ascii_uppercase().as_str() {
                     "YES" => true,
@@ -130,15 +125,6 @@ impl Partition {
         }
         Ok(())
     }
-
-    /// Checks every field as [`Partition::set`] would.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        validate_name("PartitionName", &self.name)?;
-        for n in &self.nodes {
-            validate_member("Nodes", n)?;
-        }
-        PARTITION_RECORD.check_extra(&self.extra, || format!("partition {}", self.name))
-    }
 }
 
 /// One `DownNodes` line: nodes marked down (or drained, ...) every time slurm.conf is read.
@@ -149,17 +135,14 @@ pub struct DownNodes {
     /// `State` (Slurm's default is DOWN).
     pub state: Option<NodeState>,
     /// `Reason` (free text, written quoted).
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
 }
 
 impl DownNodes {
-    /// Checks the node names and reason.
+    /// Checks the node names and state (the reason is valid by its type).
     pub fn validate(&self) -> Result<(), ConfigError> {
         for n in &self.nodes {
             NodeName::check(n)?;
-        }
-        if let Some(r) = &self.reason {
-            validate_text("Reason", r)?;
         }
         if let Some(s @ (NodeState::Cloud | NodeState::Unknown)) = self.state {
             return Err(ConfigError::invalid(
@@ -173,26 +156,20 @@ impl DownNodes {
 }
 
 /// One `NodeSet` line: a named group of nodes, by feature or by list.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeSet {
     /// NodeSet name.
-    pub name: String,
+    pub name: NodeSetName,
     /// `Feature`: nodes with this feature belong to the set.
-    pub feature: Option<String>,
+    pub feature: Option<Feature>,
     /// `Nodes`: explicit members (written as a compressed hostlist).
-    pub nodes: BTreeSet<String>,
+    pub nodes: BTreeSet<NodeRef>,
 }
 
 impl NodeSet {
-    /// Checks the name, feature and members.
+    /// A set of nodes by `Feature` or `Nodes`: one of them is required (the name and members
+    /// are valid by their types).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        validate_name("NodeSet", &self.name)?;
-        if let Some(f) = &self.feature {
-            validate_name("Feature", f)?;
-        }
-        for n in &self.nodes {
-            validate_member("Nodes", n)?;
-        }
         if self.feature.is_none() && self.nodes.is_empty() {
             return Err(ConfigError::Missing {
                 key: "Feature or Nodes".to_string(),

@@ -14,8 +14,9 @@ use super::hostlist::{compress, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
+use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
-use super::types::GresDevices;
+use super::types::{Feature, GresDevices, NodeRef, Reason};
 use rustc_hash::FxHashMap;
 
 /// First line of every rendered file.
@@ -38,6 +39,20 @@ fn push_kv(out: &mut String, key: &str, value: &str) {
     out.push_str(key);
     out.push('=');
     out.push_str(value);
+}
+
+/// ` <key>=a,b,c` for a non-empty list, nothing for an empty one (no joined copy).
+fn push_list<'a>(out: &mut String, key: &str, items: impl IntoIterator<Item = &'a str>) {
+    for (i, item) in items.into_iter().enumerate() {
+        if i == 0 {
+            out.push(' ');
+            out.push_str(key);
+            out.push('=');
+        } else {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
 }
 
 /// Appends a decimal number without going through `core::fmt`.
@@ -89,14 +104,12 @@ fn node_tail(n: &NodeConf) -> String {
     if let Some(v) = n.mem_spec_limit {
         push_num(&mut s, "MemSpecLimit", v);
     }
-    if !n.features.is_empty() {
-        push_kv(&mut s, "Features", &n.features.join(","));
-    }
+    push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
     if let Some(v) = n.weight {
         push_num(&mut s, "Weight", u64::from(v));
     }
-    for (k, v) in &n.extra {
-        push_kv(&mut s, k, v);
+    for e in &n.extra {
+        push_kv(&mut s, e.key(), e.value());
     }
     if let Some(v) = n.state {
         push_kv(&mut s, "State", v.as_str());
@@ -118,10 +131,10 @@ impl SansName<'_> {
     ) -> (
         [Option<u64>; 8],
         &[super::node::GresSpec],
-        &[String],
+        &[Feature],
         Option<super::node::NodeState>,
-        &Option<String>,
-        &[(String, String)],
+        &Option<Reason>,
+        &[NodeEntry],
     ) {
         let n = self.0;
         (
@@ -229,7 +242,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         let foldable = !n
             .extra
             .iter()
-            .any(|(k, _)| k == "NodeAddr" || k == "NodeHostname");
+            .any(|e| matches!(e.key(), "NodeAddr" | "NodeHostname"));
         (names, foldable.then_some(SansName(n)), n)
     });
     for (hl, node) in fold(nodes) {
@@ -246,7 +259,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
             push_kv(&mut out, "Feature", f);
         }
         if !s.nodes.is_empty() {
-            let nodes: Vec<&String> = s.nodes.iter().collect();
+            let nodes: Vec<&NodeRef> = s.nodes.iter().collect();
             push_kv(&mut out, "Nodes", &compress(&nodes));
         }
         out.push('\n');
@@ -256,7 +269,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     for p in parts {
         let _ = write!(out, "PartitionName={}", p.name);
         if !p.nodes.is_empty() {
-            let nodes: Vec<&String> = p.nodes.iter().collect();
+            let nodes: Vec<&NodeRef> = p.nodes.iter().collect();
             push_kv(&mut out, "Nodes", &compress(&nodes));
         }
         if p.default {
@@ -265,8 +278,8 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
         if let Some(s) = p.state {
             push_kv(&mut out, "State", s.as_str());
         }
-        for (k, v) in &p.extra {
-            push_kv(&mut out, k, v);
+        for e in &p.extra {
+            push_kv(&mut out, e.key(), e.value());
         }
         out.push('\n');
     }
@@ -318,9 +331,7 @@ fn push_record(s: &mut String, r: &GresLine) {
     if let Some(l) = &r.links {
         push_kv(s, "Links", &l.to_string());
     }
-    if !r.flags.is_empty() {
-        push_kv(s, "Flags", &r.flags.join(","));
-    }
+    push_list(s, "Flags", r.flags.flags().iter().map(|f| f.as_str()));
 }
 
 /// The gres.conf lines of one node's records (`NodeName=<node> Name=gpu ...`), one per

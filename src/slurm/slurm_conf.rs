@@ -8,6 +8,7 @@ use super::keys::{GlobalKey, owned_global};
 use super::node::NodeConf;
 use super::node_group::NodeGroup;
 use super::partition::{DownNodes, NodeSet, Partition};
+use super::types::Reason;
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// slurm.conf as the charm owns it. Equality is on the normalised form
@@ -242,7 +243,7 @@ pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigEr
 /// Merges DownNodes lines with the same (state, reason), sorted by (state, reason); empty
 /// lines are dropped.
 pub fn merge_down_nodes(lines: &[DownNodes]) -> Vec<DownNodes> {
-    let mut merged: BTreeMap<(Option<super::NodeState>, Option<String>), DownNodes> =
+    let mut merged: BTreeMap<(Option<super::NodeState>, Option<Reason>), DownNodes> =
         BTreeMap::new();
     for d in lines {
         let entry = merged

@@ -57,30 +57,6 @@ pub fn validate_value(key: &str, value: &str) -> Result<(), ConfigError> {
     check_chars(key, value, true)
 }
 
-/// Free text written quoted (`Reason="..."`): no control characters (so no newline) and no
-/// `"`. `#` and `\` are allowed; the renderer escapes them.
-pub fn validate_text(key: &str, value: &str) -> Result<(), ConfigError> {
-    check_len(key, value)?;
-    if value.chars().any(char::is_control) {
-        return Err(bad(
-            key,
-            value,
-            "control characters (newline, tab, ...) are not allowed",
-        ));
-    }
-    if value.contains('"') {
-        return Err(bad(key, value, "double quotes are not allowed"));
-    }
-    if value.trim() != value {
-        return Err(bad(
-            key,
-            value,
-            "leading or trailing blanks are not allowed",
-        ));
-    }
-    Ok(())
-}
-
 /// A key name as Slurm's lexer accepts it: `[A-Za-z0-9_.]+`.
 pub fn validate_key(key: &str, context: &str) -> Result<(), ConfigError> {
     if key.is_empty()
@@ -151,12 +127,5 @@ mod tests {
         assert!(parse_u64("CPUs", "-1").is_err());
         assert!(parse_u64("CPUs", "1.5").is_err());
         assert!(parse_u32("CPUs", "4294967296").is_err());
-    }
-
-    #[test]
-    fn text_and_paths() {
-        validate_text("Reason", "New node. # not a comment").unwrap();
-        assert!(validate_text("Reason", "a\nb").is_err());
-        assert!(validate_text("Reason", "a\"b").is_err());
     }
 }

@@ -10,7 +10,7 @@ use crate::interface::{
 };
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
-use crate::slurm::types::{NodeName, VocabError};
+use crate::slurm::types::{NodeName, NodeRef, Reason, VocabError};
 use crate::slurm::{
     ConfigError, DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope,
     ParseError, Partition, SlurmConf, parse_overrides,
@@ -386,7 +386,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         let mut part = partition.partition().clone();
         let app: Arc<str> = Arc::from(rel.app.as_str());
-        let mut part_nodes: Vec<String> = Vec::with_capacity(units.len());
+        let mut part_nodes: Vec<NodeRef> = Vec::with_capacity(units.len());
         for (unit, cached) in units {
             if let Some(why) = cached.rejected {
                 reject(&mut rejected, &mut verdicts, key, unit, why.to_owned());
@@ -444,15 +444,15 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 },
             ));
             accepted.push((name, index));
-            part_nodes.push(name.as_str().to_owned());
+            part_nodes.push(NodeRef::Node(name.clone()));
         }
         if part.nodes.is_empty() {
             part.nodes = part_nodes.into_iter().collect();
         } else {
             part.nodes.extend(part_nodes);
         }
-        part.default =
-            !settings.default_partition.is_empty() && part.name == settings.default_partition;
+        part.default = !settings.default_partition.is_empty()
+            && part.name.as_str() == settings.default_partition;
         if !part.nodes.is_empty() {
             partitions.push(part);
         }
@@ -542,7 +542,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         slurm.down_nodes.push(DownNodes {
             nodes: down,
             state: Some(NodeState::Down),
-            reason: Some(NEW_NODE_REASON.to_string()),
+            reason: Reason::try_from(NEW_NODE_REASON).ok(),
         });
     }
     let (mut slurm_text, mut gres_text) = (None, None);

@@ -190,13 +190,7 @@ parsed_newtype!(MultipleFiles);
 
 impl std::fmt::Display for MultipleFiles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, p) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            f.write_str(p)?;
-        }
-        Ok(())
+        super::newtype::write_comma_list(f, &self.0)
     }
 }
 

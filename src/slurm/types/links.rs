@@ -55,13 +55,7 @@ parsed_newtype!(LinksRow);
 
 impl std::fmt::Display for LinksRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, l) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{l}")?;
-        }
-        Ok(())
+        super::newtype::write_comma_list(f, &self.0)
     }
 }
 

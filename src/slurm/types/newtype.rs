@@ -1,5 +1,20 @@
 //! The boilerplate shared by the string-backed vocabulary types.
 
+/// Writes `items` separated by `,`: the one writer of the vocabulary's comma lists (`Links=`,
+/// `MultipleFiles=`, `Flags=`).
+pub(crate) fn write_comma_list<T: std::fmt::Display>(
+    f: &mut std::fmt::Formatter<'_>,
+    items: impl IntoIterator<Item = T>,
+) -> std::fmt::Result {
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
 /// `FromStr` through the type's `TryFrom<&str>`.
 macro_rules! from_str_via_try_from {
     ($ty:ident) => {

@@ -37,6 +37,14 @@ fn check_partition_name(value: &str) -> Result<(), VocabError> {
 
 string_newtype!(PartitionName, check_partition_name);
 
+impl PartitionName {
+    /// `partition`: a valid name standing in where the real one is set later (the parser's
+    /// `PartitionName=DEFAULT` template, the override checker's scratch partition).
+    pub fn placeholder() -> Self {
+        Self("partition".to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
