@@ -32,9 +32,9 @@ pub const MUNGE_KEY_LEN: usize = 1024;
 /// Everything one leader hook does, decided before anything is done.
 #[derive(Debug, Clone)]
 pub struct ControllerPlan {
-    /// Remove the quick index's head before anything else is written ([`super::index::invalidate`]):
-    /// a hook that fails half-way then leaves the quick path off. False on the quick path
-    /// (nothing but the status is written).
+    /// Remove the quick index's head before anything else is written
+    /// ([`super::index::invalidate`]): a hook that fails half-way then leaves the quick path
+    /// off. False on the quick path (nothing but the status is written).
     pub invalidate_index: bool,
     /// The key secret and where `cluster_info` names it; `None` when the event changed
     /// nothing (nothing is published or granted).
