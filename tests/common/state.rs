@@ -67,6 +67,14 @@ pub const AS_BINARY_ENV: &str = "CHARM_STATE_AS_BINARY";
 
 /// Runs `event` of `kind` against `state` and returns the state afterwards.
 pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmError> {
+    let (result, out) = run_to_end(kind, event, state);
+    result.map(|()| out)
+}
+
+/// [`run`] for a hook that may fail: the state it left is returned either way (what a failed
+/// hook wrote on the host stays there; unlike Juju, the in-memory backend keeps its hook-tool
+/// writes too).
+pub fn run_to_end(kind: CharmKind, event: Event, state: &State) -> (Result<(), CharmError>, State) {
     let root = tempfile::tempdir().expect("scratch root");
     for (path, bytes) in &state.files {
         let full = root.path().join(path.trim_start_matches('/'));
@@ -104,8 +112,8 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
         charm_dir: PathBuf::from("/nonexistent"),
         event,
     };
-    run_with(kind, &ctx, &backend, &host)?;
-    Ok(State {
+    let result = run_with(kind, &ctx, &backend, &host);
+    let out = State {
         unit: state.unit.clone(),
         leader: state.leader,
         config: state.config.clone(),
@@ -124,7 +132,8 @@ pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmE
         action_results: backend.action_results(),
         action_failure: backend.action_failure(),
         calls: backend.calls(),
-    })
+    };
+    (result, out)
 }
 
 /// Every file under `root`, by host path.

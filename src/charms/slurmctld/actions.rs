@@ -1,14 +1,14 @@
-//! slurmctld actions: `show-current-config`, `drain`, `resume`, `rotate-key`. Each reads what it needs
-//! (params, files), turns the request into a checked command or results (a pure step), runs
-//! the command, and reports with `action-set`, or `action-fail` when the request is refused.
+//! slurmctld actions: `show-current-config`, `drain`, `resume`, `rotate-key`. Each is shaped like
+//! a hook: it reads what it needs (params, config, the key secret's info, files), a pure step
+//! turns the request into a [`Decision`] (the change to make and the results, or why the request
+//! is refused), [`apply`] makes the change, and the outcome is reported with `action-set`, or
+//! `action-fail` when the request is refused or its command fails.
 
-use super::plan::MUNGE_KEY_LEN;
-use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF, rotate_key};
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use crate::interface::{AuthKind, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
-use juju_runtime::{SecretBackend, SecretContent, SecretOptions, SecretRead, SecretRef};
+use juju_runtime::{SecretBackend, SecretContent, SecretId};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -16,28 +16,63 @@ use std::collections::BTreeMap;
 /// to 128 KiB on Linux).
 pub const MAX_INLINE: usize = 100 * 1024;
 
+/// An action's decision: the change to make and the results to report once it is made, or why
+/// the request is refused (then nothing changes).
+pub type Decision = Result<(ActionChange, BTreeMap<String, String>), ActionFailure>;
+
+/// What an action changes once decided.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ActionChange {
+    /// Nothing: the action only reads (`show-current-config`).
+    Nothing,
+    /// A command whose failure is the action's (`action-fail`), not the hook's: `scontrol
+    /// update` for `drain` and `resume`.
+    Command(Cmd),
+    /// `rotate-key`: a new revision of the key secret with this content
+    /// ([`rotate_key::apply`]).
+    NewKeyRevision {
+        /// The key secret.
+        id: SecretId,
+        /// The new revision's content (the new key).
+        content: SecretContent,
+    },
+}
+
+impl std::fmt::Debug for ActionChange {
+    /// Never the key: decisions are printed in test failures.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ActionChange::Nothing => f.write_str("Nothing"),
+            ActionChange::Command(cmd) => f.debug_tuple("Command").field(cmd).finish(),
+            ActionChange::NewKeyRevision { id, .. } => {
+                write!(f, "NewKeyRevision {{ id: {id:?}, content: <redacted> }}")
+            }
+        }
+    }
+}
+
 /// Runs the action `name`; problems with the request are reported with `action-fail`.
 pub fn run_action<B: SecretBackend>(
     name: &str,
     backend: &B,
     host: &Host<'_>,
 ) -> Result<(), CharmError> {
-    let outcome = match name {
-        "show-current-config" => show_current_config(host),
+    let decision = match name {
+        "show-current-config" => show_current_config(host).map(|r| (ActionChange::Nothing, r)),
         "drain" | "resume" => {
             let params = backend.action_get()?;
-            node_state_command(&params, name == "drain").and_then(|(cmd, message)| {
-                host.run_ok(&cmd)?;
-                Ok(BTreeMap::from([("message".to_string(), message)]))
+            node_state_command(&params, name == "drain").map(|(cmd, message)| {
+                let results = BTreeMap::from([("message".to_string(), message)]);
+                (ActionChange::Command(cmd), results)
             })
         }
-        "rotate-key" => rotate_key(backend, host)?,
+        "rotate-key" => rotate_key::read(backend, host)?,
         other => Err(ActionFailure::Unknown {
             charm: "slurmctld",
             name: other.to_owned(),
         }),
     };
-    match outcome {
+    match apply(backend, host, decision)? {
         Ok(results) => backend.action_set(&results)?,
         Err(failure) => {
             let message = juju_runtime::error_chain(&failure);
@@ -48,43 +83,27 @@ pub fn run_action<B: SecretBackend>(
     Ok(())
 }
 
-/// `rotate-key`: a new random key as a new revision of the key secret. Juju commits it when the
-/// action exits 0 and sends `secret-changed` to every unit that tracks the secret: each slurmd
-/// switches to the new key (and restarts munge and slurmd), the leader too (it tracks the secret
-/// as its owner), and once no unit tracks the old revision the leader removes it
-/// (`secret-remove`). The key itself is never in the results.
-fn rotate_key<B: SecretBackend>(
+/// Makes the decided change and returns what to report: the results, or why the action failed
+/// (a refused request, or a command that failed). A hook-tool failure fails the hook.
+pub fn apply<B: SecretBackend>(
     backend: &B,
     host: &Host<'_>,
+    decision: Decision,
 ) -> Result<Result<BTreeMap<String, String>, ActionFailure>, CharmError> {
-    if !backend.is_leader()? {
-        return Ok(Err(ActionFailure::NotLeader {
-            charm: "slurmctld",
-            action: "rotate-key",
-        }));
-    }
-    let auth = crate::charms::util::config_str(&backend.config_get()?, "auth-type");
-    if AuthKind::parse(&auth) == Ok(AuthKind::Slurm) {
-        return Ok(Err(ActionFailure::RotateUnderAuthSlurm));
-    }
-    let label = SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned());
-    let Some(info) = backend.secret_info_get(&label)? else {
-        return Ok(Err(ActionFailure::NoKeySecret));
+    let (change, results) = match decision {
+        Ok(decided) => decided,
+        Err(refused) => return Ok(Err(refused)),
     };
-    // Track the current revision first, so the leader is told of the new one as well.
-    backend.secret_get(
-        &SecretRef::Id(info.id.clone()),
-        &[MUNGE_KEY_SECRET_FIELD],
-        SecretRead::Refresh,
-    )?;
-    let key = host.random_bytes(MUNGE_KEY_LEN)?;
-    let content = SecretContent::from([(MUNGE_KEY_SECRET_FIELD.to_owned(), key)]);
-    backend.secret_set(&info.id, &content, &SecretOptions::default())?;
-    tracing::info!("published a new revision of the cluster key ({})", info.id);
-    Ok(Ok(BTreeMap::from([
-        ("secret".to_string(), info.id.uri()),
-        ("revision".to_string(), (info.revision + 1).to_string()),
-    ])))
+    match &change {
+        ActionChange::Nothing => {}
+        ActionChange::Command(cmd) => {
+            if let Err(e) = host.run_ok(cmd) {
+                return Ok(Err(e.into()));
+            }
+        }
+        ActionChange::NewKeyRevision { id, content } => rotate_key::apply(backend, id, content)?,
+    }
+    Ok(Ok(results))
 }
 
 fn show_current_config(host: &Host<'_>) -> Result<BTreeMap<String, String>, ActionFailure> {

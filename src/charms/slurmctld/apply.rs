@@ -1,46 +1,71 @@
-//! Carries out the controller's plan (writes only, in a fixed order): the munge key (and a
-//! munge restart if it changed), the three Slurm files (each atomic, skipped when identical),
-//! what slurmctld needs (restart, reconfigure, stop or none; resume nodes that left DownNodes; clear
-//! GRES drains the restart fixed), then `cluster_info` on every relation where it changed.
-//! The status is set by the caller after this, and the cache persisted last ([`persist`]).
+//! Carries out the controller's plan (writes only, in a fixed order): the quick index's head
+//! removed (so a hook that fails from here on leaves the quick path off), the key secret created
+//! when there is none, the secret housekeeping, the munge key (and a munge restart if it
+//! changed), the three Slurm files (each atomic, skipped when identical), what slurmctld needs
+//! (restart, reconfigure, stop or none; resume nodes that left DownNodes; clear GRES drains the
+//! restart fixed), then the key secret's grants, `cluster_info` naming it (its id filled in here,
+//! [`super::key_secret`]) and the verdicts on every relation where they changed. The status is
+//! set by the caller after this, and the cache persisted last ([`persist`]). A unit that is not
+//! the leader only does its secret housekeeping and sets its status ([`standby`]).
 
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, first_new_line};
 use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload};
 use super::index::plan_index;
-use super::plan::{ControllerPlan, refused_status};
+use super::key_secret::{self, KeySecretPlan};
+use super::plan::{ControllerPlan, StandbyPlan, refused_status};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::VERDICTS_KEY;
-use crate::interface::{MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL};
-use juju_runtime::{Bag, SecretBackend, SecretContent, SecretId, SecretOptions, Status};
+use juju_runtime::{Bag, HookContext, SecretBackend, Status};
 
-/// Creates the application-owned key secret (leader only) holding `key`; Juju commits it with
-/// the rest of the hook. The content goes to Juju through a private file, never argv.
-pub fn create_key_secret<B: SecretBackend>(
-    backend: &B,
-    key: &[u8],
-) -> Result<SecretId, CharmError> {
-    let content = SecretContent::from([(MUNGE_KEY_SECRET_FIELD.to_owned(), key.to_vec())]);
-    let options = SecretOptions {
-        label: Some(MUNGE_KEY_SECRET_LABEL.to_owned()),
-        description: Some("the Slurm cluster's munge key".to_owned()),
-        ..SecretOptions::default()
-    };
-    let id = backend.secret_add(&content, &options)?;
-    tracing::info!("created the cluster key secret {id}");
-    Ok(id)
+/// What applying a plan found out that the plan could not know: what the status and the cache
+/// then say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// slurmctld refused the new files (the accepted ones are back in place and the refusal
+    /// recorded): the status to set instead of the plan's.
+    pub refused: Option<Status>,
+    /// The `cluster_info` published (naming the key secret, created in this hook or not): the
+    /// cache records it on the plan's relations ([`persist`]).
+    pub cluster_info: Option<String>,
 }
 
-/// Applies everything in `plan` except the status and the cache. Returns the status to set
-/// instead of the plan's when slurmctld refused the new files (the accepted ones are then
-/// back in place and the refusal recorded).
+/// Carries out a standby plan: the secret housekeeping, the quick index removed (a former
+/// leader's must not outlive its leadership), then the status.
+pub fn standby<B: SecretBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
+    plan: &StandbyPlan,
+) -> Result<(), CharmError> {
+    key_secret::apply_actions(backend, &plan.secrets)?;
+    super::index::invalidate(host)?;
+    super::status_record::set_unit_status(ctx, backend, host, &plan.status)?;
+    Ok(())
+}
+
+/// Applies everything in `plan` except the status and the cache, in the order the module
+/// describes.
 pub fn apply<B: SecretBackend>(
     backend: &B,
     host: &Host<'_>,
     plan: &ControllerPlan,
-) -> Result<Option<Status>, CharmError> {
+) -> Result<Outcome, CharmError> {
+    if plan.invalidate_index {
+        // first: a hook that fails from here on leaves the quick path off
+        super::index::invalidate(host)?;
+    }
+    // the id exists from here on (created before anything names it)
+    let key_secret = match &plan.key_secret {
+        Some(KeySecretPlan {
+            secret,
+            cluster_info,
+        }) => Some((key_secret::ensure(backend, secret)?, cluster_info.as_ref())),
+        None => None,
+    };
+    key_secret::apply_actions(backend, &plan.secrets)?;
     for w in &plan.warnings {
         tracing::warn!("{w}");
     }
@@ -78,9 +103,10 @@ pub fn apply<B: SecretBackend>(
         Some((status, reason)) => (Some(status), reason),
         None => (None, String::new()),
     };
-    for relation in &plan.grants {
-        backend.secret_grant(&plan.key_secret, relation, None)?;
-    }
+    let cluster_info = match key_secret {
+        Some((id, Some(write))) => Some(key_secret::publish(backend, &id, write)?),
+        _ => None,
+    };
     // Refused: the units whose records changed are told, with the daemon's reason.
     let told = match (&refused, &plan.on_refusal) {
         (Some(_), Some(on)) => on.verdicts.as_slice(),
@@ -110,7 +136,10 @@ pub fn apply<B: SecretBackend>(
             backend.relation_set(relation, true, &data)?;
         }
     }
-    Ok(refused)
+    Ok(Outcome {
+        refused,
+        cluster_info,
+    })
 }
 
 /// The file of `files` (the plan's) written to `live`, one of [`ACCEPTED_FILES`]' live paths.
@@ -257,14 +286,23 @@ impl From<HostError> for ReloadError {
 /// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the cache as it was and the retry publishes again. The cache is
 /// serialised here, into its file, and the quick index planned from its hash; call it once the
-/// rendered files are let go (the three are megabytes at 10,000 distinct nodes).
+/// rendered files are let go (the three are megabytes at 10,000 distinct nodes). The cache
+/// records what `outcome` says was published and refused.
 pub fn persist(
     host: &Host<'_>,
     plan: &mut ControllerPlan,
-    refused: bool,
+    outcome: &Outcome,
 ) -> Result<(), CharmError> {
+    let refused = outcome.refused.is_some();
     let mut index = plan.index.take();
     if let Some(mut write) = plan.cache.take() {
+        let published = plan
+            .key_secret
+            .as_ref()
+            .and_then(|k| k.cluster_info.as_ref());
+        if let (Some(published), Some(value)) = (published, &outcome.cluster_info) {
+            key_secret::record(&mut write.cache, published, value);
+        }
         let on_refusal = plan.on_refusal.as_ref();
         if let Some(on) = on_refusal.filter(|on| refused && !on.verdicts.is_empty()) {
             for key in &on.unknown {

@@ -1,7 +1,9 @@
-//! The controller's plan: a pure function of what the leader observed. It says which files to
-//! write, what slurmctld needs afterwards, which relations get a new `cluster_info`, the one
-//! status to set and the cache to persist once everything else has succeeded. No I/O here:
-//! [`super::apply`] carries the plan out.
+//! The controller's plan: a pure function of what the leader observed. It says whether the
+//! quick index goes first, the secret changes (the key secret created, a revision removed), which
+//! files to write, what slurmctld needs afterwards, which relations get a new `cluster_info`, the
+//! one status to set and the cache to persist once everything else has succeeded. No I/O here:
+//! [`super::apply`] carries the plan out. A unit that is not the leader plans only its secret
+//! housekeeping and its standby status ([`standby`]).
 
 use super::accepted::{AppliedRecordRef, Refusal};
 use super::cache::{Applied, Cache, content_hash, fnv1a};
@@ -9,6 +11,9 @@ use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::grouped::Grouped;
 use super::index::{IndexWrite, OnDisk, plan_index};
+use super::key_secret::{
+    ClusterInfoWrite, EventSecret, KeySecret, KeySecretPlan, SecretAction, housekeeping,
+};
 use super::observe::{Enlisting, Observed, VERSION_PATH};
 use super::refusal;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -17,10 +22,8 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::charms::slurmd::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
-use crate::interface::{
-    AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts,
-};
-use juju_runtime::{Bag, RelationId, SecretId, Status, StatusKind};
+use crate::interface::{AuthKind, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts};
+use juju_runtime::{Bag, RelationId, Status, StatusKind};
 use std::collections::BTreeMap;
 
 /// Size of a generated munge key (bytes), as `mungekey` makes it.
@@ -29,6 +32,15 @@ pub const MUNGE_KEY_LEN: usize = 1024;
 /// Everything one leader hook does, decided before anything is done.
 #[derive(Debug, Clone)]
 pub struct ControllerPlan {
+    /// Remove the quick index's head before anything else is written
+    /// ([`super::index::invalidate`]): a hook that fails half-way then leaves the quick path
+    /// off. False on the quick path (nothing but the status is written).
+    pub invalidate_index: bool,
+    /// The key secret and where `cluster_info` names it; `None` when the event changed
+    /// nothing (nothing is published or granted).
+    pub key_secret: Option<KeySecretPlan>,
+    /// The secret housekeeping the event asks for ([`housekeeping`]).
+    pub secrets: Vec<SecretAction>,
     /// The munge key file (written only if its bytes or mode differ); `None` when the event
     /// changed nothing (the key was not read).
     pub munge_key: Option<FileWrite>,
@@ -39,12 +51,8 @@ pub struct ControllerPlan {
     pub files: Vec<FileWrite>,
     /// What slurmctld needs once the files are written.
     pub decision: Decision,
-    /// Relations to grant the key secret to: those whose published `cluster_info` did not name
-    /// it yet (granted in the same hook that publishes the id, so Juju commits both together).
-    pub grants: Vec<RelationId>,
-    /// The key secret the plan publishes.
-    pub key_secret: SecretId,
-    /// `cluster_info` for every relation where it differs from what was published.
+    /// The verdicts for every relation where they differ from what was published
+    /// (`cluster_info` is in [`ControllerPlan::key_secret`]).
     pub relation_data: Vec<RelationWrite>,
     /// Lines to log as warnings (units left out and why).
     pub warnings: Vec<String>,
@@ -142,8 +150,8 @@ pub struct OnRefusal {
 /// the secret exists, the key file the leader wrote from it; without a secret (first hook, or
 /// an upgrade from charms that sent the key inline) the key already shared inline in
 /// `cluster_info` (so nodes keep working), else the one on disk (Debian's munge package
-/// generates one), else the fresh random key observed. Without a secret, the caller creates
-/// it with this key before planning the rest.
+/// generates one), else the fresh random key observed. Without a secret, the plan has apply
+/// create it with this key ([`KeySecret::Create`]).
 pub fn munge_key(obs: &Observed) -> Vec<u8> {
     if let Some(key) = &obs.secret_key {
         return key.clone();
@@ -172,54 +180,33 @@ pub fn munge_key(obs: &Observed) -> Vec<u8> {
         .unwrap_or_else(|| obs.fresh_munge_key.clone())
 }
 
-/// Plans one leader hook, given the key ([`munge_key`]) and the secret that holds it. Takes
-/// what was observed by value: the cache and the applied record (a line per node each) become
-/// the plan's, moved rather than copied.
-pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan {
+/// Plans one leader hook: the secret housekeeping `event` asks for, the key ([`munge_key`]) and
+/// the secret that holds it (created by apply when none exists), and the rest. Takes what was
+/// observed by value: the cache and the applied record (a line per node each) become the
+/// plan's, moved rather than copied.
+pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
+    let secrets = housekeeping(event, true);
     if obs.unchanged {
-        return unchanged(&obs, key_secret);
+        return unchanged(&obs, secrets);
     }
     let mut obs = obs;
-    let key = key.to_vec();
+    let key = munge_key(&obs);
     let restart_munge = obs.munge_key_on_disk.as_deref() != Some(key.as_slice());
+    let secret = match &obs.key_secret {
+        Some(id) => KeySecret::Existing(id.clone()),
+        None => KeySecret::Create { key: key.clone() },
+    };
     // The nodes' `--conf-server`: a host name Slurm refuses is published to no node (each would
     // refuse the record) and blocks the leader below.
     let host = &obs.settings.hostname;
-    let info = host.as_ref().ok().map(|host| {
-        ClusterInfo {
-            munge_key: MungeKeyRef::Secret(key_secret.clone()),
-            auth: obs.settings.auth,
-            slurmctld_host: host.clone(),
-            nhc_params: String::new(),
-        }
-        .to_relation_value()
-    });
+    let cluster_info = host
+        .as_ref()
+        .ok()
+        .and_then(|host| cluster_info(&obs.cache, &secret, obs.settings.auth, host));
     let owners = std::mem::take(&mut obs.cache.owners);
     let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners);
     let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
-    let mut grants = Vec::new();
-    for rel in cache.relations.values_mut() {
-        let Some(info) = &info else { break };
-        if rel.cluster_info_published.as_deref() == Some(info.as_str()) {
-            continue;
-        }
-        let relation = RelationId::new(rel.endpoint.clone(), rel.id);
-        let granted = rel
-            .cluster_info_published
-            .as_deref()
-            .and_then(|raw| ClusterInfo::from_relation_value(raw).ok())
-            .is_some_and(|c| c.munge_key == MungeKeyRef::Secret(key_secret.clone()));
-        if !granted {
-            grants.push(relation.clone());
-        }
-        relation_data.push(RelationWrite {
-            relation,
-            app: true,
-            data: Bag::from([(CLUSTER_INFO_KEY.to_string(), info.clone())]),
-        });
-        rel.cluster_info_published = Some(info.clone());
-    }
 
     if let Err(e) = host {
         rendered.render_error = Some(format!(
@@ -416,12 +403,16 @@ pub fn plan(obs: Observed, key: &[u8], key_secret: &SecretId) -> ControllerPlan 
     let refusal_on_record =
         applied_before.is_none() && applied_after.is_none() && record.refused.is_some();
     ControllerPlan {
+        invalidate_index: !obs.quick,
+        key_secret: Some(KeySecretPlan {
+            secret,
+            cluster_info,
+        }),
+        secrets,
         munge_key: Some(FileWrite::new(MUNGE_KEY, key, 0o400, Some(Owner::MUNGE))),
         restart_munge,
         files,
         decision,
-        grants,
-        key_secret: key_secret.clone(),
         relation_data,
         warnings,
         status,
@@ -503,9 +494,67 @@ pub fn refused_status(r: &Refusal) -> Status {
     )
 }
 
+/// Where `cluster_info` naming `secret` is published: every relation whose published value
+/// differs (all of them for a secret still to create: nothing can name it yet), granted the
+/// secret where that value did not name it. `None` when every relation has it.
+fn cluster_info(
+    cache: &Cache,
+    secret: &KeySecret,
+    auth: AuthKind,
+    host: &crate::slurm::types::NodeName,
+) -> Option<ClusterInfoWrite> {
+    let mut write = ClusterInfoWrite {
+        auth,
+        slurmctld_host: host.clone(),
+        relations: Vec::new(),
+        grants: Vec::new(),
+    };
+    let existing = match secret {
+        KeySecret::Existing(id) => Some((id, write.value(id))),
+        KeySecret::Create { .. } => None,
+    };
+    for rel in cache.relations.values() {
+        let published = rel.cluster_info_published.as_deref();
+        let granted = match &existing {
+            Some((_, value)) if published == Some(value.as_str()) => continue,
+            Some((id, _)) => published
+                .and_then(|raw| ClusterInfo::from_relation_value(raw).ok())
+                .is_some_and(|c| matches!(&c.munge_key, MungeKeyRef::Secret(s) if s == *id)),
+            None => false,
+        };
+        let relation = RelationId::new(rel.endpoint.clone(), rel.id);
+        if !granted {
+            write.grants.push(relation.clone());
+        }
+        write.relations.push(relation);
+    }
+    (!write.relations.is_empty()).then_some(write)
+}
+
+/// The plan of a unit that is not the leader (pure): its secret housekeeping, then the standby
+/// status. It renders, publishes and persists nothing.
+pub fn standby(event: Option<&EventSecret>) -> StandbyPlan {
+    StandbyPlan {
+        secrets: housekeeping(event, false),
+        status: Status::new(
+            StatusKind::Active,
+            "standby (the leader manages slurm.conf)",
+        ),
+    }
+}
+
+/// What a unit that is not the leader does in a hook ([`standby`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandbyPlan {
+    /// The secret housekeeping the event asks for.
+    pub secrets: Vec<SecretAction>,
+    /// The one status to set.
+    pub status: Status,
+}
+
 /// The plan of an event that changed nothing: no files, no reload, no relation data, the
-/// cached status again, the cache file left as it is.
-fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
+/// cached status again, the cache file left as it is (the secret housekeeping still done).
+fn unchanged(obs: &Observed, secrets: Vec<SecretAction>) -> ControllerPlan {
     let status = obs
         .cache
         .status
@@ -515,6 +564,9 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         })
         .unwrap_or_else(|| Status::new(StatusKind::Waiting, "no change"));
     ControllerPlan {
+        invalidate_index: !obs.quick,
+        key_secret: None,
+        secrets,
         munge_key: None,
         restart_munge: false,
         files: Vec::new(),
@@ -524,8 +576,6 @@ fn unchanged(obs: &Observed, key_secret: &SecretId) -> ControllerPlan {
         status,
         cache: None,
         version: version_file(obs),
-        grants: Vec::new(),
-        key_secret: key_secret.clone(),
         applied_before: None,
         applied_after: None,
         refused_record: None,

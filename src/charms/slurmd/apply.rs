@@ -1,5 +1,6 @@
-//! Carries out the slurmd plan (writes only, in a fixed order): files, service actions,
-//! relation data, unit state, then the action's results. The caller sets the status after it.
+//! Carries out the slurmd plan (writes only, in a fixed order): the steady record removed first,
+//! then files, service actions, relation data, unit state, then the action's results. The
+//! caller sets the status after it, and writes the steady record this hook earns last.
 
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::error::CharmError;
@@ -13,6 +14,10 @@ pub fn apply<B: ModelBackend + NetworkBackend>(
     host: &Host<'_>,
     plan: &SlurmdPlan,
 ) -> Result<Option<juju_runtime::Status>, CharmError> {
+    if plan.forget_steady {
+        // first: a hook that fails from here on leaves no record behind
+        super::steady::forget(host)?;
+    }
     let mut status = None;
     for w in &plan.warnings {
         tracing::warn!("{w}");

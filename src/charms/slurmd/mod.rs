@@ -4,8 +4,9 @@
 //! `slurmd -C`, GPUs, files, device files, slurmd's state, the controller's answer; reads only)
 //! → [`plan::plan`] (pure: the `node` and `partition` records, munge key, configless settings,
 //! service actions, unit state, the action's outcome, the status) → [`apply`] (writes only,
-//! fixed order) → `status-set` once → the steady record ([`steady`]: an update-status that
-//! finds the host unchanged sets that status again and does nothing else). `install` first installs the packages. An action adds to
+//! fixed order, the old steady record removed first) → `status-set` once → the steady record
+//! ([`steady`]: an update-status that finds the host unchanged sets that status again and does
+//! nothing else). `install` first installs the packages. An action adds to
 //! the plan (overrides, the configured flag, unit state, results), so its effect is published
 //! in the same hook.
 
@@ -119,8 +120,18 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         before.slurmd_c = check.slurmd_c;
         before.config = config;
     }
-    steady::forget(host)?;
-    let obs = observe::observe(ctx, backend, host, before)?;
+    let obs = match observe::observe(ctx, backend, host, before) {
+        Ok(obs) => obs,
+        Err(e) => {
+            // No plan, so no apply to remove the steady record: the event may bring a change
+            // (Juju retries it, unless the operator skips it with `juju resolved --no-retry`), so
+            // the next update-status must not trust a record made before it.
+            if let Err(forget) = steady::forget(host) {
+                tracing::warn!("cannot remove the steady record: {forget}");
+            }
+            return Err(e);
+        }
+    };
     let plan = plan::plan(&obs);
     let outcome = apply::apply(backend, host, &plan)?;
     let status = outcome.unwrap_or_else(|| plan.status.clone());

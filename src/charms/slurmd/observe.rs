@@ -99,6 +99,8 @@ pub struct Observed {
     pub known_gpus_raw: Option<String>,
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
     pub node_drain: Option<Result<NodeDrain, NodeDrainError>>,
+    /// A steady record ([`super::steady`]) is on disk: the plan has apply remove it first.
+    pub steady_recorded: bool,
 }
 
 /// Stored unit state that cannot be read back.
@@ -332,6 +334,7 @@ pub fn observe<B: SecretBackend>(
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
         verdict,
+        steady_recorded: host.exists(super::steady::STEADY_PATH),
     })
 }
 

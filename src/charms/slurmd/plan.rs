@@ -57,6 +57,10 @@ pub enum ServiceAction {
 /// Everything one slurmd hook does, decided before anything is done.
 #[derive(Debug)]
 pub struct SlurmdPlan {
+    /// Remove the steady record before anything else is written ([`super::steady`]): a hook
+    /// that fails half-way then leaves no record that would let the next update-status skip
+    /// its work. The record this hook earns is written after the status, by the caller.
+    pub forget_steady: bool,
     /// Files to write (only what differs is written).
     pub files: Vec<FileWrite>,
     /// Files to remove.
@@ -146,6 +150,7 @@ fn reconcile(obs: &Observed) -> SlurmdPlan {
     };
     let des = desired(&view);
     let mut plan = SlurmdPlan {
+        forget_steady: obs.steady_recorded,
         files: Vec::new(),
         remove: Vec::new(),
         services: Vec::new(),

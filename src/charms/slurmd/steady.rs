@@ -8,7 +8,9 @@
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
 //! unit state, leadership gained) changes only with an event, and every event other than
-//! update-status runs in full and forgets the steady record first. The controller is checked
+//! update-status runs in full and forgets the steady record before its first write (the
+//! plan's first step, [`super::apply`]; or, when observing fails, before the hook fails), so no
+//! hook that fails leaves one behind. The controller is checked
 //! again after anything changes (slurmd restarted, facts or GPUs changed), and whenever the
 //! last check failed (no record is kept then).
 //!
@@ -117,7 +119,7 @@ pub fn remember(host: &Host<'_>, steady: Option<&Steady>) -> Result<(), CharmErr
     Ok(())
 }
 
-/// Removes the record (every full hook does this first).
+/// Removes the record (every full hook does this before its first write).
 pub fn forget(host: &Host<'_>) -> Result<(), CharmError> {
     if host.exists(STEADY_PATH) {
         host.remove(STEADY_PATH)?;
