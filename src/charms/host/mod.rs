@@ -47,6 +47,26 @@ impl Owner {
         user: "slurm",
         group: "slurm",
     };
+
+    /// The numeric ids, looked up through NSS (a hook writes up to a dozen files for the same
+    /// three owners, and each lookup re-reads `nsswitch.conf`, `/etc/passwd` and `/etc/group`):
+    /// found ids are kept for the rest of the process; a user or group not found (`None`) is
+    /// asked again next time, since installing a package can create it.
+    fn ids(self) -> (Option<u32>, Option<u32>) {
+        type Ids = std::collections::HashMap<(&'static str, &'static str), (u32, u32)>;
+        static FOUND: std::sync::Mutex<Option<Ids>> = std::sync::Mutex::new(None);
+        let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+        let found = found.get_or_insert_with(Ids::new);
+        if let Some((uid, gid)) = found.get(&(self.user, self.group)) {
+            return (Some(*uid), Some(*gid));
+        }
+        let uid = uzers::get_user_by_name(self.user).map(|u| u.uid());
+        let gid = uzers::get_group_by_name(self.group).map(|g| g.gid());
+        if let (Some(uid), Some(gid)) = (uid, gid) {
+            found.insert((self.user, self.group), (uid, gid));
+        }
+        (uid, gid)
+    }
 }
 
 /// The machine: a root directory for paths plus a command runner.
@@ -374,9 +394,7 @@ impl<'r> Host<'r> {
             group: owner.group.into(),
             source,
         };
-        let uid = uzers::get_user_by_name(owner.user).map(|u| u.uid());
-        let gid = uzers::get_group_by_name(owner.group).map(|g| g.gid());
-        let result = match (uid, gid) {
+        let result = match owner.ids() {
             (Some(uid), Some(gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid))
                 .map_err(|e| err(OwnerError::Chown(e))),
             _ => Err(err(OwnerError::Unknown)),
