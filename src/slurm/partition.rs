@@ -57,14 +57,13 @@ impl fmt::Display for PartitionState {
     }
 }
 
-/// Expands a `DownNodes` hostlist into a set of node names, validating each.
-pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<String>, ConfigError> {
+/// Expands a `DownNodes` hostlist into a set of node names, each checked once here.
+pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<NodeName>, ConfigError> {
     let names =
         hostlist::expand(value).map_err(|e| ConfigError::invalid(key, value, e.to_string()))?;
     let mut out = BTreeSet::new();
     for n in names {
-        NodeName::check(&n)?;
-        out.insert(n);
+        out.insert(NodeName::try_from(n)?);
     }
     Ok(out)
 }
@@ -130,8 +129,8 @@ impl Partition {
 /// One `DownNodes` line: nodes marked down (or drained, ...) every time slurm.conf is read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DownNodes {
-    /// Node names (written as a compressed hostlist).
-    pub nodes: BTreeSet<String>,
+    /// Node names (written as a compressed hostlist; valid by their type).
+    pub nodes: BTreeSet<NodeName>,
     /// `State` (Slurm's default is DOWN).
     pub state: Option<NodeState>,
     /// `Reason` (free text, written quoted).
@@ -139,11 +138,8 @@ pub struct DownNodes {
 }
 
 impl DownNodes {
-    /// Checks the node names and state (the reason is valid by its type).
+    /// Checks the state (the node names and the reason are valid by their types).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for n in &self.nodes {
-            NodeName::check(n)?;
-        }
         if let Some(s @ (NodeState::Cloud | NodeState::Unknown)) = self.state {
             return Err(ConfigError::invalid(
                 "State",

@@ -471,6 +471,13 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         })
         .collect();
     drop((node_owners, node_claims, taken, shape_index, records_memo));
+    // The new nodes, by the names checked at ingest (`accepted` is in `accepted_nodes` order).
+    let down: BTreeSet<NodeName> = accepted
+        .iter()
+        .zip(&accepted_nodes)
+        .filter(|(_, (_, n))| n.new_node)
+        .map(|(&(name, _), _)| name.clone())
+        .collect();
     let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
     let mut slurm = SlurmConf::new(
         &settings.cluster_name,
@@ -533,11 +540,6 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         default_missing = Some(settings.default_partition.clone());
     }
     slurm.partitions = partitions;
-    let down: BTreeSet<String> = nodes
-        .iter()
-        .filter(|(_, n)| n.new_node)
-        .map(|(k, _)| k.clone())
-        .collect();
     if !down.is_empty() {
         slurm.down_nodes.push(DownNodes {
             nodes: down,
