@@ -8,7 +8,7 @@ use super::error::ConfigError;
 use super::hostlist;
 use super::keys::{PARTITION_KEYS, record_key};
 use super::node::NodeState;
-use super::record_entry::{PartitionEntry, PartitionLine, RecordKeys};
+use super::record_entry::{PartitionEntry, PartitionLine, RecordKeys, put_entry};
 use super::types::{
     Feature, NodeName, NodeRef, NodeSetName, PARTITION_RULES, PartitionName, Reason,
 };
@@ -108,22 +108,55 @@ impl Partition {
 
     /// Sets one key (case-insensitive), validating the value. An unknown key is an error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
-        match key {
-            "PartitionName" => self.name = PartitionName::try_from(value)?,
-            "Nodes" => self.nodes = NodeRef::list("Nodes", value)?,
-            "Default" => {
-                self.default = match value.to_ascii_uppercase().as_str() {
-                    "YES" => true,
-                    "NO" => false,
-                    _ => return Err(ConfigError::invalid(key, value, "expected YES or NO")),
-                }
-            }
-            "State" => self.state = Some(PartitionState::parse(value)?),
-            other => PARTITION_RECORD.set_extra(&mut self.extra, other, value)?,
-        }
+        self.apply(Partition::check(key, value)?.1);
         Ok(())
     }
+
+    /// Checks one key (case-insensitive) and its text value as [`Partition::set`] does,
+    /// without a partition: the key's CamelCase spelling and the typed value, which
+    /// [`Partition::apply`] then sets without checking it again.
+    pub fn check(key: &str, value: &str) -> Result<(&'static str, PartitionSetting), ConfigError> {
+        let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
+        let setting = match key {
+            "PartitionName" => PartitionSetting::Name(PartitionName::try_from(value)?),
+            "Nodes" => PartitionSetting::Nodes(NodeRef::list("Nodes", value)?),
+            "Default" => PartitionSetting::Default(match value.to_ascii_uppercase().as_str() {
+                "YES" => true,
+                "NO" => false,
+                _ => return Err(ConfigError::invalid(key, value, "expected YES or NO")),
+            }),
+            "State" => PartitionSetting::State(PartitionState::parse(value)?),
+            other => PartitionSetting::Extra(PARTITION_RECORD.entry(other, value)?),
+        };
+        Ok((key, setting))
+    }
+
+    /// Sets a value [`Partition::check`] made, replacing the key's earlier value.
+    pub fn apply(&mut self, setting: PartitionSetting) {
+        match setting {
+            PartitionSetting::Name(v) => self.name = v,
+            PartitionSetting::Nodes(v) => self.nodes = v,
+            PartitionSetting::Default(v) => self.default = v,
+            PartitionSetting::State(v) => self.state = Some(v),
+            PartitionSetting::Extra(e) => put_entry(&mut self.extra, e),
+        }
+    }
+}
+
+/// One `PartitionName` key's checked value ([`Partition::check`]), set by
+/// [`Partition::apply`]: a field of [`Partition`] or an entry of its `extra`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionSetting {
+    /// `PartitionName`.
+    Name(PartitionName),
+    /// `Nodes`.
+    Nodes(BTreeSet<NodeRef>),
+    /// `Default` (`YES` is true).
+    Default(bool),
+    /// `State`.
+    State(PartitionState),
+    /// A key the model keeps as text (`MaxTime`, ...).
+    Extra(PartitionEntry),
 }
 
 /// One `DownNodes` line: nodes marked down (or drained, ...) every time slurm.conf is read.
