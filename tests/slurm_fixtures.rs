@@ -68,7 +68,7 @@ pub fn cluster() -> (SlurmConf, GresConf) {
     p.set("MaxTime", "1:00:00").unwrap();
     conf.partitions.push(p);
     conf.down_nodes.push(DownNodes {
-        nodes: ["gpu-10".to_string()].into(),
+        nodes: [nn("gpu-10")].into(),
         state: Some(NodeState::Down),
         reason: Some("New node.".parse().unwrap()),
     });
@@ -118,7 +118,7 @@ pub fn big_cluster(n: usize, identical: bool) -> (SlurmConf, GresConf) {
         }
         gres.nodes.insert(nn(&name), vec![line].into());
         if i % 100 == 7 {
-            down.nodes.insert(name.clone());
+            down.nodes.insert(nn(&name));
         }
         p.nodes.insert(name.parse().unwrap());
         conf.nodes.push(node);

@@ -136,7 +136,7 @@ fn models(
         grouped.node_groups[g].names.push(name.parse().unwrap());
         part.nodes.insert(name.parse().unwrap());
         if i % 3 == 0 {
-            down.nodes.insert(name);
+            down.nodes.insert(name.parse().unwrap());
         }
     }
     for conf in [&mut listed, &mut grouped] {

@@ -158,7 +158,7 @@ fn build(specs: &[NodeSpec], part_mask: u64, down_mask: u64) -> (SlurmConf, Gres
             p.nodes.insert(name.parse().unwrap());
         }
         if down_mask >> (i % 64) & 1 == 1 {
-            down.nodes.insert(name.clone());
+            down.nodes.insert(name.parse().unwrap());
         }
         conf.nodes.push(n);
     }

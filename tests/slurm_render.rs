@@ -327,14 +327,14 @@ fn unknown_references_are_refused() {
         ConfigError::UnknownPartitionNode { .. }
     ));
     let (mut conf, gres) = cluster();
-    conf.down_nodes[0].nodes.insert("ghost".into());
+    conf.down_nodes[0].nodes.insert("ghost".parse().unwrap());
     assert!(matches!(
         refused(&conf, &gres),
         ConfigError::UnknownDownNode { .. }
     ));
     let (mut conf, gres) = cluster();
     conf.down_nodes.push(DownNodes {
-        nodes: ["gpu-10".to_string()].into(),
+        nodes: ["gpu-10".parse().unwrap()].into(),
         state: Some(NodeState::Drain),
         reason: None,
     });

@@ -3,8 +3,8 @@
 //! `PartitionName=` line parameters from the slurmd charm's `partition-config`.
 
 use super::InterfaceError;
-use crate::slurm::Partition;
 use crate::slurm::types::PartitionName;
+use crate::slurm::{Partition, PartitionOverride, PartitionState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -14,8 +14,8 @@ pub const PARTITION_KEY: &str = "partition";
 /// Partition keys the controller owns; a record that sets one is refused.
 pub const OWNED_PARTITION_KEYS: &[&str] = &["PartitionName", "Nodes", "Default"];
 
-/// One partition as a slurmd application describes it. Built only by [`PartitionRecord::new`]
-/// or deserialisation, which check every parameter with the slurm.conf parser's own rules.
+/// One partition as a slurmd application describes it. Built only by [`PartitionRecord::new`],
+/// [`PartitionRecord::from_overrides`] (from checked overrides) or deserialisation, which check every parameter with the slurm.conf parser's own rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Wire", into = "Wire")]
 pub struct PartitionRecord {
@@ -57,6 +57,27 @@ impl PartitionRecord {
         let mut params = BTreeMap::from([("State".to_string(), "UP".to_string())]);
         params.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
         Self::with_params(app, params)
+    }
+
+    /// The record for an application from its checked `partition-config`
+    /// ([`crate::slurm::parse_partition_overrides`], which refuses the keys the controller
+    /// owns): what [`PartitionRecord::new`] makes of the same text, without checking it again.
+    pub fn from_overrides(app: PartitionName, overrides: Vec<PartitionOverride>) -> Self {
+        let mut params = BTreeMap::from([("State".to_string(), "UP".to_string())]);
+        let mut partition = Partition::new(app.clone());
+        partition.state = Some(PartitionState::Up);
+        // In key order, as `with_params` sets them (the order `extra` is written in).
+        let by_key: BTreeMap<&'static str, PartitionOverride> =
+            overrides.into_iter().map(|o| (o.key(), o)).collect();
+        for (key, o) in by_key {
+            params.insert(key.to_string(), o.value().to_string());
+            partition.apply(o.into_setting());
+        }
+        Self {
+            name: app,
+            partition,
+            params,
+        }
     }
 
     fn with_params(
@@ -115,6 +136,25 @@ impl PartitionRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checked_overrides_make_the_record_new_makes() {
+        for text in [
+            "",
+            "MaxTime=60",
+            "state=DOWN maxtime=1:00:00 AllowGroups=a,b",
+        ] {
+            let name: PartitionName = "p".parse().unwrap();
+            let typed = crate::slurm::parse_partition_overrides(text).unwrap();
+            let pairs = crate::slurm::parse_overrides(text, crate::slurm::OverrideScope::Partition)
+                .unwrap();
+            let from_text = PartitionRecord::new(name.clone(), &pairs.into_iter().collect());
+            assert_eq!(
+                PartitionRecord::from_overrides(name, typed),
+                from_text.unwrap()
+            );
+        }
+    }
 
     #[test]
     fn round_trip() {

@@ -160,10 +160,14 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
         d.validate()?;
         for n in &d.nodes {
             if check_refs && !names.contains(n.as_str()) {
-                return Err(ConfigError::UnknownDownNode { node: n.clone() });
+                return Err(ConfigError::UnknownDownNode {
+                    node: n.to_string(),
+                });
             }
             if !down.insert(n) {
-                return Err(ConfigError::DuplicateDownNode { node: n.clone() });
+                return Err(ConfigError::DuplicateDownNode {
+                    node: n.to_string(),
+                });
             }
         }
     }

@@ -30,11 +30,14 @@ pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_co
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresLine, NodeRecords};
 pub use keys::GlobalKey;
-pub use node::{GresSpec, NodeConf, NodeState};
+pub use node::{GresSpec, NodeConf, NodeSetting, NodeState};
 pub use node_group::NodeGroup;
-pub use overrides::{OverrideScope, parse_overrides};
+pub use overrides::{
+    GlobalOverride, GlobalPair, NodeOverride, Override, OverrideScope, PartitionOverride,
+    parse_global_overrides, parse_node_overrides, parse_overrides, parse_partition_overrides,
+};
 pub use parse::{parse_gres_conf, parse_slurm_conf};
-pub use partition::{DownNodes, NodeSet, Partition, PartitionState};
+pub use partition::{DownNodes, NodeSet, Partition, PartitionSetting, PartitionState};
 pub use record_entry::{NodeEntry, PartitionEntry, RecordEntry};
 pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
 pub use slurm_conf::SlurmConf;

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use super::error::ConfigError;
 use super::keys::{NODE_HARDWARE_KEYS, NODE_KEYS, concat_keys, record_key};
-use super::record_entry::{NodeEntry, NodeLine, RecordKeys};
+use super::record_entry::{NodeEntry, NodeLine, RecordKeys, put_entry};
 use super::types::{
     Feature, GresCount, GresName, GresType, NODE_RULES, NodeName, Reason, check_key_value,
 };
@@ -245,30 +245,93 @@ impl NodeConf {
     /// Sets one key (case-insensitive) from its text value, validating it. `NodeName` sets the
     /// name; an unknown key is an error; a key given twice replaces the earlier value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let key = record_key(&NODE_KEYS, key, "NodeName line", "node")?;
-        match key {
-            "NodeName" => self.name = NodeName::try_from(value)?,
-            "CPUs" => self.cpus = Some(node_u32(key, value)?),
-            "Boards" => self.boards = Some(node_u32(key, value)?),
-            "SocketsPerBoard" => self.sockets_per_board = Some(node_u32(key, value)?),
-            "CoresPerSocket" => self.cores_per_socket = Some(node_u32(key, value)?),
-            "ThreadsPerCore" => self.threads_per_core = Some(node_u32(key, value)?),
-            "RealMemory" => self.real_memory = Some(node_int(key, value)?),
-            "MemSpecLimit" => self.mem_spec_limit = Some(node_int(key, value)?),
-            "Weight" => self.weight = Some(node_u32(key, value)?),
-            "State" => self.state = Some(NodeState::parse(key, value)?),
-            "Reason" => self.reason = Some(Reason::try_from(value)?),
-            "Gres" => {
-                self.gres = value
-                    .split(',')
-                    .map(GresSpec::parse)
-                    .collect::<Result<_, _>>()?;
-            }
-            "Feature" | "Features" => self.features = Feature::parse_list(value)?,
-            other => NODE_RECORD.set_extra(&mut self.extra, other, value)?,
-        }
+        self.apply(NodeConf::check(key, value)?.1);
         Ok(())
     }
+
+    /// Checks one key (case-insensitive) and its text value as [`NodeConf::set`] does,
+    /// without a node: the key's CamelCase spelling and the typed value, which
+    /// [`NodeConf::apply`] then sets without checking it again (`node-config` is checked once,
+    /// when the action's text is parsed).
+    pub fn check(key: &str, value: &str) -> Result<(&'static str, NodeSetting), ConfigError> {
+        let key = record_key(&NODE_KEYS, key, "NodeName line", "node")?;
+        let setting = match key {
+            "NodeName" => NodeSetting::Name(NodeName::try_from(value)?),
+            "CPUs" => NodeSetting::Cpus(node_u32(key, value)?),
+            "Boards" => NodeSetting::Boards(node_u32(key, value)?),
+            "SocketsPerBoard" => NodeSetting::SocketsPerBoard(node_u32(key, value)?),
+            "CoresPerSocket" => NodeSetting::CoresPerSocket(node_u32(key, value)?),
+            "ThreadsPerCore" => NodeSetting::ThreadsPerCore(node_u32(key, value)?),
+            "RealMemory" => NodeSetting::RealMemory(node_int(key, value)?),
+            "MemSpecLimit" => NodeSetting::MemSpecLimit(node_int(key, value)?),
+            "Weight" => NodeSetting::Weight(node_u32(key, value)?),
+            "State" => NodeSetting::State(NodeState::parse(key, value)?),
+            "Reason" => NodeSetting::Reason(Reason::try_from(value)?),
+            "Gres" => NodeSetting::Gres(
+                value
+                    .split(',')
+                    .map(GresSpec::parse)
+                    .collect::<Result<_, _>>()?,
+            ),
+            "Feature" | "Features" => NodeSetting::Features(Feature::parse_list(value)?),
+            other => NodeSetting::Extra(NODE_RECORD.entry(other, value)?),
+        };
+        Ok((key, setting))
+    }
+
+    /// Sets a value [`NodeConf::check`] made, replacing the key's earlier value.
+    pub fn apply(&mut self, setting: NodeSetting) {
+        match setting {
+            NodeSetting::Name(v) => self.name = v,
+            NodeSetting::Cpus(v) => self.cpus = Some(v),
+            NodeSetting::Boards(v) => self.boards = Some(v),
+            NodeSetting::SocketsPerBoard(v) => self.sockets_per_board = Some(v),
+            NodeSetting::CoresPerSocket(v) => self.cores_per_socket = Some(v),
+            NodeSetting::ThreadsPerCore(v) => self.threads_per_core = Some(v),
+            NodeSetting::RealMemory(v) => self.real_memory = Some(v),
+            NodeSetting::MemSpecLimit(v) => self.mem_spec_limit = Some(v),
+            NodeSetting::Weight(v) => self.weight = Some(v),
+            NodeSetting::State(v) => self.state = Some(v),
+            NodeSetting::Reason(v) => self.reason = Some(v),
+            NodeSetting::Gres(v) => self.gres = v,
+            NodeSetting::Features(v) => self.features = v,
+            NodeSetting::Extra(e) => put_entry(&mut self.extra, e),
+        }
+    }
+}
+
+/// One `NodeName` key's checked value ([`NodeConf::check`]), set by [`NodeConf::apply`]: a
+/// field of [`NodeConf`] or an entry of its `extra`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeSetting {
+    /// `NodeName`.
+    Name(NodeName),
+    /// `CPUs`.
+    Cpus(u32),
+    /// `Boards`.
+    Boards(u32),
+    /// `SocketsPerBoard`.
+    SocketsPerBoard(u32),
+    /// `CoresPerSocket`.
+    CoresPerSocket(u32),
+    /// `ThreadsPerCore`.
+    ThreadsPerCore(u32),
+    /// `RealMemory` (MB).
+    RealMemory(u64),
+    /// `MemSpecLimit` (MB).
+    MemSpecLimit(u64),
+    /// `Weight`.
+    Weight(u32),
+    /// `State`.
+    State(NodeState),
+    /// `Reason`.
+    Reason(Reason),
+    /// `Gres` (the whole list).
+    Gres(Vec<GresSpec>),
+    /// `Feature` / `Features` (the whole list).
+    Features(Vec<Feature>),
+    /// A key the model keeps as text (`TmpDisk`, ...).
+    Extra(NodeEntry),
 }
 
 /// Node keys with a field in [`NodeConf`] (never in `extra`).

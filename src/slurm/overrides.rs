@@ -10,8 +10,8 @@ use super::keys::{
     NODE_KEYS, NODE_OWNED, PARTITION_KEYS, PARTITION_OWNED, canonical, owned_global,
 };
 use super::lexer::{include_directive, logical_lines, pairs};
-use super::node::NodeConf;
-use super::partition::Partition;
+use super::node::{NodeConf, NodeSetting};
+use super::partition::{Partition, PartitionSetting};
 use super::validate::validate_key;
 
 /// Which override option the text comes from.
@@ -36,19 +36,129 @@ impl OverrideScope {
     }
 }
 
-/// Parses override text into `(key, value)` pairs, in order. Keys of partition and node
-/// overrides come back in their CamelCase spelling; global keys as written. Refuses unknown
-/// node/partition keys, charm-owned keys, a key given twice, and any value that is not a
-/// valid token for its key.
+/// One checked override: the key in its CamelCase spelling, the value as written and the
+/// typed `setting` the model takes ([`NodeSetting`], [`PartitionSetting`], [`GlobalPair`]).
+/// Fields are private and the only constructors are the `parse_*_overrides` functions, so
+/// the model is built from it ([`NodeConf::apply`], [`Partition::apply`],
+/// [`super::SlurmConf::set_override`]) without checking the value again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override<S> {
+    key: &'static str,
+    value: String,
+    setting: S,
+}
+
+impl<S> Override<S> {
+    /// The key, in Slurm's CamelCase spelling.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
+    /// The value, as written (checked).
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// The checked value, typed for the model.
+    pub fn setting(&self) -> &S {
+        &self.setting
+    }
+
+    /// The checked value, typed for the model.
+    pub fn into_setting(self) -> S {
+        self.setting
+    }
+}
+
+/// A `slurm-conf-parameters` pair: the model keeps global keys it does not own as text, so the
+/// checked key and value are the whole setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GlobalPair;
+
+/// A checked `node-config` pair.
+pub type NodeOverride = Override<NodeSetting>;
+
+/// A checked `partition-config` pair.
+pub type PartitionOverride = Override<PartitionSetting>;
+
+/// A checked `slurm-conf-parameters` pair.
+pub type GlobalOverride = Override<GlobalPair>;
+
+/// Parses `node-config` text into checked node overrides, in order (see [`parse_overrides`]
+/// for what is refused).
+pub fn parse_node_overrides(text: &str) -> Result<Vec<NodeOverride>, ParseError> {
+    parse_with(text, OverrideScope::Node, |key, value| {
+        record_key(&NODE_KEYS, &NODE_OWNED, key, OverrideScope::Node)?;
+        NodeConf::check(key, value)
+    })
+}
+
+/// Parses `partition-config` text into checked partition overrides, in order (see
+/// [`parse_overrides`] for what is refused).
+pub fn parse_partition_overrides(text: &str) -> Result<Vec<PartitionOverride>, ParseError> {
+    parse_with(text, OverrideScope::Partition, |key, value| {
+        record_key(
+            &PARTITION_KEYS,
+            &PARTITION_OWNED,
+            key,
+            OverrideScope::Partition,
+        )?;
+        Partition::check(key, value)
+    })
+}
+
+/// Parses `slurm-conf-parameters` text into checked global pairs, in order, and checks them
+/// together ([`super::slurm_conf::check_globals_together`]; see [`parse_overrides`] for what
+/// is refused).
+pub fn parse_global_overrides(text: &str) -> Result<Vec<GlobalOverride>, ParseError> {
+    let scope = OverrideScope::SlurmConf;
+    let out = parse_with(text, scope, |key, value| {
+        if let Some(k) = owned_global(key) {
+            return Err(owned(scope, k));
+        }
+        Ok((super::slurm_conf::check_global(key, value)?, GlobalPair))
+    })?;
+    let pairs: Vec<(&str, &str)> = out.iter().map(|o| (o.key, o.value())).collect();
+    super::slurm_conf::check_globals_together(&pairs).map_err(|e| ParseError {
+        origin: scope.option().to_string(),
+        line: 0,
+        kind: e.into(),
+    })?;
+    Ok(out)
+}
+
+/// Parses override text into `(key, value)` pairs, in order: the text of the checked
+/// overrides ([`parse_node_overrides`], [`parse_partition_overrides`],
+/// [`parse_global_overrides`]). Keys come back in their CamelCase spelling. Refuses unknown
+/// keys, charm-owned keys, a key given twice, and any value that is not a valid token for
+/// its key.
 pub fn parse_overrides(
     text: &str,
     scope: OverrideScope,
 ) -> Result<Vec<(String, String)>, ParseError> {
+    fn as_text<S>(overrides: Vec<Override<S>>) -> Vec<(String, String)> {
+        overrides
+            .into_iter()
+            .map(|o| (o.key.to_string(), o.value))
+            .collect()
+    }
+    Ok(match scope {
+        OverrideScope::SlurmConf => as_text(parse_global_overrides(text)?),
+        OverrideScope::Partition => as_text(parse_partition_overrides(text)?),
+        OverrideScope::Node => as_text(parse_node_overrides(text)?),
+    })
+}
+
+/// The lexing and the rules every option shares: no `Include`, `Key=Value` pairs by Slurm's
+/// lexer, well-formed keys, no key twice; `check` refuses owned keys and types the value.
+fn parse_with<S>(
+    text: &str,
+    scope: OverrideScope,
+    mut check: impl FnMut(&str, &str) -> Result<(&'static str, S), ConfigError>,
+) -> Result<Vec<Override<S>>, ParseError> {
     let origin = scope.option();
-    let mut out: Vec<(String, String)> = Vec::new();
+    let mut out: Vec<Override<S>> = Vec::new();
     let mut seen = HashSet::new();
-    let mut scratch_node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
-    let mut scratch_part = Partition::new(crate::slurm::types::PartitionName::placeholder());
     for ll in logical_lines(text) {
         let err = |kind: ParseErrorKind| ParseError {
             origin: origin.to_string(),
@@ -56,11 +166,7 @@ pub fn parse_overrides(
             kind,
         };
         if include_directive(&ll.text).is_some() {
-            return Err(err(ConfigError::OwnedKey {
-                key: "Include".to_string(),
-                context: origin.to_string(),
-            }
-            .into()));
+            return Err(err(owned(scope, "Include").into()));
         }
         let kv = pairs(&ll.text).map_err(|e| {
             err(ParseErrorKind::Syntax {
@@ -69,72 +175,76 @@ pub fn parse_overrides(
             })
         })?;
         for (k, v) in kv {
-            let key = check_pair(scope, k, v, &mut scratch_node, &mut scratch_part)
+            let (key, setting) = validate_key(k, origin)
+                .and_then(|()| check(k, v))
                 .map_err(|e| err(e.into()))?;
             if !seen.insert(key.to_ascii_lowercase()) {
                 return Err(err(ConfigError::DuplicateKey {
-                    key,
+                    key: key.to_string(),
                     context: origin.to_string(),
                 }
                 .into()));
             }
-            out.push((key, v.to_string()));
+            out.push(Override {
+                key,
+                value: v.to_string(),
+                setting,
+            });
         }
-    }
-    if scope == OverrideScope::SlurmConf {
-        super::slurm_conf::check_globals_together(&out).map_err(|e| ParseError {
-            origin: origin.to_string(),
-            line: 0,
-            kind: e.into(),
-        })?;
     }
     Ok(out)
 }
 
-fn check_pair(
-    scope: OverrideScope,
-    key: &str,
-    value: &str,
-    node: &mut NodeConf,
-    part: &mut Partition,
-) -> Result<String, ConfigError> {
-    let context = scope.option();
-    validate_key(key, context)?;
-    let owned = |key: &str| ConfigError::OwnedKey {
+/// The error for a key the charm owns.
+fn owned(scope: OverrideScope, key: &str) -> ConfigError {
+    ConfigError::OwnedKey {
         key: key.to_string(),
-        context: context.to_string(),
-    };
-    match scope {
-        OverrideScope::SlurmConf => {
-            if let Some(k) = owned_global(key) {
-                return Err(owned(k));
-            }
-            Ok(super::slurm_conf::check_global(key, value)?.to_string())
-        }
-        OverrideScope::Partition => {
-            record_pair(&PARTITION_KEYS, &PARTITION_OWNED, key, owned, || {
-                part.set(key, value)
-            })
-        }
-        OverrideScope::Node => {
-            record_pair(&NODE_KEYS, &NODE_OWNED, key, owned, || node.set(key, value))
-        }
+        context: scope.option().to_string(),
     }
 }
 
-/// A record override's key in its CamelCase spelling, after refusing a key the charm owns
-/// (`owned_keys`) and checking the pair by the record's own `set`.
-fn record_pair(
+/// Refuses a record key the charm owns (`owned_keys`), by its CamelCase spelling.
+fn record_key(
     keys: &[&'static str],
     owned_keys: &[&'static str],
     key: &str,
-    owned: impl Fn(&str) -> ConfigError,
-    set: impl FnOnce() -> Result<(), ConfigError>,
-) -> Result<String, ConfigError> {
-    let canon = canonical(keys, key);
-    if let Some(k) = canon.and_then(|k| canonical(owned_keys, k)) {
-        return Err(owned(k));
+    scope: OverrideScope,
+) -> Result<(), ConfigError> {
+    match canonical(keys, key).and_then(|k| canonical(owned_keys, k)) {
+        Some(k) => Err(owned(scope, k)),
+        None => Ok(()),
     }
-    set()?;
-    Ok(canon.unwrap_or(key).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{NodeState, PartitionState, SlurmConf};
+    use super::*;
+
+    #[test]
+    fn the_typed_value_is_what_reaches_the_model() {
+        let o = parse_node_overrides("cpus=4 state=drain tmpdisk=100").unwrap();
+        assert_eq!(o[0].setting(), &NodeSetting::Cpus(4));
+        assert_eq!(o[1].setting(), &NodeSetting::State(NodeState::Drain));
+        assert_eq!((o[2].key(), o[2].value()), ("TmpDisk", "100"));
+        let mut node = NodeConf::new(crate::slurm::types::NodeName::placeholder());
+        for x in o {
+            node.apply(x.into_setting());
+        }
+        assert_eq!((node.cpus, node.state), (Some(4), Some(NodeState::Drain)));
+        let p = parse_partition_overrides("state=down").unwrap();
+        assert_eq!(
+            p[0].setting(),
+            &PartitionSetting::State(PartitionState::Down)
+        );
+        let mut conf = SlurmConf::new("c", "h");
+        for g in parse_global_overrides("maxjobcount=10\nMaxJobCount=20").unwrap_or_default() {
+            conf.set_override(&g);
+        }
+        assert!(conf.extra.is_empty(), "a key twice is refused");
+        for g in parse_global_overrides("maxjobcount=10").unwrap() {
+            conf.set_override(&g);
+        }
+        assert_eq!(conf.extra, [("MaxJobCount".to_string(), "10".to_string())]);
+    }
 }

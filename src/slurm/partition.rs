@@ -8,7 +8,7 @@ use super::error::ConfigError;
 use super::hostlist;
 use super::keys::{PARTITION_KEYS, record_key};
 use super::node::NodeState;
-use super::record_entry::{PartitionEntry, PartitionLine, RecordKeys};
+use super::record_entry::{PartitionEntry, PartitionLine, RecordKeys, put_entry};
 use super::types::{
     Feature, NodeName, NodeRef, NodeSetName, PARTITION_RULES, PartitionName, Reason,
 };
@@ -57,14 +57,13 @@ impl fmt::Display for PartitionState {
     }
 }
 
-/// Expands a `DownNodes` hostlist into a set of node names, validating each.
-pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<String>, ConfigError> {
+/// Expands a `DownNodes` hostlist into a set of node names, each checked once here.
+pub(crate) fn node_set(key: &str, value: &str) -> Result<BTreeSet<NodeName>, ConfigError> {
     let names =
         hostlist::expand(value).map_err(|e| ConfigError::invalid(key, value, e.to_string()))?;
     let mut out = BTreeSet::new();
     for n in names {
-        NodeName::check(&n)?;
-        out.insert(n);
+        out.insert(NodeName::try_from(n)?);
     }
     Ok(out)
 }
@@ -109,29 +108,62 @@ impl Partition {
 
     /// Sets one key (case-insensitive), validating the value. An unknown key is an error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
-        match key {
-            "PartitionName" => self.name = PartitionName::try_from(value)?,
-            "Nodes" => self.nodes = NodeRef::list("Nodes", value)?,
-            "Default" => {
-                self.default = match value.to_ascii_uppercase().as_str() {
-                    "YES" => true,
-                    "NO" => false,
-                    _ => return Err(ConfigError::invalid(key, value, "expected YES or NO")),
-                }
-            }
-            "State" => self.state = Some(PartitionState::parse(value)?),
-            other => PARTITION_RECORD.set_extra(&mut self.extra, other, value)?,
-        }
+        self.apply(Partition::check(key, value)?.1);
         Ok(())
     }
+
+    /// Checks one key (case-insensitive) and its text value as [`Partition::set`] does,
+    /// without a partition: the key's CamelCase spelling and the typed value, which
+    /// [`Partition::apply`] then sets without checking it again.
+    pub fn check(key: &str, value: &str) -> Result<(&'static str, PartitionSetting), ConfigError> {
+        let key = record_key(&PARTITION_KEYS, key, "PartitionName line", "partition")?;
+        let setting = match key {
+            "PartitionName" => PartitionSetting::Name(PartitionName::try_from(value)?),
+            "Nodes" => PartitionSetting::Nodes(NodeRef::list("Nodes", value)?),
+            "Default" => PartitionSetting::Default(match value.to_ascii_uppercase().as_str() {
+                "YES" => true,
+                "NO" => false,
+                _ => return Err(ConfigError::invalid(key, value, "expected YES or NO")),
+            }),
+            "State" => PartitionSetting::State(PartitionState::parse(value)?),
+            other => PartitionSetting::Extra(PARTITION_RECORD.entry(other, value)?),
+        };
+        Ok((key, setting))
+    }
+
+    /// Sets a value [`Partition::check`] made, replacing the key's earlier value.
+    pub fn apply(&mut self, setting: PartitionSetting) {
+        match setting {
+            PartitionSetting::Name(v) => self.name = v,
+            PartitionSetting::Nodes(v) => self.nodes = v,
+            PartitionSetting::Default(v) => self.default = v,
+            PartitionSetting::State(v) => self.state = Some(v),
+            PartitionSetting::Extra(e) => put_entry(&mut self.extra, e),
+        }
+    }
+}
+
+/// One `PartitionName` key's checked value ([`Partition::check`]), set by
+/// [`Partition::apply`]: a field of [`Partition`] or an entry of its `extra`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionSetting {
+    /// `PartitionName`.
+    Name(PartitionName),
+    /// `Nodes`.
+    Nodes(BTreeSet<NodeRef>),
+    /// `Default` (`YES` is true).
+    Default(bool),
+    /// `State`.
+    State(PartitionState),
+    /// A key the model keeps as text (`MaxTime`, ...).
+    Extra(PartitionEntry),
 }
 
 /// One `DownNodes` line: nodes marked down (or drained, ...) every time slurm.conf is read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DownNodes {
-    /// Node names (written as a compressed hostlist).
-    pub nodes: BTreeSet<String>,
+    /// Node names (written as a compressed hostlist; valid by their type).
+    pub nodes: BTreeSet<NodeName>,
     /// `State` (Slurm's default is DOWN).
     pub state: Option<NodeState>,
     /// `Reason` (free text, written quoted).
@@ -139,11 +171,8 @@ pub struct DownNodes {
 }
 
 impl DownNodes {
-    /// Checks the node names and state (the reason is valid by its type).
+    /// Checks the state (the node names and the reason are valid by their types).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for n in &self.nodes {
-            NodeName::check(n)?;
-        }
         if let Some(s @ (NodeState::Cloud | NodeState::Unknown)) = self.state {
             return Err(ConfigError::invalid(
                 "State",

@@ -1,5 +1,5 @@
 //! The `Key=Value` pairs a `NodeName` or `PartitionName` line keeps as text (`TmpDisk=100`,
-//! `MaxTime=1:00:00`): [`RecordEntry`], built only by [`RecordKeys::set_extra`], which checks
+//! `MaxTime=1:00:00`): [`RecordEntry`], built only by [`RecordKeys::entry`], which checks
 //! the key against the record's table and the value against the key's [`ValueRule`].
 
 use std::marker::PhantomData;
@@ -20,7 +20,7 @@ pub enum PartitionLine {}
 /// One checked `Key=Value` of a record line `R` ([`NodeLine`], [`PartitionLine`]): the key is
 /// the CamelCase spelling from the record's key table, one the model has no field for, and the
 /// value passed the key's [`ValueRule`] and token rule. The fields are private and the only
-/// constructor is [`RecordKeys::set_extra`], so the renderer writes entries without checking
+/// constructor is [`RecordKeys::entry`], so the renderer writes entries without checking
 /// them again, and a partition's entry cannot be put on a node line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RecordEntry<R> {
@@ -77,14 +77,9 @@ impl<R> RecordKeys<R> {
         Ok(())
     }
 
-    /// Checks `key` (a CamelCase key of the record without a model field) and its `value`,
-    /// and sets the entry in `extra`, replacing an earlier value of the key in place.
-    pub fn set_extra(
-        &self,
-        extra: &mut Vec<RecordEntry<R>>,
-        key: &'static str,
-        value: &str,
-    ) -> Result<(), ConfigError> {
+    /// Checks `key` (a CamelCase key of the record without a model field) and its `value`
+    /// into an entry, for [`put_entry`] to set later without checking it again.
+    pub fn entry(&self, key: &'static str, value: &str) -> Result<RecordEntry<R>, ConfigError> {
         if canonical(self.keys, key) != Some(key) || self.modelled.contains(&key) {
             return Err(ConfigError::InvalidKey {
                 key: key.to_string(),
@@ -96,15 +91,19 @@ impl<R> RecordKeys<R> {
             });
         }
         self.check_value(key, value)?;
-        match extra.iter_mut().find(|e| e.key == key) {
-            Some(slot) => value.clone_into(&mut slot.value),
-            None => extra.push(RecordEntry {
-                key,
-                value: value.to_owned(),
-                record: PhantomData,
-            }),
-        }
-        Ok(())
+        Ok(RecordEntry {
+            key,
+            value: value.to_owned(),
+            record: PhantomData,
+        })
+    }
+}
+
+/// Sets a checked `entry` in `extra`, replacing an earlier value of its key in place.
+pub(crate) fn put_entry<R>(extra: &mut Vec<RecordEntry<R>>, entry: RecordEntry<R>) {
+    match extra.iter_mut().find(|e| e.key == entry.key) {
+        Some(slot) => slot.value = entry.value,
+        None => extra.push(entry),
     }
 }
 
@@ -121,11 +120,16 @@ mod tests {
         record: PhantomData,
     };
 
+    fn set(extra: &mut Vec<NodeEntry>, key: &'static str, value: &str) -> Result<(), ConfigError> {
+        put_entry(extra, NODES.entry(key, value)?);
+        Ok(())
+    }
+
     #[test]
     fn entries_are_checked_keys_and_values() {
         let mut extra = Vec::new();
-        NODES.set_extra(&mut extra, "TmpDisk", "100").unwrap();
-        NODES.set_extra(&mut extra, "TmpDisk", "200").unwrap();
+        set(&mut extra, "TmpDisk", "100").unwrap();
+        set(&mut extra, "TmpDisk", "200").unwrap();
         assert_eq!((extra[0].key(), extra[0].value()), ("TmpDisk", "200"));
         assert_eq!(extra.len(), 1);
         for (key, value) in [
@@ -133,15 +137,12 @@ mod tests {
             ("NodeHostname", "a b"),
             ("CpuBind", "a=b"),
         ] {
-            let e = NODES.set_extra(&mut extra, key, value).unwrap_err();
+            let e = set(&mut extra, key, value).unwrap_err();
             assert!(e.to_string().contains(key), "{e}");
         }
         // a modelled key, a key of no node line, a key not in its CamelCase spelling
         for key in ["CPUs", "MaxTime", "tmpdisk"] {
-            let e = NODES
-                .set_extra(&mut extra, key, "1")
-                .unwrap_err()
-                .to_string();
+            let e = set(&mut extra, key, "1").unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("node line"), "{e}");
         }
     }

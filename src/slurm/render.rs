@@ -16,7 +16,7 @@ use super::node::NodeConf;
 use super::node::NodeState;
 use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
-use super::types::{Feature, GresDevices, NodeRef, Reason};
+use super::types::{Feature, GresDevices, NodeName, NodeRef, Reason};
 use rustc_hash::FxHashMap;
 
 /// First line of every rendered file.
@@ -285,7 +285,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     }
     // Lines with the same (state, reason) merged, in that order, as
     // [`super::slurm_conf::merge_down_nodes`] does (without copying the names).
-    let mut down: BTreeMap<(Option<NodeState>, Option<&str>), Vec<&String>> = BTreeMap::new();
+    let mut down: BTreeMap<(Option<NodeState>, Option<&str>), Vec<&NodeName>> = BTreeMap::new();
     for d in &conf.down_nodes {
         down.entry((d.state, d.reason.as_deref()))
             .or_default()

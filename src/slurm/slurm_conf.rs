@@ -7,6 +7,7 @@ use super::hostlist::{natural_cmp, natural_key};
 use super::keys::{GlobalKey, owned_global};
 use super::node::NodeConf;
 use super::node_group::NodeGroup;
+use super::overrides::GlobalOverride;
 use super::partition::{DownNodes, NodeSet, Partition};
 use super::types::Reason;
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
@@ -78,18 +79,28 @@ impl SlurmConf {
                 reason: format!("{owned} is not a global key of this model"),
             });
         } else {
-            let key = check_global(key, value)?;
-            if let Some(slot) = self
-                .extra
-                .iter_mut()
-                .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            {
-                slot.1 = value.to_string();
-            } else {
-                self.extra.push((key.to_string(), value.to_string()));
-            }
+            self.put_extra(check_global(key, value)?, value);
         }
         Ok(())
+    }
+
+    /// Sets a checked `slurm-conf-parameters` pair ([`super::parse_global_overrides`]: never
+    /// a key the model owns) without checking it again, replacing an earlier value in place.
+    pub fn set_override(&mut self, pair: &GlobalOverride) {
+        self.put_extra(pair.key(), pair.value());
+    }
+
+    /// Sets a pass-through key (canonical, checked), replacing an earlier value in place.
+    fn put_extra(&mut self, key: &str, value: &str) {
+        if let Some(slot) = self
+            .extra
+            .iter_mut()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        {
+            value.clone_into(&mut slot.1);
+        } else {
+            self.extra.push((key.to_string(), value.to_string()));
+        }
     }
 
     /// How many nodes the model defines (listed and grouped).
@@ -177,14 +188,9 @@ pub fn check_global(key: &str, value: &str) -> Result<&'static str, ConfigError>
 /// `SlurmSchedLogLevel` needs `SlurmSchedLogFile`; `PriorityDecayHalfLife=0` needs
 /// `PriorityUsageResetPeriod` (`read_config.c` 4695/4922/4799); `PreemptMode` must fit
 /// `PreemptType` ("PreemptType and PreemptMode values incompatible", 22.05 l.4562-4577). `pairs` are canonical keys.
-pub fn check_globals_together(pairs: &[(String, String)]) -> Result<(), ConfigError> {
+pub fn check_globals_together(pairs: &[(&str, &str)]) -> Result<(), ConfigError> {
     use crate::slurm::types::DEFAULT_MAX_JOB_ID;
-    let get = |key: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let num = |key: &str, default: u64| get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
     if num("FirstJobId", 1) > num("MaxJobId", DEFAULT_MAX_JOB_ID) {
         return Err(ConfigError::invalid(

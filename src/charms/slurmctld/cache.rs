@@ -158,7 +158,7 @@ pub struct Applied {
     pub nodes: super::grouped::Grouped,
     /// Nodes in `DownNodes` (stored as one hostlist: [`super::grouped::hostlist_set`]).
     #[serde(with = "super::grouped::hostlist_set")]
-    pub down: BTreeSet<String>,
+    pub down: BTreeSet<NodeName>,
     /// FNV-1a of slurm.conf, gres.conf and cgroup.conf.
     pub files_hash: String,
     /// The same hash with slurm.conf's `DownNodes` lines left out: equal in two states whose

@@ -14,6 +14,7 @@
 use super::cache::Applied;
 use super::grouped::{Grouped, GroupedError};
 use crate::slurm::SlurmVersion;
+use crate::slurm::types::NodeName;
 
 /// What slurmctld needs after the files are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +106,7 @@ pub fn decide(
             return decide(None, new, files_changed, version);
         }
     };
-    let leaving: Vec<&String> = old.down.difference(&new.down).collect();
+    let leaving: Vec<&NodeName> = old.down.difference(&new.down).collect();
     // A node that left `DownNodes` is resumed only if it is still a node. The few that leave
     // per hook (a unit's `node-configured`) are looked up in the grouped map's hostlists; many
     // at once (a whole batch) are checked against its names made once.
@@ -115,7 +116,7 @@ pub fn decide(
             .filter_map(|n| {
                 new.nodes
                     .contains(n)
-                    .map(|c| c.then(|| n.clone()))
+                    .map(|c| c.then(|| n.to_string()))
                     .transpose()
             })
             .collect()
@@ -123,8 +124,8 @@ pub fn decide(
         new.nodes.names().map(|names| {
             leaving
                 .into_iter()
-                .filter(|n| names.contains(*n))
-                .cloned()
+                .filter(|n| names.contains(n.as_str()))
+                .map(NodeName::to_string)
                 .collect()
         })
     };
@@ -172,7 +173,7 @@ mod tests {
     fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
         Applied {
             nodes: Grouped::from_pairs(nodes.iter().copied()),
-            down: down.iter().map(|s| s.to_string()).collect(),
+            down: down.iter().map(|s| s.parse().unwrap()).collect(),
             files_hash: format!("{hash}{down:?}"),
             base_hash: hash.into(),
         }

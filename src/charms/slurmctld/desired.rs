@@ -12,8 +12,8 @@ use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
 use crate::slurm::types::{NodeName, NodeRef, Reason, VocabError};
 use crate::slurm::{
-    ConfigError, DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, OverrideScope,
-    ParseError, Partition, SlurmConf, parse_overrides,
+    DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, ParseError, Partition,
+    SlurmConf, parse_global_overrides,
 };
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -255,23 +255,21 @@ impl Plan {
 
 /// Why `slurm-conf-parameters` cannot be applied: the leader blocks with it and writes no
 /// files until the option is fixed. Typed so the status is made from it once, with the
-/// parser's or the model's error as its source.
+/// parser's error as its source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParametersError {
-    /// The text is not `Key=Value` by Slurm's rules, or sets a key the charm owns.
+    /// The text is not `Key=Value` by Slurm's rules, sets a key the charm owns, or a value
+    /// is refused for its key.
     #[error("config option `slurm-conf-parameters`: {0}")]
     Parse(#[from] ParseError),
-    /// A pair parses but the value is refused for its key.
-    #[error("config option `slurm-conf-parameters`: {0}")]
-    Value(#[from] ConfigError),
 }
 
 /// Applies `slurm-conf-parameters` (`Key=Value` pairs, blank- or line-separated, Slurm's lexical rules, no
-/// charm-owned keys: [`crate::slurm::parse_overrides`]) to the model.
+/// charm-owned keys: [`crate::slurm::parse_global_overrides`]) to the model; the pairs are
+/// checked once, when parsed.
 pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), ParametersError> {
-    let pairs = parse_overrides(text, OverrideScope::SlurmConf)?;
-    for (k, v) in pairs {
-        conf.set_global(&k, &v)?;
+    for pair in parse_global_overrides(text)? {
+        conf.set_override(&pair);
     }
     Ok(())
 }
@@ -471,6 +469,13 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         })
         .collect();
     drop((node_owners, node_claims, taken, shape_index, records_memo));
+    // The new nodes, by the names checked at ingest (`accepted` is in `accepted_nodes` order).
+    let down: BTreeSet<NodeName> = accepted
+        .iter()
+        .zip(&accepted_nodes)
+        .filter(|(_, (_, n))| n.new_node)
+        .map(|(&(name, _), _)| name.clone())
+        .collect();
     let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
     let mut slurm = SlurmConf::new(
         &settings.cluster_name,
@@ -533,11 +538,6 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         default_missing = Some(settings.default_partition.clone());
     }
     slurm.partitions = partitions;
-    let down: BTreeSet<String> = nodes
-        .iter()
-        .filter(|(_, n)| n.new_node)
-        .map(|(k, _)| k.clone())
-        .collect();
     if !down.is_empty() {
         slurm.down_nodes.push(DownNodes {
             nodes: down,

@@ -269,34 +269,40 @@ pub fn bulk_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Stri
 /// strings. An array (records written before) is still read.
 pub mod hostlist_set {
     use crate::slurm::hostlist::{compress, expand};
+    use crate::slurm::types::NodeName;
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
     use std::collections::BTreeSet;
 
-    /// Either stored form.
+    /// Either stored form (each name of the array is checked as a [`NodeName`]).
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Stored {
         List(String),
-        Names(BTreeSet<String>),
+        Names(BTreeSet<NodeName>),
     }
 
     /// `serialize_with`: the names as one hostlist.
-    pub fn serialize<S: Serializer>(names: &BTreeSet<String>, s: S) -> Result<S::Ok, S::Error> {
-        let names: Vec<&String> = names.iter().collect();
+    pub fn serialize<S: Serializer>(names: &BTreeSet<NodeName>, s: S) -> Result<S::Ok, S::Error> {
+        let names: Vec<&NodeName> = names.iter().collect();
         s.serialize_str(&compress(&names))
     }
 
-    /// `deserialize_with`: a hostlist (or an array of names); one that does not expand, or
-    /// names a node twice, is refused.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<String>, D::Error> {
+    /// `deserialize_with`: a hostlist (or an array of names); one that does not expand, names
+    /// a node twice or holds a name that is not a [`NodeName`] is refused (the cache is then
+    /// rebuilt).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<NodeName>, D::Error> {
         match Stored::deserialize(d)? {
             Stored::Names(names) => Ok(names),
             Stored::List(list) => {
                 let names = expand(&list)
                     .map_err(|e| D::Error::custom(format!("hostlist `{list}`: {e}")))?;
                 let count = names.len();
-                let set: BTreeSet<String> = names.into_iter().collect();
+                let set = names
+                    .into_iter()
+                    .map(NodeName::try_from)
+                    .collect::<Result<BTreeSet<NodeName>, _>>()
+                    .map_err(|e| D::Error::custom(format!("hostlist `{list}`: {e}")))?;
                 if set.len() != count {
                     return Err(D::Error::custom(format!(
                         "hostlist `{list}` names a node twice"
@@ -343,20 +349,29 @@ mod tests {
         assert_eq!(everything.added, set(&["n1", "n2", "n3", "n5"]));
     }
 
+    use crate::slurm::types::NodeName;
+
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-    struct Down(#[serde(with = "hostlist_set")] std::collections::BTreeSet<String>);
+    struct Down(#[serde(with = "hostlist_set")] std::collections::BTreeSet<NodeName>);
 
     #[test]
     fn a_name_set_is_one_hostlist_and_an_array_still_reads() {
-        let set: std::collections::BTreeSet<String> =
-            (0..1000).map(|i| format!("gpu-{i}")).collect();
+        let set: std::collections::BTreeSet<NodeName> = (0..1000)
+            .map(|i| NodeName::try_from(format!("gpu-{i}")).unwrap())
+            .collect();
         let json = serde_json::to_string(&Down(set.clone())).unwrap();
         assert_eq!(json, r#""gpu-[0-999]""#);
         assert_eq!(serde_json::from_str::<Down>(&json).unwrap().0, set);
         let old: Down = serde_json::from_str(r#"["gpu-1","gpu-0"]"#).unwrap();
         assert_eq!(old.0.len(), 2);
         assert_eq!(serde_json::from_str::<Down>(r#""""#).unwrap().0.len(), 0);
-        for bad in [r#""gpu-[3-1""#, r#""gpu-[0-1],gpu-1""#] {
+        // a bad hostlist, a node twice, a name that is no node name (in either form)
+        for bad in [
+            r#""gpu-[3-1""#,
+            r#""gpu-[0-1],gpu-1""#,
+            r#""gpu-1,-x""#,
+            r#"["gpu-1","a#b"]"#,
+        ] {
             assert!(serde_json::from_str::<Down>(bad).is_err(), "{bad}");
         }
     }

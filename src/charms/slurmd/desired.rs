@@ -3,12 +3,11 @@
 use super::facts::{NodeOverrides, build_node_record};
 use super::observe::Observed;
 use crate::charms::util::short;
-use crate::interface::{ClusterInfo, InterfaceError, NodeRecord, PartitionRecord};
+use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
 use crate::slurm::GresLine;
 use crate::slurm::types::{GresDevices, PartitionName, VocabError};
-use crate::slurm::{OverrideScope, ParseError, parse_overrides};
+use crate::slurm::{ParseError, parse_partition_overrides};
 use juju_runtime::{Status, StatusKind};
-use std::collections::BTreeMap;
 
 /// What this hook should converge to.
 #[derive(Debug, Clone)]
@@ -56,24 +55,15 @@ pub enum PartitionConfigError {
         "this application's name is not a partition name Slurm accepts: {0} (deploy it under another name)"
     )]
     Name(#[source] VocabError),
-    /// The parameters parse but the record as a whole is refused.
-    #[error("partition-config: {0} (fix the partition-config option)")]
-    Record(#[source] InterfaceError),
 }
 
-/// Parses `partition-config` ([`crate::slurm::parse_overrides`]: Slurm's lexical rules and
-/// partition keys, none the controller owns) into partition parameters (checked as a whole
-/// record by [`PartitionRecord::new`]).
-pub fn partition_params(text: &str) -> Result<BTreeMap<String, String>, ParseError> {
-    let pairs = parse_overrides(text, OverrideScope::Partition)?;
-    Ok(pairs.into_iter().collect())
-}
-
-/// This application's `partition` record: its name and `partition-config`.
+/// This application's `partition` record: its name and `partition-config`
+/// ([`crate::slurm::parse_partition_overrides`]: Slurm's lexical rules and partition keys,
+/// none the controller owns), whose values are checked once, when parsed.
 pub fn partition_record(app: &str, config: &str) -> Result<PartitionRecord, PartitionConfigError> {
-    let extra = partition_params(config)?;
+    let overrides = parse_partition_overrides(config)?;
     let name = PartitionName::try_from(app).map_err(PartitionConfigError::Name)?;
-    PartitionRecord::new(name, &extra).map_err(PartitionConfigError::Record)
+    Ok(PartitionRecord::from_overrides(name, overrides))
 }
 
 /// The status message for a node's GPUs: `2 GPUs: gpu:tesla_t4:2` or `no GPUs`

@@ -51,12 +51,6 @@ impl NodeName {
     pub fn placeholder() -> Self {
         Self("shape".into())
     }
-
-    /// Checks `value` as [`NodeName::try_from`] does, without making a name (the renderer
-    /// checks the names a partition or `DownNodes` line lists, thousands at a time).
-    pub fn check(value: &str) -> Result<(), VocabError> {
-        check_node_name(value)
-    }
 }
 
 /// A Slurm hostlist expression (`gpu-[1-4],login1`) whose every name is a [`NodeName`]; kept
