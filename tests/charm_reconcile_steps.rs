@@ -16,13 +16,12 @@ use common::state::{State, configured_node, controller, run, run_to_end};
 use juju_runtime::{ActionEvent, Event, SecretEvent, SecretId, SecretInfo, SecretOwner};
 use juju_runtime_testing::MemorySecret;
 use serde_json::Map;
-use slurm_charms::charms::action_failure::ActionFailure;
 use slurm_charms::charms::slurmctld::actions::ActionChange;
 use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
 use slurm_charms::charms::slurmctld::key_secret::{
     ClusterInfoWrite, EventSecret, SecretAction, housekeeping, record,
 };
-use slurm_charms::charms::slurmctld::rotate_key::{Fact, Facts, Step, decide};
+use slurm_charms::charms::slurmctld::rotate_key::new_revision;
 use slurm_charms::charms::slurmd::steady::STEADY_PATH;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
@@ -232,30 +231,9 @@ fn the_cluster_info_apply_publishes_names_the_id_and_is_recorded_where_written()
 }
 
 #[test]
-fn rotate_key_decides_from_what_it_read_and_reads_no_more_than_it_needs() {
-    let mut facts = Facts::default();
-    assert!(matches!(decide(&facts), Step::Read(Fact::Leader)));
-    facts.leader = Some(false);
-    assert!(matches!(
-        decide(&facts),
-        Step::Decided(Err(ActionFailure::NotLeader { .. }))
-    ));
-    facts.leader = Some(true);
-    assert!(matches!(decide(&facts), Step::Read(Fact::AuthType)));
-    facts.auth_type = Some("slurm".into());
-    assert!(matches!(
-        decide(&facts),
-        Step::Decided(Err(ActionFailure::RotateUnderAuthSlurm))
-    ));
-    facts.auth_type = Some("munge".into());
-    assert!(matches!(decide(&facts), Step::Read(Fact::KeySecret)));
-    facts.key_secret = Some(None);
-    assert!(matches!(
-        decide(&facts),
-        Step::Decided(Err(ActionFailure::NoKeySecret))
-    ));
+fn rotate_key_decides_a_new_revision_from_what_it_read() {
     let id = secret_id();
-    facts.key_secret = Some(Some(SecretInfo {
+    let info = SecretInfo {
         id: id.clone(),
         revision: 4,
         label: Some("cluster-key".into()),
@@ -263,12 +241,8 @@ fn rotate_key_decides_from_what_it_read_and_reads_no_more_than_it_needs() {
         description: None,
         rotation: None,
         expiry: None,
-    }));
-    assert!(matches!(decide(&facts), Step::Read(Fact::FreshKey)));
-    facts.fresh_key = Some(vec![7; 1024]);
-    let Step::Decided(Ok((change, results))) = decide(&facts) else {
-        panic!("a rotation: {:?}", decide(&facts));
     };
+    let (change, results) = new_revision(&info, vec![7; 1024]);
     let ActionChange::NewKeyRevision {
         id: changed,
         content,
@@ -320,10 +294,25 @@ fn rotate_key_makes_the_same_hook_tool_calls_as_before() {
     standby.leader = false;
     let out = run(CharmKind::Slurmctld, rotate_key(), &standby).unwrap();
     assert_eq!(out.calls, ["is-leader", "action-fail"]);
-    let mut slurm = input;
+    let mut slurm = input.clone();
     slurm.config.insert("auth-type".into(), "slurm".into());
     let out = run(CharmKind::Slurmctld, rotate_key(), &slurm).unwrap();
     assert_eq!(out.calls, ["is-leader", "config-get", "action-fail"]);
+    let mut no_secret = input;
+    no_secret.secrets.clear();
+    let out = run(CharmKind::Slurmctld, rotate_key(), &no_secret).unwrap();
+    assert_eq!(
+        out.calls,
+        ["is-leader", "config-get", "secret-info-get", "action-fail"]
+    );
+    assert!(
+        out.action_failure
+            .as_deref()
+            .unwrap_or("")
+            .contains("secret"),
+        "{:?}",
+        out.action_failure
+    );
 }
 
 /// A steady record as a full hook leaves it (its content does not matter here).
