@@ -526,6 +526,7 @@ oracle_tests!(
     mig_compute_instances,
     single_l4,
     real_h100_80gb_hbm3_x1,
+    real_h200_x1,
 );
 
 /// A new fixture cannot be forgotten: every `tests/fixtures/gpu/*.json` is judged.
