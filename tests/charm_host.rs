@@ -269,7 +269,9 @@ fn a_streamed_write_is_kept_only_when_asked() {
     let host = Host::new(dir.path(), &runner);
     let path = "/var/lib/x/cache";
     let written = host
-        .write_streamed(path, 0o600, None, |f| f.write_all(b"one").map(|()| true))
+        .write_streamed(path, 0o600, None, true, |f| {
+            f.write_all(b"one").map(|()| true)
+        })
         .unwrap();
     assert!(written);
     let p = dir.path().join("var/lib/x/cache");
@@ -279,10 +281,12 @@ fn a_streamed_write_is_kept_only_when_asked() {
         0o600
     );
     let declined = host
-        .write_streamed(path, 0o600, None, |f| f.write_all(b"two").map(|()| false))
+        .write_streamed(path, 0o600, None, true, |f| {
+            f.write_all(b"two").map(|()| false)
+        })
         .unwrap();
     assert!(!declined);
-    let failed = host.write_streamed(path, 0o600, None, |f| {
+    let failed = host.write_streamed(path, 0o600, None, true, |f| {
         f.write_all(b"three")?;
         Err(std::io::Error::other("disk full"))
     });

@@ -303,3 +303,52 @@ fn a_file_where_the_index_belongs_is_replaced_and_never_fails_the_hook() {
     assert!(!out.files.contains_key(HEAD));
     assert!(!quick(&out, event()), "no index, no quick path");
 }
+
+/// The relation cache and the index are written without `fsync`, the cache's header naming
+/// the boot it was written in: a crash that could have lost the last hooks' writes is a new
+/// boot, and a cache of another boot is rebuilt from every bag, by the quick path too (its
+/// index, also unsynced, may agree with an older cache).
+#[test]
+fn a_cache_written_in_an_earlier_boot_is_rebuilt_from_every_bag() {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .expect("this test needs /proc/sys/kernel/random/boot_id (Linux)");
+    let boot = boot.trim();
+    let (settled, rel) = settled();
+    let raw = settled.files[CACHE].clone();
+    let first = raw.iter().position(|b| *b == b'\n').unwrap();
+    let header = String::from_utf8(raw[..first].to_vec()).unwrap();
+    assert!(
+        header.contains(&format!(r#""boot":"{boot}""#)),
+        "the header names this boot: {header}"
+    );
+    // The same state, as if the machine had restarted since: another boot in the header.
+    let other = "00000000-0000-4000-8000-000000000000";
+    assert_ne!(boot, other);
+    let mut earlier = settled.clone();
+    let mut tampered = header.replace(boot, other).into_bytes();
+    tampered.extend_from_slice(&raw[first..]);
+    earlier.files.insert(CACHE.into(), tampered);
+    // An unchanged event, which takes the quick path in this boot (checked first) ...
+    let event = || changed(&rel, "compute", Some("compute/1234"));
+    assert!(quick(&settled, event()));
+    // ... reads every bag when the cache is of another boot, and writes it again for this one.
+    let out = run(CharmKind::Slurmctld, event(), &earlier).unwrap();
+    assert!(relation_gets(&out) > N, "{}", relation_gets(&out));
+    assert_eq!(out.files[SLURM_CONF], settled.files[SLURM_CONF]);
+    let rewritten = String::from_utf8_lossy(&out.files[CACHE]);
+    assert!(
+        rewritten
+            .lines()
+            .next()
+            .is_some_and(|h| h.contains(boot) && !h.contains(other)),
+        "{}",
+        rewritten.lines().next().unwrap_or_default()
+    );
+    assert!(
+        out.status
+            .as_ref()
+            .unwrap()
+            .message
+            .starts_with("2000 nodes")
+    );
+}

@@ -72,6 +72,19 @@ pub fn install_logging() -> Result<LogHandle, LogInstallError> {
     Ok(handle)
 }
 
+/// The handle of the [`JujuLogSubscriber`] this thread logs to, if that is the subscriber in
+/// use: lets a charm send what it has logged so far while it still has work that needs no hook
+/// tool (e.g. writing its caches), instead of waiting for the runner's flush at the end. Ask
+/// it on the thread that logs (a scoped subscriber is the thread's own), flush it anywhere;
+/// records logged after that flush go out with the runner's.
+pub fn current_log_handle() -> Option<LogHandle> {
+    tracing::dispatcher::get_default(|dispatch| {
+        dispatch
+            .downcast_ref::<JujuLogSubscriber>()
+            .map(|s| s.handle.clone())
+    })
+}
+
 fn to_juju_level(level: &Level) -> LogLevel {
     match *level {
         Level::ERROR => LogLevel::Error,

@@ -19,6 +19,25 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+/// This boot of the kernel (`/proc/sys/kernel/random/boot_id`, read once per process), or
+/// `None` where it cannot be read. Files written without `fsync` live in the page cache until
+/// the kernel writes them back, and only a kernel crash or a power loss, each a new boot, can
+/// lose them: a record that names the boot it was written in is therefore trustworthy exactly
+/// while the boot id is unchanged ([`crate::charms::slurmctld`]'s relation cache). Read from the
+/// machine's own `/proc`, not under `SLURM_CHARMS_ROOT`: the page cache is the running
+/// kernel's whatever directory the charm's files are under.
+pub fn boot_id() -> Option<&'static str> {
+    static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        let raw = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let id = raw.trim();
+        // a UUID: 36 characters of hex digits and dashes
+        (id.len() == 36 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+            .then(|| id.to_owned())
+    })
+    .as_deref()
+}
+
 /// Environment variable naming the prefix of every host path (default `/`).
 pub const ROOT_ENV: &str = "SLURM_CHARMS_ROOT";
 
@@ -281,14 +300,15 @@ impl<'r> Host<'r> {
 
     /// Writes a file whose bytes `fill` produces straight into a temp file beside it (never
     /// whole in memory: the controller's relation cache is megabytes at 10,000 distinct nodes),
-    /// then, when `fill` says to keep them, puts it in place as [`Host::write`] does (`fsync`,
-    /// owner, atomic rename). `fill` returning `false` leaves the file as it was (its content
-    /// turned out the same). Returns whether the file was replaced.
+    /// then, when `fill` says to keep them, puts it in place as [`Host::write`] does (`fsync`
+    /// when `synced`, owner, atomic rename). `fill` returning `false` leaves the file as it was
+    /// (its content turned out the same). Returns whether the file was replaced.
     pub fn write_streamed(
         &self,
         host_path: &str,
         mode: u32,
         owner: Option<Owner>,
+        synced: bool,
         fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<bool>,
     ) -> Result<bool, HostError> {
         let path = self.path(host_path);
@@ -299,7 +319,7 @@ impl<'r> Host<'r> {
             source,
         })?;
         if keep {
-            self.put_in_place(tmp, &path, owner, true)?;
+            self.put_in_place(tmp, &path, owner, synced)?;
         }
         Ok(keep)
     }

@@ -87,7 +87,11 @@ pub fn apply<B: SecretBackend>(
     let refused = match reload(host, &plan.decision) {
         Ok(()) => {
             if let Some(record) = &plan.applied_after {
-                host.write(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
+                // No fsync: a crash that loses it leaves an older record (the pending one, or
+                // one of an earlier hook), and a record older than what slurmctld runs costs at
+                // most one needless reload, since [`super::decide`] compares it with the files
+                // rendered then; slurm.conf and gres.conf themselves were synced above.
+                host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
             }
             if plan.keep_accepted {
                 // No fsync: a copy a crash left stale or torn does not match the applied record's
@@ -319,13 +323,21 @@ pub fn persist(
             tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
         }
         let mut hash = None;
-        host.write_streamed(CACHE_PATH, 0o600, Some(Owner::ROOT), |file| {
-            let written = write.cache.write_to(file)?;
-            // the same body as the file read: that file stays
-            let changed = write.read_hash.as_deref() != Some(written.as_str());
-            hash = Some(written);
-            Ok(changed)
-        })?;
+        // Unsynced where the boot id names the page cache it lives in ([`super::cache`]).
+        let boot = crate::charms::host::boot_id();
+        host.write_streamed(
+            CACHE_PATH,
+            0o600,
+            Some(Owner::ROOT),
+            boot.is_none(),
+            |file| {
+                let written = write.cache.write_to(file, boot)?;
+                // the same body as the file read: that file stays
+                let changed = write.read_hash.as_deref() != Some(written.as_str());
+                hash = Some(written);
+                Ok(changed)
+            },
+        )?;
         index = Some(plan_index(
             write.index_before.as_ref(),
             &write.cache,

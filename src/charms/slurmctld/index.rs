@@ -136,18 +136,14 @@ pub fn cache_hash_on_disk(host: &Host<'_>, path: &str) -> Option<String> {
     header_hash(&line)
 }
 
-/// The hash on the first line of cache bytes ([`Cache::to_bytes`]).
+/// The hash on the first line of cache bytes ([`Cache::to_bytes`]), when the file can be what
+/// the last hook wrote: none for a file written unsynced in an earlier boot (the index, also
+/// unsynced, may then agree with a cache that is older than Juju's data; see
+/// [`super::cache`]'s durability).
 pub fn header_hash(bytes: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct HeaderHash {
-        hash: String,
-    }
-    let end = bytes
-        .iter()
-        .position(|b| *b == b'\n')
-        .unwrap_or(bytes.len());
-    serde_json::from_slice::<HeaderHash>(&bytes[..end])
+    super::cache::Header::of(bytes)
         .ok()
+        .filter(|h| h.trusted(crate::charms::host::boot_id()))
         .map(|h| h.hash)
 }
 
