@@ -230,3 +230,20 @@ fn mig_instances_with_impossible_sizes_are_left_out_and_named() {
         assert!(!c.slurm_conf().contains("4294967295"));
     }
 }
+
+#[test]
+fn a_gpu_type_no_job_could_ask_for_is_left_out_of_features_with_a_warning() {
+    let c = cluster_with(json!([
+        gpu("Tesla T4", 0, "00000000:3B:00.0"),
+        gpu("ALL", 1, "00000000:D8:00.0"),
+    ]));
+    c.assert_no_errors();
+    let line = node_line(&c);
+    assert!(line.contains("Gres=gpu:tesla_t4:1,gpu:all:1 "), "{line}");
+    assert!(line.ends_with(" Features=tesla_t4,cuda12"), "{line}");
+    let log = logs(&c);
+    assert!(
+        log.contains("a GPU feature is left out of the node's Features (invalid Features \"all\""),
+        "{log}"
+    );
+}

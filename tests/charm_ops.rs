@@ -438,6 +438,81 @@ fn controller_actions() {
 }
 
 #[test]
+fn node_config_features_come_first() {
+    let mut c = three_nodes();
+    let params = json!({"parameters": "Features=ib"});
+    let res = c.sim.run_action("slurmd/0", "node-config", params).unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    let line = format!(
+        "NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=ib,tesla_t4,cuda12"
+    );
+    assert_eq!(res.results["node-parameters"], line);
+    assert!(
+        c.slurm_conf().contains(&format!("{line}\n")),
+        "{}",
+        c.slurm_conf()
+    );
+    // Only the operator's features are stored; the GPU ones are derived in every hook.
+    assert_eq!(
+        c.sim.unit_state("slurmd/0").get("node-config").cloned(),
+        Some(r#"{"params":{"Features":"ib"}}"#.to_string())
+    );
+}
+
+#[test]
+fn a_stored_override_slurm_refuses_is_blamed_on_the_stored_state() {
+    let mut c = three_nodes();
+    let before = c.slurm_conf();
+    for (stored, key, value) in [
+        (r#"{"params":{"Weight":"abc"}}"#, "Weight", "abc"),
+        (r#"{"params":{"CPUs":"70000"}}"#, "CPUs", "70000"),
+    ] {
+        c.sim.with_model_mut(|m| {
+            let unit = m.units.get_mut("slurmd/1").unwrap();
+            unit.state.insert("node-config".into(), stored.into());
+        });
+        c.sim.clear_records();
+        c.sim.queue_hook("slurmd/1", Hook::ConfigChanged);
+        c.sim.settle().unwrap();
+        c.assert_no_errors();
+        // The hook warns, naming the unit state, the key and the value, and the fix; the node
+        // is published without the overrides.
+        let warning = c
+            .sim
+            .logs()
+            .into_iter()
+            .rev()
+            .find(|l| l.level == "WARNING" && l.message.contains("stored node-config"))
+            .map(|l| l.message)
+            .unwrap_or_else(|| panic!("{stored}: no warning: {:?}", c.sim.logs()));
+        assert_eq!(c.status("slurmd/1").0, "active", "{stored}");
+        assert_eq!(c.slurm_conf(), before, "{stored}");
+        // The action fails the same way, blaming the stored state, not the record.
+        let res = c
+            .sim
+            .run_action("slurmd/1", "node-config", json!({}))
+            .unwrap();
+        assert_eq!(res.status, "failed", "{stored}: {res:?}");
+        for message in [&warning, &res.message] {
+            for word in ["stored node-config", key, value, "node-config reset=true"] {
+                assert!(message.contains(word), "{stored}: {word} not in {message}");
+            }
+            assert!(!message.contains("node_parameters"), "{message}");
+        }
+    }
+    // The fix the messages name clears it.
+    let reset = json!({"reset": true});
+    let res = c.sim.run_action("slurmd/1", "node-config", reset).unwrap();
+    assert_eq!(res.status, "completed", "{res:?}");
+    assert_eq!(
+        c.sim.unit_state("slurmd/1").get("node-config").cloned(),
+        Some(r#"{"params":{}}"#.to_string())
+    );
+}
+
+#[test]
 fn slurmd_actions() {
     let mut c = three_nodes();
     let res = c
@@ -481,19 +556,29 @@ fn slurmd_actions() {
         json!(["gpu:nvidia_a100_80gb_pcie:1", "gpu:nvidia_l40s:2"])
     );
     assert_eq!(node["node_parameters"]["Weight"], "200");
-    // Gres, NodeName and unknown keys are refused; nothing changes.
+    // Gres, NodeName, unknown keys and features no job could ask for are refused when the
+    // text is parsed, naming the parameter; nothing changes.
+    let stored = c.sim.unit_state("slurmd/1");
     for (params, why) in [
         ("Gres=gpu:tesla_t4:8", "Gres"),
         ("NodeName=x", "NodeName"),
         ("SlurmctldProlog=/x", "SlurmctldProlog"),
         ("Weight=1 Weight=2", "Weight"),
+        ("Features=ib,a&b", "a&b"),
+        ("Features=ib,,gpu", "Features"),
+        ("Features=ALL", "ALL"),
     ] {
         let res = c
             .sim
             .run_action("slurmd/1", "node-config", json!({"parameters": params}))
             .unwrap();
         assert_eq!(res.status, "failed", "{params}");
-        assert!(res.message.contains(why), "{params}: {}", res.message);
+        assert!(
+            res.message.contains(why) && res.message.contains("parameter `parameters`"),
+            "{params}: {}",
+            res.message
+        );
+        assert_eq!(c.sim.unit_state("slurmd/1"), stored, "{params}");
     }
     assert!(c.slurm_conf().contains(&format!("{line}\n")));
     let res = c

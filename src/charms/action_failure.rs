@@ -54,9 +54,10 @@ pub enum ActionFailure {
     /// The GPUs could not be read.
     #[error("cannot read the GPUs")]
     Gpu(#[source] Arc<GpuError>),
-    /// The stored `node-config` overrides cannot be read back.
-    #[error("the stored overrides cannot be read (run `node-config reset=true`)")]
-    StoredState(#[source] StoredStateError),
+    /// The stored `node-config` overrides cannot be read back (the message names the
+    /// unit-state key, what is wrong and the fix).
+    #[error(transparent)]
+    StoredState(StoredStateError),
     /// An action only the leader can run was run on another unit.
     #[error("run {action} on the {charm} leader (`juju run {charm}/leader {action}`)")]
     NotLeader {

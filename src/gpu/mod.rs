@@ -62,7 +62,7 @@ pub use action::action_results;
 pub use cores::mask_to_cpus;
 pub use detect::{DetectOptions, detect};
 pub use error::GpuError;
-pub use features::{gpu_features, merge_features};
+pub use features::{GpuFeatures, gpu_features, merge_features};
 pub use finding::Finding;
 pub use health::{
     DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, encode_known, parse_known,

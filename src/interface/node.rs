@@ -43,20 +43,6 @@ pub const NODE_PARAMETER_KEYS: &[&str] = &concat_keys::<12>(
     ],
 );
 
-/// Finds the canonical spelling of a node parameter key (Slurm keys are case-insensitive).
-pub fn canonical_node_key(key: &str) -> Option<&'static str> {
-    if key.eq_ignore_ascii_case("NodeName") {
-        return Some("NodeName");
-    }
-    if key.eq_ignore_ascii_case("Gres") {
-        return Some("Gres");
-    }
-    NODE_PARAMETER_KEYS
-        .iter()
-        .find(|k| k.eq_ignore_ascii_case(key))
-        .copied()
-}
-
 /// The whole `node` record. Built only by [`NodeRecord::new`] or deserialisation (which calls
 /// it), so every record that exists renders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -34,7 +34,8 @@ pub use node::{GresSpec, NodeConf, NodeSetting, NodeState};
 pub use node_group::NodeGroup;
 pub use overrides::{
     GlobalOverride, GlobalPair, NodeOverride, Override, OverrideScope, PartitionOverride,
-    parse_global_overrides, parse_node_overrides, parse_overrides, parse_partition_overrides,
+    node_override, parse_global_overrides, parse_node_overrides, parse_overrides,
+    parse_partition_overrides,
 };
 pub use parse::{parse_gres_conf, parse_slurm_conf};
 pub use partition::{DownNodes, NodeSet, Partition, PartitionSetting, PartitionState};

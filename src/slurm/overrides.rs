@@ -12,6 +12,7 @@ use super::keys::{
 use super::lexer::{include_directive, logical_lines, pairs};
 use super::node::{NodeConf, NodeSetting};
 use super::partition::{Partition, PartitionSetting};
+use super::types::Feature;
 use super::validate::validate_key;
 
 /// Which override option the text comes from.
@@ -38,9 +39,10 @@ impl OverrideScope {
 
 /// One checked override: the key in its CamelCase spelling, the value as written and the
 /// typed `setting` the model takes ([`NodeSetting`], [`PartitionSetting`], [`GlobalPair`]).
-/// Fields are private and the only constructors are the `parse_*_overrides` functions, so
-/// the model is built from it ([`NodeConf::apply`], [`Partition::apply`],
-/// [`super::SlurmConf::set_override`]) without checking the value again.
+/// Fields are private and the only constructors are the `parse_*_overrides` functions,
+/// [`node_override`] and [`Override::features`], so the model is built from it
+/// ([`NodeConf::apply`], [`Partition::apply`], [`super::SlurmConf::set_override`]) without
+/// checking the value again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Override<S> {
     key: &'static str,
@@ -84,13 +86,46 @@ pub type PartitionOverride = Override<PartitionSetting>;
 /// A checked `slurm-conf-parameters` pair.
 pub type GlobalOverride = Override<GlobalPair>;
 
+impl Override<NodeSetting> {
+    /// A `Features` override made of features already checked (the operator's with the GPU
+    /// features merged in, [`crate::gpu::merge_features`]), so they are not written out and
+    /// parsed again. Its value is their comma list, which reads back as the same list (a
+    /// [`Feature`] holds no `,`), so it can be stored like a parsed one. `None` for no
+    /// features: `Features=` needs at least one.
+    pub fn features(features: Vec<Feature>) -> Option<NodeOverride> {
+        if features.is_empty() {
+            return None;
+        }
+        let value = features
+            .iter()
+            .map(Feature::as_str)
+            .collect::<Vec<&str>>()
+            .join(",");
+        Some(Override {
+            key: "Features",
+            value,
+            setting: NodeSetting::Features(features),
+        })
+    }
+}
+
+/// Checks one `node-config` pair: the rules of [`parse_node_overrides`] for a pair given on
+/// its own (the charm's stored overrides, read back in a later hook), so the pairs the action
+/// parsed and the ones stored are held to the same rules, written once.
+pub fn node_override(key: &str, value: &str) -> Result<NodeOverride, ConfigError> {
+    checked(key, value, OverrideScope::Node, check_node)
+}
+
+/// A node key not owned by the charm, and its typed value.
+fn check_node(key: &str, value: &str) -> Result<(&'static str, NodeSetting), ConfigError> {
+    record_key(&NODE_KEYS, &NODE_OWNED, key, OverrideScope::Node)?;
+    NodeConf::check(key, value)
+}
+
 /// Parses `node-config` text into checked node overrides, in order (see [`parse_overrides`]
 /// for what is refused).
 pub fn parse_node_overrides(text: &str) -> Result<Vec<NodeOverride>, ParseError> {
-    parse_with(text, OverrideScope::Node, |key, value| {
-        record_key(&NODE_KEYS, &NODE_OWNED, key, OverrideScope::Node)?;
-        NodeConf::check(key, value)
-    })
+    parse_with(text, OverrideScope::Node, check_node)
 }
 
 /// Parses `partition-config` text into checked partition overrides, in order (see
@@ -175,24 +210,34 @@ fn parse_with<S>(
             })
         })?;
         for (k, v) in kv {
-            let (key, setting) = validate_key(k, origin)
-                .and_then(|()| check(k, v))
-                .map_err(|e| err(e.into()))?;
-            if !seen.insert(key.to_ascii_lowercase()) {
+            let o = checked(k, v, scope, &mut check).map_err(|e| err(e.into()))?;
+            if !seen.insert(o.key.to_ascii_lowercase()) {
                 return Err(err(ConfigError::DuplicateKey {
-                    key: key.to_string(),
+                    key: o.key.to_string(),
                     context: origin.to_string(),
                 }
                 .into()));
             }
-            out.push(Override {
-                key,
-                value: v.to_string(),
-                setting,
-            });
+            out.push(o);
         }
     }
     Ok(out)
+}
+
+/// One pair by the rules every option shares (a well-formed key) and `check`'s.
+fn checked<S>(
+    key: &str,
+    value: &str,
+    scope: OverrideScope,
+    check: impl FnOnce(&str, &str) -> Result<(&'static str, S), ConfigError>,
+) -> Result<Override<S>, ConfigError> {
+    validate_key(key, scope.option())?;
+    let (key, setting) = check(key, value)?;
+    Ok(Override {
+        key,
+        value: value.to_string(),
+        setting,
+    })
 }
 
 /// The error for a key the charm owns.
@@ -246,5 +291,38 @@ mod tests {
             conf.set_override(&g);
         }
         assert_eq!(conf.extra, [("MaxJobCount".to_string(), "10".to_string())]);
+    }
+
+    #[test]
+    fn a_pair_on_its_own_is_held_to_the_texts_rules() {
+        let parsed = parse_node_overrides("weight=5 Features=ib,a").unwrap();
+        assert_eq!(node_override("weight", "5").as_ref(), Ok(&parsed[0]));
+        assert_eq!(node_override("Features", "ib,a").as_ref(), Ok(&parsed[1]));
+        for (key, value) in [
+            ("NodeName", "x"),
+            ("Gres", "gpu:t4:1"),
+            ("Nope", "1"),
+            ("CPUs", "70000"),
+        ] {
+            let text = format!("{key}={value}");
+            let from_text = parse_node_overrides(&text).map(drop).unwrap_err().kind;
+            let alone = node_override(key, value).unwrap_err();
+            assert_eq!(from_text, alone.into(), "{text}");
+        }
+        // Keys the lexer would not take as keys at all.
+        for key in ["a b", "a-b", ""] {
+            let e = node_override(key, "1").unwrap_err();
+            assert!(matches!(e, ConfigError::InvalidKey { .. }), "{key:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn features_made_typed_read_back_the_same() {
+        let list = Feature::parse_list("ib,tesla_t4,cuda12").unwrap();
+        let o = NodeOverride::features(list.clone()).unwrap();
+        assert_eq!((o.key(), o.value()), ("Features", "ib,tesla_t4,cuda12"));
+        assert_eq!(o.setting(), &NodeSetting::Features(list));
+        assert_eq!(node_override(o.key(), o.value()), Ok(o));
+        assert_eq!(NodeOverride::features(Vec::new()), None);
     }
 }

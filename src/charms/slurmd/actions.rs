@@ -8,8 +8,7 @@ use super::facts::{NodeOverrides, build_node_record};
 use super::observe::{Observed, write_overrides};
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
 use crate::charms::action_failure::ActionFailure;
-use crate::interface::node::canonical_node_key;
-use crate::slurm::{OverrideScope, parse_overrides};
+use crate::slurm::parse_node_overrides;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -127,20 +126,17 @@ fn health_results(report: &crate::gpu::HealthReport) -> Value {
     Value::Object(m)
 }
 
-/// Parses `node-config parameters=…` into overrides ([`crate::slurm::parse_overrides`]: keys
-/// case-insensitive, never `NodeName` or `Gres`, which come from the host and its GPUs), limited
-/// to the node parameters the relation carries.
+/// Parses `node-config parameters=…` into checked, typed overrides
+/// ([`crate::slurm::parse_node_overrides`]: keys case-insensitive, never `NodeName` or `Gres`,
+/// which come from the host and its GPUs), limited to the node parameters the relation carries
+/// ([`NodeOverrides::insert`]).
 pub fn parse_node_config(text: &str) -> Result<NodeOverrides, ActionFailure> {
-    let invalid = |reason: String| ActionFailure::Invalid {
-        param: "parameters",
-        reason,
-    };
     let mut ov = NodeOverrides::default();
-    for (k, v) in parse_overrides(text, OverrideScope::Node)? {
-        let key = canonical_node_key(&k)
-            .filter(|k| *k != "NodeName" && *k != "Gres")
-            .ok_or_else(|| invalid(format!("{k} is not a node parameter this charm passes on")))?;
-        ov.params.insert(key.to_string(), v);
+    for o in parse_node_overrides(text)? {
+        ov.insert(o).map_err(|e| ActionFailure::Invalid {
+            param: "parameters",
+            reason: e.to_string(),
+        })?;
     }
     Ok(ov)
 }
@@ -164,7 +160,7 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         stored()?
     } else {
         let mut merged = stored().unwrap_or_default();
-        merged.params.extend(parse_node_config(&text)?.params);
+        merged.merge(parse_node_config(&text)?);
         merged
     };
     let facts = obs
@@ -175,12 +171,13 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
+    // A GPU feature Slurm would refuse is left out; the reconcile in this hook warns of it.
     let features = if obs.gpu_features {
-        crate::gpu::gpu_features(inv)
+        crate::gpu::gpu_features(inv).features
     } else {
         Vec::new()
     };
-    let with_features = super::desired::with_gpu_features(ov.clone(), &features);
+    let with_features = ov.clone().with_gpu_features(&features);
     let record = build_node_record(facts, inv.gres(), &with_features, obs.new_node)
         .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
@@ -224,16 +221,27 @@ mod tests {
     #[test]
     fn node_config_parsing() {
         let ov = parse_node_config("weight=200 features=a,b").unwrap();
-        assert_eq!(ov.params["Weight"], "200");
-        assert_eq!(ov.params["Features"], "a,b");
+        let value = |key| ov.get(key).map(|o| o.value());
+        assert_eq!(
+            (value("Weight"), value("Features")),
+            (Some("200"), Some("a,b"))
+        );
+        assert_eq!(
+            ov.get("Features").map(|o| o.setting().clone()),
+            Some(crate::slurm::NodeSetting::Features(
+                crate::slurm::types::Feature::parse_list("a,b").unwrap()
+            ))
+        );
         for (bad, why) in [
             ("NodeName=x", "NodeName"),
             ("Gres=gpu:t4:1", "Gres"),
             ("State=DRAIN", "not a node parameter"),
+            ("Feature=a", "not a node parameter"),
             ("Weight=abc", "Weight"),
+            ("Features=ib,a&b", "constraint operator"),
         ] {
             let e = juju_runtime::error_chain(&parse_node_config(bad).unwrap_err());
-            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.contains(why) && e.contains("parameters"), "{bad}: {e}");
         }
         assert!(parse_node_config("SlurmctldProlog=/x").is_err());
     }

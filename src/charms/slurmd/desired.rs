@@ -90,20 +90,6 @@ fn published_gres(raw: Option<&String>) -> Option<Vec<GresLine>> {
         .map(|r| r.gres().to_vec())
 }
 
-/// `overrides` with the GPU features merged into `Features` (the operator's first;
-/// [`crate::gpu::merge_features`]); unchanged when there are none.
-pub fn with_gpu_features(mut overrides: NodeOverrides, features: &[String]) -> NodeOverrides {
-    if features.is_empty() {
-        return overrides;
-    }
-    let merged = crate::gpu::merge_features(
-        overrides.params.get("Features").map(String::as_str),
-        features,
-    );
-    overrides.params.insert("Features".to_string(), merged);
-    overrides
-}
-
 /// The blocked message when this node's own record fails the controller's ingest checks.
 fn not_enlisted(e: &crate::interface::InterfaceError) -> String {
     format!("node not enlisted: the controller would reject this record ({e})")
@@ -118,7 +104,7 @@ pub fn desired(obs: &Observed) -> Desired {
         Ok(o) => o.clone(),
         Err(e) => {
             warnings.push(format!(
-                "{e}; ignoring node-config overrides (run node-config reset=true)"
+                "{e}; until then the node is published without node-config overrides"
             ));
             Default::default()
         }
@@ -137,11 +123,19 @@ pub fn desired(obs: &Observed) -> Desired {
         blocked.get_or_insert(e.to_string());
     }
     let features = match inventory {
-        Some(inv) if obs.gpu_features => crate::gpu::gpu_features(inv),
+        Some(inv) if obs.gpu_features => {
+            let derived = crate::gpu::gpu_features(inv);
+            warnings.extend(derived.refused.iter().map(|e| {
+                format!(
+                    "a GPU feature is left out of the node's Features ({e}); jobs cannot ask for it with --constraint"
+                )
+            }));
+            derived.features
+        }
         _ => Vec::new(),
     };
-    let operator_overrides = overrides.params.clone();
-    let overrides = with_gpu_features(overrides, &features);
+    let has_overrides = !overrides.is_empty();
+    let overrides = overrides.with_gpu_features(&features);
     if let Some(inv) = inventory {
         for f in &inv.findings {
             if f.is_blocking() {
@@ -156,10 +150,10 @@ pub fn desired(obs: &Observed) -> Desired {
     let node = match &obs.facts {
         Ok(facts) => match build_node_record(facts, gres.clone(), &overrides, obs.new_node) {
             Ok(n) => Some(n),
-            Err(e) if !operator_overrides.is_empty() => {
+            Err(e) if has_overrides => {
                 // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
                 warnings.push(format!("node-config overrides do not fit this node: {e}"));
-                let detected = with_gpu_features(Default::default(), &features);
+                let detected = NodeOverrides::default().with_gpu_features(&features);
                 build_node_record(facts, gres, &detected, obs.new_node)
                     .map_err(|e| blocked.get_or_insert(not_enlisted(&e)))
                     .ok()

@@ -3,9 +3,8 @@
 use crate::interface::InterfaceError;
 use crate::interface::NodeRecord;
 use crate::interface::node::NODE_PARAMETER_KEYS;
-use crate::slurm::ConfigError;
-use crate::slurm::types::{NodeName, VocabError};
-use crate::slurm::{GresLine, GresSpec, NodeConf};
+use crate::slurm::types::{Feature, NodeName, VocabError};
+use crate::slurm::{ConfigError, GresLine, GresSpec, NodeConf, NodeOverride, NodeSetting};
 use std::collections::BTreeMap;
 
 /// Keys taken from `slurmd -C` (the first six node parameters the relation carries); any
@@ -124,19 +123,84 @@ pub fn gres_specs(records: &[GresLine]) -> Vec<GresSpec> {
     out
 }
 
-/// Operator overrides from the `node-config` action, already validated. `NodeName` and `Gres`
-/// are never overridden: they come from the host and its GPUs.
+/// Operator overrides from the `node-config` action, checked once where they come in (the
+/// action's text, [`crate::slurm::parse_node_overrides`], or what it stored in unit state,
+/// [`crate::slurm::node_override`]) and kept typed, so the node record is built from them
+/// without checking a value again. Only the node parameters the relation carries
+/// ([`NODE_PARAMETER_KEYS`]): never `NodeName` or `Gres`, which come from the host and its GPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NodeOverrides {
-    /// Parameters replacing detected ones (canonical keys).
-    pub params: BTreeMap<String, String>,
+    /// By CamelCase key; a key set again replaces the earlier value.
+    params: BTreeMap<&'static str, NodeOverride>,
+}
+
+/// A checked node override for a key the relation does not carry (`State`, `Reason`, ...):
+/// the controller would refuse the record, so the override is refused where it comes in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key} is not a node parameter this charm passes on; node-config sets {}",
+    NODE_PARAMETER_KEYS.join(", ")
+)]
+pub struct NotPassedOn {
+    /// The key, in its CamelCase spelling.
+    pub key: &'static str,
+}
+
+impl NodeOverrides {
+    /// Adds a checked override, replacing the key's earlier value; refuses a key the relation
+    /// does not carry.
+    pub fn insert(&mut self, o: NodeOverride) -> Result<(), NotPassedOn> {
+        let key = o.key();
+        if !NODE_PARAMETER_KEYS.contains(&key) {
+            return Err(NotPassedOn { key });
+        }
+        self.params.insert(key, o);
+        Ok(())
+    }
+
+    /// Sets `later`'s overrides over these (a key in both takes `later`'s value): a
+    /// `node-config` run adds to the overrides stored before.
+    pub fn merge(&mut self, later: NodeOverrides) {
+        self.params.extend(later.params);
+    }
+
+    /// The override of `key` (CamelCase), if set.
+    pub fn get(&self, key: &str) -> Option<&NodeOverride> {
+        self.params.get(key)
+    }
+
+    /// The overrides, by key.
+    pub fn iter(&self) -> impl Iterator<Item = &NodeOverride> {
+        self.params.values()
+    }
+
+    /// True when no override is set.
+    pub fn is_empty(&self) -> bool {
+        self.params.is_empty()
+    }
+
+    /// These overrides with the GPU features merged into `Features`, as checked features (the
+    /// operator's first, [`crate::gpu::merge_features`]); unchanged when there are none.
+    pub fn with_gpu_features(mut self, gpu: &[Feature]) -> NodeOverrides {
+        if gpu.is_empty() {
+            return self;
+        }
+        let operator = match self.params.get("Features").map(NodeOverride::setting) {
+            Some(NodeSetting::Features(f)) => f.as_slice(),
+            _ => &[],
+        };
+        if let Some(o) = NodeOverride::features(crate::gpu::merge_features(operator, gpu)) {
+            self.params.insert(o.key(), o);
+        }
+        self
+    }
 }
 
 /// Builds this node's record and checks it with the controller's own ingest rules
 /// ([`NodeRecord::new`]): `slurmd -C` facts, then `Gres` (when GPUs exist), then
-/// `MemSpecLimit`, then the overrides (which replace keys; `Gres` is always the detected list).
-/// An `Err` is what the controller would reject this unit for: the charm blocks with it
-/// instead of publishing.
+/// `MemSpecLimit`, then the overrides (checked when they came in; they replace keys, and `Gres`
+/// is always the detected list). An `Err` is what the controller would reject this unit for:
+/// the charm blocks with it instead of publishing.
 pub fn build_node_record(
     facts: &NodeFacts,
     gres: Vec<GresLine>,
@@ -145,14 +209,8 @@ pub fn build_node_record(
 ) -> Result<NodeRecord, InterfaceError> {
     let mut node = facts.node.clone();
     node.mem_spec_limit = Some(mem_spec_limit(node.real_memory.unwrap_or(0)));
-    for (k, v) in &overrides.params {
-        node.set(k, v).map_err(|e| {
-            InterfaceError::invalid(
-                crate::interface::NODE_KEY,
-                format!("node_parameters.{k}"),
-                e.to_string(),
-            )
-        })?;
+    for o in overrides.iter() {
+        node.apply(o.setting().clone());
     }
     node.gres = gres_specs(&gres);
     NodeRecord::new(node, new_node, gres)
@@ -253,12 +311,7 @@ mod tests {
     #[test]
     fn overrides_replace_keys_and_keep_gres_the_detected_list() {
         let facts = parse_slurmd_c(C_2205).unwrap();
-        let ov = NodeOverrides {
-            params: BTreeMap::from([
-                ("Weight".to_string(), "200".to_string()),
-                ("RealMemory".to_string(), "20000".to_string()),
-            ]),
-        };
+        let ov = overrides("Weight=200 realmemory=20000");
         let rec = build_node_record(&facts, t4(), &ov, true).unwrap();
         let json = to_json(&rec);
         assert_eq!(json["node_parameters"]["Weight"], "200");
@@ -267,10 +320,46 @@ mod tests {
             json["node_parameters"]["Gres"],
             serde_json::json!(["gpu:tesla_t4:2", "gpu:nvidia_l40s:1"])
         );
-        let bad = NodeOverrides {
-            params: BTreeMap::from([("CPUs".to_string(), "x".to_string())]),
-        };
-        assert!(build_node_record(&facts, t4(), &bad, true).is_err());
+    }
+
+    fn overrides(text: &str) -> NodeOverrides {
+        let mut ov = NodeOverrides::default();
+        for o in crate::slurm::parse_node_overrides(text).unwrap() {
+            ov.insert(o).unwrap();
+        }
+        ov
+    }
+
+    #[test]
+    fn only_keys_the_relation_carries_are_kept() {
+        let mut ov = NodeOverrides::default();
+        for o in crate::slurm::parse_node_overrides("State=DRAIN Feature=a").unwrap() {
+            let key = o.key();
+            assert_eq!(ov.insert(o), Err(NotPassedOn { key }));
+        }
+        assert!(ov.is_empty());
+        let e = NotPassedOn { key: "State" }.to_string();
+        assert!(e.contains("State is not") && e.contains("Weight"), "{e}");
+    }
+
+    #[test]
+    fn gpu_features_follow_the_operators() {
+        let gpu = Feature::parse_list("tesla_t4,cuda12").unwrap();
+        let features = |ov: &NodeOverrides| ov.get("Features").map(|o| o.value().to_string());
+        let ov = overrides("Weight=5 Features=ib,tesla_t4").with_gpu_features(&gpu);
+        assert_eq!(features(&ov).as_deref(), Some("ib,tesla_t4,cuda12"));
+        assert_eq!(
+            ov.get("Features").map(|o| o.setting().clone()),
+            Some(NodeSetting::Features(
+                Feature::parse_list("ib,tesla_t4,cuda12").unwrap()
+            ))
+        );
+        assert_eq!(ov.get("Weight").map(|o| o.value()), Some("5"));
+        let none = NodeOverrides::default().with_gpu_features(&gpu);
+        assert_eq!(features(&none).as_deref(), Some("tesla_t4,cuda12"));
+        let unchanged = overrides("Features=ib").with_gpu_features(&[]);
+        assert_eq!(unchanged, overrides("Features=ib"));
+        assert!(NodeOverrides::default().with_gpu_features(&[]).is_empty());
     }
 
     #[test]

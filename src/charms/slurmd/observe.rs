@@ -3,7 +3,7 @@
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
 use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource, DriverSourceError};
-use super::facts::{NodeFacts, NodeOverrides, SlurmdCError, parse_slurmd_c};
+use super::facts::{NodeFacts, NodeOverrides, NotPassedOn, SlurmdCError, parse_slurmd_c};
 use super::health::{KNOWN_GPUS_STATE, NodeDrain, SinfoError, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{
@@ -103,15 +103,37 @@ pub struct Observed {
     pub steady_recorded: bool,
 }
 
-/// Stored unit state that cannot be read back.
+/// Stored `node-config` overrides that cannot be read back (unit state is written by this
+/// charm, but can be damaged or edited by hand, and a later charm may refuse a value an
+/// earlier one took). The message names the unit-state key, what in it is wrong and the fix.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("stored {key} is unreadable ({source})")]
+#[error("stored {key} is unreadable ({source}); run `node-config reset=true` to clear it")]
 pub struct StoredStateError {
     /// The unit-state key.
     pub key: &'static str,
-    /// The decoder's error (shared: [`Observed`] is cloned).
+    /// What is wrong with it.
     #[source]
-    pub source: Arc<serde_json::Error>,
+    pub source: StoredValueError,
+}
+
+/// What is wrong with a stored value ([`StoredStateError`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoredValueError {
+    /// Not the JSON this charm writes (shared: [`Observed`] is cloned).
+    #[error("{0}")]
+    Json(#[source] Arc<serde_json::Error>),
+    /// A stored override Slurm would refuse (the rule's message names the value).
+    #[error("params[{key}]: {source}")]
+    Override {
+        /// The stored key, quoted and shortened as the vocabulary shows values.
+        key: String,
+        /// The rule it breaks.
+        #[source]
+        source: crate::slurm::ConfigError,
+    },
+    /// A stored override for a key the relation does not carry.
+    #[error(transparent)]
+    Key(#[from] NotPassedOn),
 }
 
 /// Why this node's facts could not be read.
@@ -428,7 +450,9 @@ pub fn device_files(host: &Host<'_>) -> Result<BTreeSet<String>, CharmError> {
         .collect())
 }
 
-/// Decodes the stored `node-config` overrides: `{"params": {...}}`.
+/// Decodes the stored `node-config` overrides, `{"params": {"Key": "value", ...}}`, checking
+/// each pair by the rules the action's text is parsed with ([`crate::slurm::node_override`],
+/// [`NodeOverrides::insert`]): this is where they come back in.
 pub fn read_overrides(raw: Option<&String>) -> Result<NodeOverrides, StoredStateError> {
     #[derive(serde::Deserialize)]
     struct Stored {
@@ -437,16 +461,95 @@ pub fn read_overrides(raw: Option<&String>) -> Result<NodeOverrides, StoredState
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(NodeOverrides::default());
     };
-    let stored: Stored = serde_json::from_str(raw).map_err(|e| StoredStateError {
+    let unreadable = |source| StoredStateError {
         key: NODE_CONFIG_STATE,
-        source: Arc::new(e),
-    })?;
-    Ok(NodeOverrides {
-        params: stored.params,
-    })
+        source,
+    };
+    let stored: Stored =
+        serde_json::from_str(raw).map_err(|e| unreadable(StoredValueError::Json(Arc::new(e))))?;
+    let mut ov = NodeOverrides::default();
+    for (key, value) in &stored.params {
+        let o = crate::slurm::node_override(key, value).map_err(|source| {
+            unreadable(StoredValueError::Override {
+                key: crate::slurm::types::shown(key),
+                source,
+            })
+        })?;
+        ov.insert(o).map_err(|e| unreadable(e.into()))?;
+    }
+    Ok(ov)
 }
 
-/// Encodes overrides for unit state (see [`read_overrides`]).
+/// Encodes overrides for unit state (see [`read_overrides`]): each value as it was written.
 pub fn write_overrides(ov: &NodeOverrides) -> String {
-    serde_json::json!({"params": ov.params}).to_string()
+    let params: BTreeMap<&str, &str> = ov.iter().map(|o| (o.key(), o.value())).collect();
+    serde_json::json!({ "params": params }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(json: &str) -> Result<NodeOverrides, StoredStateError> {
+        read_overrides(Some(&json.to_string()))
+    }
+
+    #[test]
+    fn stored_overrides_read_back_as_written() {
+        let json = r#"{"params":{"Features":"ib,a","Weight":"200"}}"#;
+        let ov = stored(json).unwrap();
+        assert_eq!(write_overrides(&ov), json);
+        // Keys are case-insensitive, as in the action's text.
+        let ov = stored(r#"{"params":{"weight":"7"}}"#).unwrap();
+        assert_eq!(write_overrides(&ov), r#"{"params":{"Weight":"7"}}"#);
+        assert!(stored("").unwrap().is_empty());
+        assert!(read_overrides(None).unwrap().is_empty());
+        assert_eq!(
+            write_overrides(&NodeOverrides::default()),
+            r#"{"params":{}}"#
+        );
+    }
+
+    #[test]
+    fn a_stored_value_slurm_refuses_blames_the_stored_state() {
+        for (json, key, value) in [
+            (r#"{"params":{"Weight":"abc"}}"#, "Weight", "abc"),
+            (r#"{"params":{"CPUs":"70000"}}"#, "CPUs", "70000"),
+            (r#"{"params":{"Features":"a&b"}}"#, "Features", "a&b"),
+            (
+                r#"{"params":{"NodeName":"x"}}"#,
+                "NodeName",
+                "set by the charm",
+            ),
+        ] {
+            let e = stored(json).unwrap_err();
+            assert!(
+                matches!(e.source, StoredValueError::Override { .. }),
+                "{json}: {e:?}"
+            );
+            let msg = e.to_string();
+            for word in [
+                "stored node-config",
+                key,
+                value,
+                "run `node-config reset=true`",
+            ] {
+                assert!(msg.contains(word), "{json}: {word} not in {msg}");
+            }
+            assert!(!msg.contains("node_parameters"), "{msg}");
+        }
+        let e = stored(r#"{"params":{"State":"DRAIN"}}"#).unwrap_err();
+        assert!(matches!(e.source, StoredValueError::Key(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("State is not a node parameter"),
+            "{e}"
+        );
+        let e = stored(r#"{"params":"Weight=1"}"#).unwrap_err();
+        assert!(matches!(e.source, StoredValueError::Json(_)), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("stored node-config is unreadable"),
+            "{e}"
+        );
+    }
 }

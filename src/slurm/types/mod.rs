@@ -49,7 +49,7 @@ mod rule;
 pub use cores::{CoreList, MAX_CORES};
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use duration::SlurmDuration;
-pub use error::VocabError;
+pub use error::{MAX_SHOWN, VocabError, shown};
 pub use feature::Feature;
 pub use flag_list::{FlagList, MAX_EXIT_VAL};
 pub use flags::{

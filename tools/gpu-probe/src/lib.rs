@@ -24,7 +24,6 @@ use serde_json::{Map, Value, json};
 use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::actions::steady_detect_results;
-use slurm_charms::charms::slurmd::desired::with_gpu_features;
 use slurm_charms::charms::slurmd::facts::{
     NodeOverrides, SlurmdCError, build_node_record, parse_slurmd_c,
 };
@@ -45,14 +44,20 @@ pub enum ProbeError {
 }
 
 /// The `detect-gpus` results (as the action returns them on a host whose GPUs did not change,
-/// with `gpu-sharing=none`) and the GPU features the node would get.
+/// with `gpu-sharing=none`) and the GPU features the node would get (with, under
+/// `features_refused`, the ones the charm would leave out and warn of, when there are any).
 pub fn record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError> {
     let facts = parse_slurmd_c(slurmd_c).map_err(ProbeError::SlurmdC)?;
     let results = steady_detect_results(&facts, inv, &Ok(GpuSharing::None));
-    Ok(json!({
+    let derived = gpu_features(inv);
+    let mut out = json!({
         "detect_gpus": Value::Object(results),
-        "features": gpu_features(inv),
-    }))
+        "features": derived.features,
+    });
+    if !derived.refused.is_empty() {
+        out["features_refused"] = derived.refused.iter().map(ToString::to_string).collect();
+    }
+    Ok(out)
 }
 
 /// What our controller writes for the node alone: its slurm.conf `NodeName=` line and gres.conf,
@@ -70,7 +75,7 @@ pub fn controller_files_sharing(
     sharing: GpuSharing,
 ) -> Result<(String, String), ProbeError> {
     let facts = parse_slurmd_c(slurmd_c).map_err(ProbeError::SlurmdC)?;
-    let overrides = with_gpu_features(NodeOverrides::default(), &gpu_features(inv));
+    let overrides = NodeOverrides::default().with_gpu_features(&gpu_features(inv).features);
     let mut gres = inv.gres();
     let (shared, _) = sharing.records(&gres);
     gres.extend(shared);
