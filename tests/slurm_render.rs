@@ -389,34 +389,3 @@ fn injection_attempts_are_refused_with_key_and_value() {
         render_slurm_conf(&conf).unwrap()
     );
 }
-
-/// From [`PARALLEL_RENDER_NODES`] GPU nodes the two files are checked and written on two
-/// threads: the bytes are those of the sequential path (each file rendered alone), and a model
-/// that is wrong in both files reports slurm.conf's error first, as below the threshold.
-#[test]
-fn large_models_render_on_two_threads_to_the_same_bytes_and_errors() {
-    let n = PARALLEL_RENDER_NODES + 7;
-    for identical in [true, false] {
-        let (conf, gres) = fixtures::big_cluster(n, identical);
-        assert!(gres.nodes.len() >= PARALLEL_RENDER_NODES);
-        let both = render_files(&conf, &gres).unwrap();
-        assert_eq!(both.slurm_conf, render_slurm_conf(&conf).unwrap());
-        assert_eq!(both.gres_conf, render_gres_conf(&gres).unwrap());
-    }
-    let (mut conf, gres) = fixtures::big_cluster(n, true);
-    let duplicate = conf.nodes[0].clone();
-    conf.nodes.push(duplicate);
-    let mut bad_gres = gres.clone();
-    let (first, records) = bad_gres.nodes.pop_first().unwrap();
-    let mut twice = (*records).clone();
-    twice.extend(records.iter().cloned());
-    bad_gres.nodes.insert(first, Arc::new(twice));
-    assert!(
-        render_gres_conf(&bad_gres).is_err(),
-        "gres.conf is wrong too"
-    );
-    assert!(matches!(
-        refused(&conf, &bad_gres),
-        ConfigError::DuplicateNode { .. }
-    ));
-}

@@ -408,33 +408,14 @@ pub struct RenderedFiles {
     pub gres_conf: String,
 }
 
-/// Nodes from which [`render_files`] checks and writes the two files on two threads: below it
-/// a thread costs more than it saves; at 10,000 nodes each file is milliseconds of work.
-pub const PARALLEL_RENDER_NODES: usize = 1024;
-
 /// Renders both files after checking them against each other ([`check_consistency`]):
-/// GRES counts and type strings must agree per node. Errors come in the same order whatever
-/// the size: slurm.conf's own, gres.conf's, then the consistency check's.
+/// GRES counts and type strings must agree per node.
 pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles, ConfigError> {
-    let gres_file = || check_gres_conf(gres).map(|()| write_gres_conf(gres));
-    let slurm_file = || check_slurm_conf(slurm).map(|()| write_slurm_conf(slurm));
-    let (slurm_conf, gres_conf) = if gres.nodes.len() >= PARALLEL_RENDER_NODES {
-        std::thread::scope(|scope| {
-            let gres_conf = scope.spawn(gres_file);
-            let slurm_conf = slurm_file();
-            // a panic on the other thread is this call's panic
-            let gres_conf = gres_conf
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (slurm_conf, gres_conf)
-        })
-    } else {
-        (slurm_file(), gres_file())
-    };
-    let (slurm_conf, gres_conf) = (slurm_conf?, gres_conf?);
+    check_slurm_conf(slurm)?;
+    check_gres_conf(gres)?;
     check_consistency(slurm, gres)?;
     Ok(RenderedFiles {
-        slurm_conf,
-        gres_conf,
+        slurm_conf: write_slurm_conf(slurm),
+        gres_conf: write_gres_conf(gres),
     })
 }

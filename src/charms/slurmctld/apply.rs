@@ -11,7 +11,7 @@
 use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, first_new_line};
 use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload};
-use super::index::plan_buckets;
+use super::index::plan_index;
 use super::key_secret::{self, KeySecretPlan};
 use super::plan::{ControllerPlan, StandbyPlan, refused_status};
 use crate::charms::error::CharmError;
@@ -325,32 +325,24 @@ pub fn persist(
         let mut hash = None;
         // Unsynced where the boot id names the page cache it lives in ([`super::cache`]).
         let boot = crate::charms::host::boot_id();
-        let cache = &write.cache;
-        let (index_before, read_hash) = (write.index_before.as_ref(), write.read_hash.as_deref());
-        // The index's buckets are made while the cache is serialised (both only read the
-        // cache; at 10,000 units each is milliseconds); its head needs the hash written.
-        let (written, buckets) = std::thread::scope(|scope| {
-            let buckets = scope.spawn(|| plan_buckets(index_before, cache));
-            let written = host.write_streamed(
-                CACHE_PATH,
-                0o600,
-                Some(Owner::ROOT),
-                boot.is_none(),
-                |file| {
-                    let written = cache.write_to(file, boot)?;
-                    // the same body as the file read: that file stays
-                    let changed = read_hash != Some(written.as_str());
-                    hash = Some(written);
-                    Ok(changed)
-                },
-            );
-            let buckets = buckets
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (written, buckets)
-        });
-        written?;
-        index = Some(buckets.with_head(cache, hash.as_deref()));
+        host.write_streamed(
+            CACHE_PATH,
+            0o600,
+            Some(Owner::ROOT),
+            boot.is_none(),
+            |file| {
+                let written = write.cache.write_to(file, boot)?;
+                // the same body as the file read: that file stays
+                let changed = write.read_hash.as_deref() != Some(written.as_str());
+                hash = Some(written);
+                Ok(changed)
+            },
+        )?;
+        index = Some(plan_index(
+            write.index_before.as_ref(),
+            &write.cache,
+            hash.as_deref(),
+        ));
         host.release(write);
     }
     if let Some(index) = &index {

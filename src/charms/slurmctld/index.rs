@@ -264,32 +264,6 @@ pub struct IndexWrite {
 /// from the one on record, or when forced. `cache_hash` is the hash of the cache file as it
 /// will be after the hook. Pure.
 pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
-    plan_buckets(before, cache).with_head(cache, cache_hash)
-}
-
-/// The index's buckets for a cache, before its head: what does not depend on the cache file's
-/// hash, so it can be made while the file is being written ([`super::apply::persist`]).
-#[derive(Debug)]
-pub struct BucketsWrite {
-    full: bool,
-    buckets: Vec<(String, Vec<u8>)>,
-    hashes: Vec<String>,
-}
-
-impl BucketsWrite {
-    /// The whole index write, with the head for `cache` written with hash `cache_hash`.
-    pub fn with_head(self, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
-        IndexWrite {
-            full: self.full,
-            buckets: self.buckets,
-            head: head_for(cache, cache_hash, self.hashes),
-        }
-    }
-}
-
-/// The bucket files of [`plan_index`] (those whose content changed from `before`) and every
-/// bucket's digest.
-pub fn plan_buckets(before: Option<&OnDisk>, cache: &Cache) -> BucketsWrite {
     let before = before.filter(|b| b.buckets.len() as u64 == BUCKETS);
     let mut texts: Vec<String> = (0..BUCKETS).map(|_| format!("{BUCKET_MAGIC}\n")).collect();
     // in (relation key, unit) order: the order the lines have always had
@@ -321,10 +295,10 @@ pub fn plan_buckets(before: Option<&OnDisk>, cache: &Cache) -> BucketsWrite {
         }
         hashes.push(hash);
     }
-    BucketsWrite {
+    IndexWrite {
         full: before.is_none(),
         buckets,
-        hashes,
+        head: head_for(cache, cache_hash, hashes),
     }
 }
 
