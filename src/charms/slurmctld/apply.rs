@@ -48,7 +48,7 @@ pub fn standby<B: SecretBackend>(
 
 /// Applies everything in `plan` except the status and the cache, in the order the module
 /// describes.
-pub fn apply<B: SecretBackend>(
+pub fn apply<B: SecretBackend + Sync>(
     backend: &B,
     host: &Host<'_>,
     plan: &ControllerPlan,
@@ -84,7 +84,19 @@ pub fn apply<B: SecretBackend>(
         host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
     }
     host.write_set(&set(&plan.files))?;
-    let refused = match reload(host, &plan.decision) {
+    announce(&plan.decision);
+    // The log so far (the reload just announced, the warnings) goes to `juju-log` while
+    // slurmctld is reloaded: a process of its own, not a hook tool, so the two overlap instead
+    // of adding up. Records logged after this go out with the next flush.
+    let reloaded = std::thread::scope(|scope| {
+        let log = juju_runtime::current_log_handle().filter(|_| plan.decision.reload.runs());
+        if let Some(log) = log {
+            // a failed flush has written its records to stderr (as the runner's does)
+            scope.spawn(move || log.flush(backend).ok());
+        }
+        reload(host, &plan.decision)
+    });
+    let refused = match reloaded {
         Ok(()) => {
             if let Some(record) = &plan.applied_after {
                 // No fsync: a crash that loses it leaves an older record (the pending one, or
@@ -466,27 +478,39 @@ fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
     }
 }
 
-/// Restarts, reconfigures or stops slurmctld as decided, then resumes nodes and clears drains.
-fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
+/// Logs what [`reload`] is about to do.
+fn announce(decision: &Decision) {
     match decision.reload {
         Reload::Nothing => {}
-        Reload::Resume => {
-            // the running slurmctld has these nodes already; the resume below is the change
-            // (no reconfigure: decide.rs)
-            tracing::info!("only DownNodes changed: resuming, no reconfigure");
-        }
+        // the running slurmctld has these nodes already; the resume is the change (no
+        // reconfigure: decide.rs)
+        Reload::Resume => tracing::info!("only DownNodes changed: resuming, no reconfigure"),
+        // from 23.11 this also takes added/removed nodes and changed GRES (decide.rs)
         Reload::Reconfigure => {
-            // from 23.11 this also takes added/removed nodes and changed GRES (decide.rs)
             tracing::info!("slurm.conf/gres.conf changed: scontrol reconfigure");
-            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
         }
         Reload::Restart => {
             tracing::info!("nodes or their GRES changed: restarting slurmctld, then reconfigure");
+        }
+        Reload::Stop => {
+            tracing::info!("no nodes: stopping slurmctld (it cannot run without nodes)");
+        }
+    }
+}
+
+/// Restarts, reconfigures or stops slurmctld as decided ([`announce`]d first), then resumes
+/// nodes and clears drains.
+fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
+    match decision.reload {
+        Reload::Nothing | Reload::Resume => {}
+        Reload::Reconfigure => {
+            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
+        }
+        Reload::Restart => {
             restart_slurmctld(host)?;
             host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
         }
         Reload::Stop => {
-            tracing::info!("no nodes: stopping slurmctld (it cannot run without nodes)");
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))
                 .map_err(|e| ReloadError::Charm(e.into()))?;
         }

@@ -35,6 +35,15 @@ pub enum Reload {
     Stop,
 }
 
+impl Reload {
+    /// Whether slurmctld is restarted, reconfigured or stopped: a command that takes a while,
+    /// during which the hook can do other work ([`super::apply`] sends its log meanwhile). A
+    /// resume's `scontrol update` is left out: quick, and it may log a failure.
+    pub fn runs(&self) -> bool {
+        matches!(self, Reload::Reconfigure | Reload::Restart | Reload::Stop)
+    }
+}
+
 /// The decision and its follow-ups.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
