@@ -167,3 +167,41 @@ fn status_only_hook_spawns_one_process() {
     let spawns = std::fs::read(dir.path().join("spawns")).unwrap();
     assert_eq!(spawns.len(), 1, "hook-tool processes started");
 }
+
+/// `flush_log_during`: what was logged before the work goes out while it runs; what the work
+/// logs meanwhile goes with that flush or the next (the flush thread takes the buffer when it
+/// runs), each record once and in order; with nothing buffered no call is made. Found through
+/// the subscriber in use (`current_log_handle`), a scoped one here.
+#[test]
+fn the_log_so_far_is_sent_while_other_work_runs() {
+    let (subscriber, handle) = JujuLogSubscriber::new(Level::INFO);
+    let backend = MemoryBackend::new("slurmctld/0");
+    tracing::subscriber::with_default(subscriber, || {
+        assert!(juju_runtime::current_log_handle().is_some());
+        // nothing buffered: the work runs, no call
+        assert_eq!(juju_runtime::flush_log_during(&backend, || 7), 7);
+        assert_eq!(backend.call_count("juju-log"), 0);
+        tracing::info!("before");
+        let out = juju_runtime::flush_log_during(&backend, || {
+            tracing::info!("during");
+            "done"
+        });
+        assert_eq!(out, "done");
+    });
+    let sent = backend.logs();
+    assert_eq!(sent.len(), 1, "one call while the work ran: {sent:?}");
+    assert!(sent[0].1.starts_with("before"), "{sent:?}");
+    handle.flush(&backend).unwrap();
+    let lines: Vec<String> = backend
+        .logs()
+        .iter()
+        .flat_map(|(level, text)| {
+            assert_eq!(*level, LogLevel::Info);
+            text.lines().map(str::to_owned).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(lines, ["before", "during"]);
+    // outside any JujuLogSubscriber: just the work
+    assert!(juju_runtime::current_log_handle().is_none());
+    assert_eq!(juju_runtime::flush_log_during(&backend, || 1), 1);
+}

@@ -67,7 +67,7 @@ pub use crate::{
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,
-        current_log_handle, group_by_level, install_logging,
+        current_log_handle, flush_log_during, group_by_level, install_logging,
     },
     network::{
         BindAddress, InterfaceAddress, NetworkBackend, NetworkInfo, Port, PortParseError, Protocol,

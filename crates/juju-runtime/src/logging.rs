@@ -85,6 +85,16 @@ pub fn current_log_handle() -> Option<LogHandle> {
     })
 }
 
+/// Runs `work` while the records logged so far go to `juju-log` on a second thread, when the
+/// current subscriber is a [`JujuLogSubscriber`] holding any ([`LogHandle::flush_during`]);
+/// otherwise just runs `work`.
+pub fn flush_log_during<B: ModelBackend + Sync, R>(backend: &B, work: impl FnOnce() -> R) -> R {
+    match current_log_handle() {
+        Some(log) => log.flush_during(backend, work),
+        None => work(),
+    }
+}
+
 fn to_juju_level(level: &Level) -> LogLevel {
     match *level {
         Level::ERROR => LogLevel::Error,
@@ -204,6 +214,26 @@ impl LogHandle {
         let mut buffer = self.lock();
         buffer.bytes = 0;
         std::mem::take(&mut buffer.records)
+    }
+
+    /// Runs `work` while the records buffered so far are sent ([`LogHandle::flush`]) from a
+    /// second thread: for work that needs no hook tool (a command, a file write), so the
+    /// `juju-log` round trip overlaps it instead of adding to the hook. Juju runs one hook tool
+    /// at a time, so `work` must call none. Records logged meanwhile go with this flush or the
+    /// next, each once and in order; a failed flush has written its records to stderr. Nothing
+    /// buffered: no thread.
+    pub fn flush_during<B: ModelBackend + Sync, R>(
+        &self,
+        backend: &B,
+        work: impl FnOnce() -> R,
+    ) -> R {
+        if self.lock().records.is_empty() {
+            return work();
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(|| self.flush(backend).ok());
+            work()
+        })
     }
 
     /// Sends the buffered records to `juju-log`: one call per level present (see the module doc).

@@ -88,14 +88,11 @@ pub fn apply<B: SecretBackend + Sync>(
     // The log so far (the reload just announced, the warnings) goes to `juju-log` while
     // slurmctld is reloaded: a process of its own, not a hook tool, so the two overlap instead
     // of adding up. Records logged after this go out with the next flush.
-    let reloaded = std::thread::scope(|scope| {
-        let log = juju_runtime::current_log_handle().filter(|_| plan.decision.reload.runs());
-        if let Some(log) = log {
-            // a failed flush has written its records to stderr (as the runner's does)
-            scope.spawn(move || log.flush(backend).ok());
-        }
+    let reloaded = if plan.decision.reload.runs() {
+        juju_runtime::flush_log_during(backend, || reload(host, &plan.decision))
+    } else {
         reload(host, &plan.decision)
-    });
+    };
     let refused = match reloaded {
         Ok(()) => {
             if let Some(record) = &plan.applied_after {

@@ -81,14 +81,8 @@ pub fn handle<B: SecretBackend + Sync>(
     // The log so far goes to `juju-log` while the cache is written (a file write needs no hook
     // tool; Juju runs one tool at a time, so the status set above stays first either way): at
     // 10,000 units the cache's serialisation and that round trip overlap instead of adding up.
-    let log = juju_runtime::current_log_handle();
-    let persisted = std::thread::scope(|scope| {
-        if let Some(log) = &log {
-            // a failed flush has written its records to stderr (the runner's flush does the same)
-            scope.spawn(|| log.flush(backend).ok());
-        }
-        apply::persist(host, &mut plan, &outcome)
-    });
+    let persisted =
+        juju_runtime::flush_log_during(backend, || apply::persist(host, &mut plan, &outcome));
     host.release(plan);
     persisted
 }
