@@ -19,7 +19,10 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// This boot of the kernel (`/proc/sys/kernel/random/boot_id`, read once per process), or
+/// The kernel's boot id: a different value means the machine booted again.
+pub const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
+
+/// This boot of the kernel ([`BOOT_ID_PATH`], read once per process), or
 /// `None` where it cannot be read. Files written without `fsync` live in the page cache until
 /// the kernel writes them back, and only a kernel crash or a power loss, each a new boot, can
 /// lose them: a record that names the boot it was written in is therefore trustworthy exactly
@@ -29,7 +32,7 @@ use std::path::{Path, PathBuf};
 pub fn boot_id() -> Option<&'static str> {
     static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     BOOT.get_or_init(|| {
-        let raw = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let raw = std::fs::read_to_string(BOOT_ID_PATH).ok()?;
         let id = raw.trim();
         // a UUID: 36 characters of hex digits and dashes
         (id.len() == 36 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))

@@ -17,8 +17,8 @@ use std::fmt;
 
 /// Unit-state key: the attempt already made ([`DriverAttempt`], JSON).
 pub const DRIVER_STATE: &str = "driver-install";
-/// The kernel's boot id: a different value means the machine rebooted.
-pub const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+/// The kernel's boot id, read under the charm's root (tests give each host its own).
+pub const BOOT_ID: &str = crate::charms::host::BOOT_ID_PATH;
 
 /// An install attempt, remembered in unit state before it runs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
