@@ -8,12 +8,12 @@
 //! set by the caller after this, and the cache persisted last ([`persist`]). A unit that is not
 //! the leader only does its secret housekeeping and sets its status ([`standby`]).
 
-use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, first_new_line};
+use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, Refusal, first_new_line};
 use super::cache::CACHE_PATH;
 use super::decide::{Decision, Reload};
 use super::index::plan_index;
 use super::key_secret::{self, KeySecretPlan};
-use super::plan::{ControllerPlan, StandbyPlan, refused_status};
+use super::plan::{ControllerPlan, OnRefusal, StandbyPlan, refused_status};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
@@ -30,6 +30,9 @@ pub struct Outcome {
     /// The `cluster_info` published (naming the key secret, created in this hook or not): the
     /// cache records it on the plan's relations ([`persist`]).
     pub cluster_info: Option<String>,
+    /// What the refusal changed in the verdicts ([`ControllerPlan::refusal`]): the cache marks
+    /// those relations' verdicts unknown ([`persist`]).
+    pub on_refusal: Option<OnRefusal>,
 }
 
 /// Carries out a standby plan: the secret housekeeping, the quick index removed (a former
@@ -112,18 +115,18 @@ pub fn apply<B: SecretBackend + Sync>(
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
         Err(ReloadError::Charm(e)) => return Err(e),
     };
-    let (refused, reason) = match refused {
-        Some((status, reason)) => (Some(status), reason),
-        None => (None, String::new()),
+    let (refused, reason, on_refusal) = match refused {
+        Some((status, reason, on)) => (Some(status), reason, on),
+        None => (None, String::new(), None),
     };
     let cluster_info = match key_secret {
         Some((id, Some(write))) => Some(key_secret::publish(backend, &id, write)?),
         _ => None,
     };
     // Refused: the units whose records changed are told, with the daemon's reason.
-    let told = match (&refused, &plan.on_refusal) {
-        (Some(_), Some(on)) => on.verdicts.as_slice(),
-        _ => &[],
+    let told = match &on_refusal {
+        Some(on) => on.verdicts.as_slice(),
+        None => &[],
     };
     for RelationWrite {
         relation,
@@ -152,6 +155,7 @@ pub fn apply<B: SecretBackend + Sync>(
     Ok(Outcome {
         refused,
         cluster_info,
+        on_refusal,
     })
 }
 
@@ -196,7 +200,7 @@ fn roll_back(
     host: &Host<'_>,
     plan: &ControllerPlan,
     reason: String,
-) -> Result<(Status, String), CharmError> {
+) -> Result<(Status, String, Option<OnRefusal>), CharmError> {
     let reason = crate::charms::util::short(reason.trim(), 200);
     tracing::error!("slurmctld refused the new files: {reason}");
     // The last accepted copies, read only now that they are needed, in ACCEPTED_FILES order.
@@ -254,7 +258,10 @@ fn roll_back(
             }
         }
     }
-    let mut refusal = record.map(|r| r.refusal.clone()).unwrap_or_default();
+    let (mut refusal, on_refusal) = match plan.refusal() {
+        Some((refusal, on)) => (refusal, Some(on)),
+        None => (Refusal::default(), None),
+    };
     refusal.reason = reason;
     refusal.input = input;
     let bytes = AppliedRecordRef {
@@ -265,7 +272,7 @@ fn roll_back(
     }
     .to_bytes();
     host.write(APPLIED_PATH, &bytes, 0o600, Some(Owner::ROOT))?;
-    Ok((refused_status(&refusal), refusal.reason))
+    Ok((refused_status(&refusal), refusal.reason, on_refusal))
 }
 
 /// Why slurmctld could not be brought in line.
@@ -316,7 +323,7 @@ pub fn persist(
         if let (Some(published), Some(value)) = (published, &outcome.cluster_info) {
             key_secret::record(&mut write.cache, published, value);
         }
-        let on_refusal = plan.on_refusal.as_ref();
+        let on_refusal = outcome.on_refusal.as_ref();
         if let Some(on) = on_refusal.filter(|on| refused && !on.verdicts.is_empty()) {
             for key in &on.unknown {
                 if let Some(rel) = write.cache.relations.get_mut(key) {

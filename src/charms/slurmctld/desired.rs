@@ -2,6 +2,7 @@
 //! current unit's cached record (what slurmctld then needs is [`super::decide`]). Pure: same
 //! inputs, byte-identical output.
 
+use super::accepted_nodes::AcceptedNodes;
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, OversizedValue, fnv1a};
 use super::grouped::Grouped;
 use super::owners::{Owners, settle};
@@ -86,8 +87,8 @@ pub struct Plan {
     /// typed error ([`ParametersError`], the renderer's [`ConfigError`], the `auth-type`
     /// refusal) when the plan is made.
     pub render_error: Option<String>,
-    /// Nodes in the files, by node name.
-    pub nodes: BTreeMap<String, AcceptedNode>,
+    /// Nodes in the files, in acceptance order.
+    pub nodes: AcceptedNodes,
     /// Units (or applications) left out, with the reason.
     pub rejected: Vec<(String, String)>,
     /// Applications whose nodes wait for their `partition` record.
@@ -476,7 +477,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         .filter(|(_, (_, n))| n.new_node)
         .map(|(&(name, _), _)| name.clone())
         .collect();
-    let nodes: BTreeMap<String, AcceptedNode> = accepted_nodes.into_iter().collect();
+    let nodes = AcceptedNodes::from_iter(accepted_nodes);
     let mut slurm = SlurmConf::new(
         &settings.cluster_name,
         settings.hostname.as_ref().map_or("", NodeName::as_str),

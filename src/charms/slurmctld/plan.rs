@@ -82,8 +82,6 @@ pub struct ControllerPlan {
     /// was on disk when observed). The copies are read only then: a refusal is rare, and at
     /// 10,000 nodes they are megabytes.
     pub rollback: bool,
-    /// What changes if slurmctld refuses the files (`None` when nothing is reloaded).
-    pub on_refusal: Option<OnRefusal>,
     /// The quick index to write after the cache when the event changed nothing (`None` on the
     /// quick path: it is current); a changed hook's index is planned once its cache is written
     /// and its hash known ([`CacheWrite`]).
@@ -102,7 +100,7 @@ pub struct ControllerPlan {
 #[derive(Debug, Clone, Default)]
 pub struct Spent {
     /// The accepted nodes the files were rendered from.
-    pub nodes: BTreeMap<String, desired::AcceptedNode>,
+    pub nodes: super::accepted_nodes::AcceptedNodes,
     /// What slurmctld ran before (unless a refusal keeps it: [`RefusedRecord::applied`]).
     pub applied: Option<Applied>,
     /// The slurm.conf and gres.conf models the files were rendered from.
@@ -130,14 +128,20 @@ pub struct CacheWrite {
 pub struct RefusedRecord {
     /// What slurmctld still runs (the last accepted set).
     pub applied: Option<Applied>,
-    /// The refused files; `reason` and `input` are filled by [`super::apply`].
+    /// The refused files; `reason` and `input` are filled by [`super::apply`], the units told
+    /// by [`ControllerPlan::refusal`].
     pub refusal: Refusal,
+    /// The fingerprints of the files offered: the units whose node's fingerprint differs from
+    /// the accepted one are told of a refusal ([`super::refusal::changed_units`]).
+    pub offered_fingerprints: Grouped,
+    /// Each relation's verdicts without the refusal (per relation cache key).
+    pub verdicts: BTreeMap<String, Verdicts>,
 }
 
 /// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
 /// records changed learn it ([`super::refusal`]). The daemon's reason is known only then, so
 /// [`super::apply`] makes the verdict values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnRefusal {
     /// Per relation: its verdicts without the refusal, and the units to tell.
     pub verdicts: Vec<(RelationId, Verdicts, Vec<String>)>,
@@ -341,7 +345,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 }
                 // Same files, same nodes: the accepted fingerprints carry over (computing them
                 // is O(nodes), paid only when slurmctld is brought in line).
-                let computed = (decision.reload != Reload::Nothing)
+                let mut computed = (decision.reload != Reload::Nothing)
                     .then(|| refusal::fingerprints(&rendered.nodes));
                 let fingerprints = computed.as_ref().unwrap_or(&record.fingerprints);
                 let same_record = had_record
@@ -363,20 +367,23 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                     || (decision.reload == Reload::Nothing && !changed && old.is_some());
                 keep_accepted = reloads || kept;
                 if reloads {
+                    // Who is told of a refusal is worked out only if there is one
+                    // ([`ControllerPlan::refusal`]): comparing every node's fingerprint is
+                    // O(nodes), and slurmctld takes the files on almost every hook.
+                    let offered = computed
+                        .take()
+                        .unwrap_or_else(|| record.fingerprints.clone());
                     refused_record = Some(RefusedRecord {
                         applied: old.take(),
                         refusal: Refusal {
                             files_hash: rendered.applied.files_hash.clone(),
-                            // both filled by [`super::apply`] when slurmctld refuses
+                            // filled by [`super::apply`] when slurmctld refuses
                             reason: String::new(),
                             input: String::new(),
-                            units: refusal::changed_units(
-                                &rendered.nodes,
-                                &record.fingerprints,
-                                fingerprints,
-                                &cache,
-                            ),
+                            units: BTreeMap::new(),
                         },
+                        offered_fingerprints: offered,
+                        verdicts: std::mem::take(&mut rendered.verdicts),
                     });
                     rollback = obs.accepted_complete;
                 }
@@ -391,9 +398,6 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
-    let on_refusal = refused_record
-        .as_ref()
-        .map(|r| on_refusal(&cache, &rendered.verdicts, &r.refusal));
     let version = version_file(&obs);
     let cache = Some(CacheWrite {
         cache,
@@ -422,7 +426,6 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         refused_record,
         keep_accepted,
         rollback,
-        on_refusal,
         version,
         index: None,
         refusal_on_record,
@@ -432,6 +435,26 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
             applied: spent_applied,
             models: rendered.spent_models,
         },
+    }
+}
+
+impl ControllerPlan {
+    /// If slurmctld refuses this plan's files: the refusal to record (the units whose node
+    /// changed since the last accepted set told, [`super::refusal::changed_units`]) and what
+    /// it changes in the verdicts and the cache. `None` when the plan reloads nothing (or
+    /// persists no cache). Pure; made only when a refusal happens.
+    pub fn refusal(&self) -> Option<(Refusal, OnRefusal)> {
+        let record = self.refused_record.as_ref()?;
+        let cache = &self.cache.as_ref()?.cache;
+        let mut refusal = record.refusal.clone();
+        refusal.units = refusal::changed_units(
+            &self.spent.nodes,
+            &self.accepted_fingerprints,
+            &record.offered_fingerprints,
+            cache,
+        );
+        let on = on_refusal(cache, &record.verdicts, &refusal);
+        Some((refusal, on))
     }
 }
 
@@ -582,7 +605,6 @@ fn unchanged(obs: &Observed, secrets: Vec<SecretAction>) -> ControllerPlan {
         accepted_fingerprints: Grouped::default(),
         keep_accepted: false,
         rollback: false,
-        on_refusal: None,
         index: index_for(obs),
         refusal_on_record: obs
             .applied_record

@@ -14,6 +14,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHashMap;
 
 use super::accepted::Refusal;
+use super::accepted_nodes::AcceptedNodes;
 use super::cache::Cache;
 use super::desired::AcceptedNode;
 use super::grouped::Grouped;
@@ -29,7 +30,7 @@ const MAX_NAMED: usize = 5;
 /// Node name → fingerprint of what the files say about it: FNV-1a of the shape's relation
 /// value, a newline, the application, a newline and `1`/`0` for `new_node`; grouped by
 /// fingerprint ([`Grouped`]).
-pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
+pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
     // The shape's part is hashed once per shape when it is read ([`AcceptedNode::shape_digest`];
     // FNV-1a is sequential, so its state goes on with the application), and each distinct
     // (shape, application, `new_node`) once here: 10,000 nodes of one shape cost 10,000 map
@@ -60,7 +61,7 @@ pub fn fingerprints(nodes: &BTreeMap<String, AcceptedNode>) -> Grouped {
             _ => done.get(&key)?.as_str(),
         };
         last = Some((key, value));
-        Some((name.as_str(), value))
+        Some((name, value))
     }))
 }
 
@@ -73,18 +74,21 @@ fn fingerprint_key(n: &AcceptedNode) -> (u64, &str, bool) {
 /// last accepted one in `accepted` (or is absent there); every node's when the two do not
 /// compare (a record that lists a node twice counts as lost).
 pub fn changed_units(
-    nodes: &BTreeMap<String, AcceptedNode>,
+    nodes: &AcceptedNodes,
     accepted: &Grouped,
     new: &Grouped,
     cache: &Cache,
 ) -> BTreeMap<String, String> {
-    let changed: Vec<&AcceptedNode> = match Grouped::diff(accepted, new) {
-        Ok(d) => d
-            .added
-            .iter()
-            .chain(&d.changed)
-            .filter_map(|name| nodes.get(name))
-            .collect(),
+    let diff = Grouped::diff(accepted, new);
+    let changed: Vec<&AcceptedNode> = match &diff {
+        Ok(d) => {
+            let find = nodes.index(d.added.len() + d.changed.len());
+            d.added
+                .iter()
+                .chain(&d.changed)
+                .filter_map(|name| find(name))
+                .collect()
+        }
         Err(_) => nodes.values().collect(),
     };
     if changed.is_empty() {
@@ -163,7 +167,7 @@ mod tests {
             Arc::new(NodeRecord::from_relation_value(&raw).unwrap())
         };
         let (a, b) = (record(4), record(8));
-        let mut nodes = BTreeMap::new();
+        let mut nodes = Vec::new();
         let mut want = BTreeMap::new();
         for (i, (shape, app, new_node)) in [
             (&a, "x", false),
@@ -183,12 +187,12 @@ mod tests {
                 node: Arc::new(shape.node().clone()),
                 shape_digest: super::super::desired::shape_digest(&json),
             };
-            nodes.insert(format!("n{i}"), node);
+            nodes.push((format!("n{i}"), node));
             let flag: &[u8] = if new_node { b"1" } else { b"0" };
             let hash = fnv1a(&[json.as_bytes(), b"\n", app.as_bytes(), b"\n", flag]);
             want.insert(format!("n{i}"), hash);
         }
-        let got = fingerprints(&nodes).to_map().unwrap();
+        let got = fingerprints(&nodes.into_iter().collect()).to_map().unwrap();
         assert_eq!(got, want);
         assert_eq!(got["n0"], got["n1"]);
         assert_ne!(got["n0"], got["n2"]);
@@ -200,7 +204,7 @@ mod tests {
     fn changed_units_are_those_whose_fingerprint_moved_or_is_new() {
         let raw = r#"{"node_parameters":{"NodeName":"shape","CPUs":"4"},"new_node":false}"#;
         let shape = Arc::new(NodeRecord::from_relation_value(raw).unwrap());
-        let mut nodes = BTreeMap::new();
+        let mut nodes = Vec::new();
         let mut cache = Cache::default();
         let mut rel = super::super::cache::CachedRelation {
             app: "x".into(),
@@ -208,7 +212,7 @@ mod tests {
         };
         for name in ["a", "b", "c", "d", "n10", "n9"] {
             let unit = format!("x/{name}");
-            nodes.insert(
+            nodes.push((
                 name.to_string(),
                 AcceptedNode {
                     unit: unit.clone(),
@@ -217,7 +221,7 @@ mod tests {
                     node: Arc::new(shape.node().clone()),
                     shape_digest: 0,
                 },
-            );
+            ));
             rel.units.insert(unit, Default::default());
         }
         cache.relations.insert("slurmd:1".into(), rel);
@@ -238,7 +242,7 @@ mod tests {
             ("n10", "6"),
             ("n9", "5"),
         ]);
-        let told = changed_units(&nodes, &accepted, &new, &cache);
+        let told = changed_units(&nodes.into_iter().collect(), &accepted, &new, &cache);
         let units: Vec<&str> = told.keys().map(String::as_str).collect();
         assert_eq!(units, ["x/b", "x/c", "x/n10", "x/n9"]);
         assert!(told.values().all(|k| k == "slurmd:1"));
