@@ -17,6 +17,13 @@
 //!   it, the relation key, the unit and the FNV-1a digest of the raw `node` value its cached
 //!   record was made from. A changed unit rewrites one bucket; a full rebuild all of them.
 //!
+//! **Planned** ([`plan_index`]) from the cache a hook persists. When the index on disk is
+//! trusted, only the buckets of the units changed since the cache was read
+//! ([`super::cache::Units::changed_since_read`]) can differ from it: their texts are made in
+//! one pass over the cache's units (hashing each unit's key, no text for the others) and the
+//! other buckets keep the hashes on record. A relation added or removed, or a table not read
+//! from the file, makes every bucket's text again, as a full rebuild does.
+//!
 //! **The quick path** ([`unchanged`]): on `slurmd-relation-changed`/`-joined` it reads the head,
 //! the cache file's first line (not its body), one bucket (1/128 of the index: about 80 units at
 //! 10,000) and the event's one bag; when the bag's value hashes to the digest on record, the
@@ -29,7 +36,7 @@ use crate::charms::host::{Host, HostError};
 use crate::interface::{NODE_KEY, PARTITION_KEY, SLURMCTLD_ENDPOINT};
 use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend, SecretId};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::io::{BufRead, Read};
 
@@ -70,6 +77,9 @@ pub struct Head {
 pub struct OnDisk {
     /// The head's bucket hashes: a bucket whose new text hashes the same is not written.
     pub buckets: Vec<String>,
+    /// The relation keys of the cache the index was written for (the head's): a relation
+    /// added or removed since then makes the plan compute every bucket's text again.
+    pub relations: BTreeSet<String>,
     /// The bucket of the event's unit, written again whatever its hash (the unit took the full
     /// path: a bucket file that was missing or wrong is repaired).
     pub force: Option<u64>,
@@ -114,9 +124,21 @@ pub fn partition_digest(partition: Option<&str>) -> String {
 }
 
 fn bucket_of(relation: &str, unit: &str) -> u64 {
+    bucket_in(relation_hash(relation), unit)
+}
+
+/// The FNV-1a state after `relation` and its separator: where every unit's key of the
+/// relation starts ([`bucket_in`]).
+fn relation_hash(relation: &str) -> u64 {
     let mut h = fnv::FnvHasher::default();
     h.write(relation.as_bytes());
     h.write(&[0]);
+    h.finish()
+}
+
+/// The bucket of `unit` in the relation whose [`relation_hash`] is given.
+fn bucket_in(relation_hash: u64, unit: &str) -> u64 {
+    let mut h = fnv::FnvHasher::with_key(relation_hash);
     h.write(unit.as_bytes());
     h.finish() % BUCKETS
 }
@@ -259,37 +281,85 @@ pub struct IndexWrite {
 }
 
 /// Plans the index for the cache a hook persists: `before` is the index on disk when it was
-/// trusted (its head matched the cache read), `None` to rewrite it in full. Every bucket's text
-/// is made from the cache (one pass, no per-unit map) and written only when its hash differs
-/// from the one on record, or when forced. `cache_hash` is the hash of the cache file as it
-/// will be after the hook. Pure.
+/// trusted (its head matched the cache read), `None` to rewrite it in full. The text of each
+/// bucket that can have changed is made from the cache (one pass, no per-unit map) and written
+/// only when its hash differs from the one on record, or when forced; with `before`, those are
+/// the buckets of the units changed since the cache was read and the forced one (see
+/// [`dirty_buckets`]), the others keep the hashes on record. `cache_hash` is the hash of the
+/// cache file as it will be after the hook. Pure.
 pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
     let before = before.filter(|b| b.buckets.len() as u64 == BUCKETS);
-    let mut texts: Vec<String> = (0..BUCKETS).map(|_| format!("{BUCKET_MAGIC}\n")).collect();
-    // in (relation key, unit) order: the order the lines have always had
+    let dirty = before.and_then(|b| dirty_buckets(b, cache));
+    plan_buckets(before, dirty, cache, cache_hash)
+}
+
+/// A set of buckets: one flag per bucket, by number.
+type BucketSet = [bool; BUCKETS as usize];
+
+/// The buckets whose text can differ from the one `before` records: those of the units
+/// changed since the cache was read, and the forced one. `None` when that is not known (a
+/// relation added or removed since the index was written, a table not read from the cache
+/// file): every bucket is then made again.
+fn dirty_buckets(before: &OnDisk, cache: &Cache) -> Option<BucketSet> {
+    if !before.relations.iter().eq(cache.relations.keys()) {
+        return None;
+    }
+    let mut dirty = [false; BUCKETS as usize];
+    if let Some(b) = before.force {
+        *dirty.get_mut(usize::try_from(b).ok()?)? = true;
+    }
     for (rel, entry) in &cache.relations {
-        for (unit, node) in entry.units.iter().filter(|(_, n)| !n.digest.is_empty()) {
-            let text = usize::try_from(bucket_of(rel, unit))
-                .ok()
-                .and_then(|b| texts.get_mut(b));
-            if let Some(text) = text {
-                for part in [rel.as_str(), "\t", unit, "\t", node.digest, "\n"] {
-                    text.push_str(part);
+        let prefix = relation_hash(rel);
+        for unit in entry.units.changed_since_read()? {
+            if let Some(flag) = dirty.get_mut(bucket_in(prefix, unit) as usize) {
+                *flag = true;
+            }
+        }
+    }
+    Some(dirty)
+}
+
+/// [`plan_index`] once the buckets to make are known: `dirty` (`None`: all of them); a bucket
+/// not made keeps its hash in `before`, which `dirty` requires.
+fn plan_buckets(
+    before: Option<&OnDisk>,
+    dirty: Option<BucketSet>,
+    cache: &Cache,
+    cache_hash: Option<&str>,
+) -> IndexWrite {
+    let wanted = dirty.unwrap_or([true; BUCKETS as usize]);
+    let mut texts: Vec<Option<String>> = wanted
+        .iter()
+        .map(|w| w.then(|| format!("{BUCKET_MAGIC}\n")))
+        .collect();
+    if wanted.contains(&true) {
+        // in (relation key, unit) order: the order the lines have always had
+        for (rel, entry) in &cache.relations {
+            let prefix = relation_hash(rel);
+            for (unit, node) in entry.units.iter() {
+                let text = texts.get_mut(bucket_in(prefix, unit) as usize);
+                if let (Some(Some(text)), false) = (text, node.digest.is_empty()) {
+                    for part in [rel.as_str(), "\t", unit, "\t", node.digest, "\n"] {
+                        text.push_str(part);
+                    }
                 }
             }
         }
     }
+    let recorded = |b: u64| {
+        before.and_then(|before| usize::try_from(b).ok().and_then(|i| before.buckets.get(i)))
+    };
     let mut hashes = Vec::with_capacity(texts.len());
     let mut buckets = Vec::new();
     for (b, text) in (0..BUCKETS).zip(texts) {
+        let Some(text) = text else {
+            // not made: as on record (`dirty` is only known with `before`)
+            hashes.push(recorded(b).cloned().unwrap_or_default());
+            continue;
+        };
         let hash = digest_bytes(text.as_bytes());
-        let kept = before.is_some_and(|before| {
-            before.force != Some(b)
-                && usize::try_from(b)
-                    .ok()
-                    .and_then(|i| before.buckets.get(i))
-                    .is_some_and(|old| *old == hash)
-        });
+        let kept = before.is_some_and(|before| before.force != Some(b))
+            && recorded(b).is_some_and(|old| *old == hash);
         if !kept {
             buckets.push((bucket_path(b), text.into_bytes()));
         }
@@ -417,5 +487,187 @@ pub fn write(host: &Host<'_>, index: &IndexWrite, quick_ok: bool) {
     if let Err(e) = result {
         tracing::warn!("relation index not written ({e}); events take the full path");
         host.remove(HEAD_PATH).ok();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charms::slurmctld::cache::{CachedNode, CachedRelation};
+    use crate::charms::slurmctld::unit_table::tests::Rng;
+    use crate::interface::{AuthKind, ClusterInfo, MungeKeyRef};
+    use crate::slurm::types::NodeName;
+
+    fn random_node(rng: &mut Rng) -> CachedNode {
+        let i = rng.below(100_000);
+        let digest = format!("{:016x}", rng.below(u64::MAX));
+        match rng.below(10) {
+            // rejected units are listed too; a record without a digest is not
+            0 => CachedNode {
+                rejected: Some("bad".into()),
+                digest,
+                ..CachedNode::default()
+            },
+            1 => CachedNode {
+                name: Some(NodeName::try_from(format!("n-{i}")).unwrap()),
+                shape: "s".into(),
+                ..CachedNode::default()
+            },
+            _ => CachedNode {
+                name: Some(NodeName::try_from(format!("n-{i}")).unwrap()),
+                shape: "s".into(),
+                digest,
+                ..CachedNode::default()
+            },
+        }
+    }
+
+    /// A cache of a few relations and random units, with what a head needs (a status and a
+    /// published key secret).
+    fn random_cache(rng: &mut Rng) -> Cache {
+        let mut cache = Cache {
+            status: Some(("active".into(), "ok".into())),
+            ..Cache::default()
+        };
+        let info = ClusterInfo {
+            munge_key: MungeKeyRef::Secret(SecretId::parse("secret:cu5t2qvmp25c77fh5ce0").unwrap()),
+            slurmctld_host: NodeName::try_from("ctl-0").unwrap(),
+            nhc_params: String::new(),
+            auth: AuthKind::Munge,
+        };
+        for r in 1..=1 + rng.below(3) {
+            let mut rel = CachedRelation {
+                endpoint: "slurmd".into(),
+                id: u32::try_from(r).unwrap(),
+                app: format!("app{r}"),
+                partition: (r == 2).then(|| "{}".into()),
+                cluster_info_published: Some(info.to_relation_value()),
+                ..CachedRelation::default()
+            };
+            for k in 0..rng.below(400) {
+                rel.units.insert(format!("app{r}/{k}"), random_node(rng));
+            }
+            cache.relations.insert(format!("slurmd:{r}"), rel);
+        }
+        cache
+    }
+
+    /// The index as a hook writes it for `cache` (read back from its file, as the next hook
+    /// reads it).
+    fn written(cache: &Cache) -> (Cache, OnDisk) {
+        let head = plan_index(None, cache, Some("h0")).head.unwrap();
+        let before = OnDisk {
+            buckets: head.buckets,
+            relations: head.relations.into_keys().collect(),
+            force: None,
+        };
+        (Cache::from_bytes(&cache.to_bytes()).unwrap(), before)
+    }
+
+    /// Random hooks' edits to a cache read from its file: the plan that makes the changed
+    /// buckets only equals the one that makes them all, bucket for bucket and in the head.
+    #[test]
+    fn changed_buckets_alone_plan_as_all_of_them() {
+        let mut incremental = 0;
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let (mut cache, mut before) = written(&random_cache(&mut rng));
+            let keys: Vec<String> = cache.relations.keys().cloned().collect();
+            for _ in 0..rng.below(6) {
+                let Some(key) = keys.get(rng.below(keys.len() as u64) as usize) else {
+                    continue;
+                };
+                let Some(rel) = cache.relations.get_mut(key) else {
+                    continue;
+                };
+                let unit = format!("{}/{}", rel.app, rng.below(420));
+                match rng.below(3) {
+                    0 => rel.units.remove(&unit),
+                    1 => rel.units.set_owner(&unit, rng.below(2) == 0),
+                    _ => rel.units.insert(unit, random_node(&mut rng)),
+                }
+            }
+            match rng.below(4) {
+                0 => before.force("slurmd:1", "app1/3"),
+                // a relation added or removed: every bucket is made
+                1 => drop(cache.relations.pop_last()),
+                2 => {
+                    let rel = CachedRelation {
+                        units: [("new/0".to_owned(), random_node(&mut rng))]
+                            .into_iter()
+                            .collect(),
+                        ..CachedRelation::default()
+                    };
+                    cache.relations.insert("slurmd:9".into(), rel);
+                }
+                _ => {}
+            }
+            let dirty = dirty_buckets(&before, &cache);
+            let all = plan_buckets(Some(&before), None, &cache, Some("h1"));
+            assert_eq!(
+                plan_index(Some(&before), &cache, Some("h1")),
+                all,
+                "seed {seed}"
+            );
+            if let Some(dirty) = dirty {
+                incremental += 1;
+                // only the buckets made can be written
+                for (path, _) in &all.buckets {
+                    let b = u64::from_str_radix(path.rsplit('/').next().unwrap(), 16).unwrap();
+                    assert!(dirty[b as usize], "{path}");
+                }
+            }
+            // and the head's hashes are those of a plan from nothing
+            let fresh = plan_index(None, &cache, Some("h1")).head;
+            assert_eq!(all.head.map(|h| h.buckets), fresh.map(|h| h.buckets));
+        }
+        assert!(incremental >= 10, "{incremental}");
+    }
+
+    /// A removed relation's units leave their buckets, and a table not read from the file
+    /// (replaced whole) makes every bucket again.
+    #[test]
+    fn relations_added_removed_or_replaced_make_every_bucket() {
+        let mut rng = Rng(7);
+        let mut cache = random_cache(&mut rng);
+        let mut rel = cache.relations.get("slurmd:1").cloned().unwrap();
+        rel.units.insert("app1/1000".into(), random_node(&mut rng));
+        cache.relations.insert("slurmd:2".into(), rel);
+        let (cache, before) = written(&cache);
+        let mut removed = cache.clone();
+        removed.relations.remove("slurmd:2");
+        assert!(dirty_buckets(&before, &removed).is_none());
+        let plan = plan_index(Some(&before), &removed, None);
+        assert!(!plan.buckets.is_empty());
+        assert_eq!(plan, plan_buckets(Some(&before), None, &removed, None));
+        let mut replaced = cache.clone();
+        if let Some(rel) = replaced.relations.get_mut("slurmd:2") {
+            rel.units = rel
+                .units
+                .iter()
+                .map(|(u, r)| (u.to_owned(), r.to_node()))
+                .collect();
+            rel.units.remove("app1/1000");
+        }
+        assert!(dirty_buckets(&before, &replaced).is_none());
+        // nothing changed: no bucket is made or written
+        let same = plan_index(Some(&before), &cache, Some("h0"));
+        assert_eq!(
+            dirty_buckets(&before, &cache),
+            Some([false; BUCKETS as usize])
+        );
+        assert!(same.buckets.is_empty());
+        assert_eq!(same, plan_buckets(Some(&before), None, &cache, Some("h0")));
+    }
+
+    #[test]
+    fn a_unit_s_bucket_is_its_key_s_hash() {
+        for (rel, unit) in [("slurmd:1", "compute/0"), ("slurmd:12", "a/7"), ("", "")] {
+            let mut h = fnv::FnvHasher::default();
+            h.write(rel.as_bytes());
+            h.write(&[0]);
+            h.write(unit.as_bytes());
+            assert_eq!(bucket_of(rel, unit), h.finish() % BUCKETS);
+        }
     }
 }

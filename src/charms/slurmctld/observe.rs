@@ -282,6 +282,7 @@ pub fn observe<B: SecretBackend>(
     let mut index_before = match (&cache_hash, &rebuild, head) {
         (Some(hash), None, Some(head)) if *hash == head.cache_hash => Some(index::OnDisk {
             buckets: head.buckets,
+            relations: head.relations.into_keys().collect(),
             force: None,
         }),
         _ => None,

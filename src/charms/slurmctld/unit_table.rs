@@ -1,26 +1,36 @@
 //! How the relation cache holds one relation's units ([`super::cache::CachedRelation::units`]).
 //!
 //! **Stored** as one string of comma-separated entries for the units whose record was
-//! accepted, each `unit NodeName flags shape-key digest` separated by spaces (flags, a digit:
-//! `new_node` plus 2 × owner), in unit-name order; the rest (rejected units, whose reason is free
-//! text, or any field that could not be written so) as a JSON map. The fields are space- and
-//! comma-free: Juju unit names, [`NodeName`]s (checked again when read: the cache file is a
-//! boundary), hex keys. An entry that does not read back (five fields, a valid name, flags
-//! 0 to 3, units in strictly increasing order) makes the cache unreadable, and the hook
-//! rebuilds it from relation data.
+//! accepted, each `unit NodeName flags shape-key digest` separated by single spaces (flags, a
+//! digit: `new_node` plus 2 × owner), in unit-name order; the rest (rejected units, whose reason
+//! is free text, or any field that could not be written so) as a JSON map. The fields are
+//! space- and comma-free: Juju unit names, [`NodeName`]s (checked again when read: the cache
+//! file is a boundary), hex keys. An entry that does not read back exactly as it is written
+//! (five non-empty fields, single separators, no empty entry, a valid name, flags 0 to 3, units
+//! in strictly increasing order) makes the cache unreadable, and the hook rebuilds it from
+//! relation data.
 //!
-//! **In memory** ([`Units`]) the entries' text is kept as read, with each entry's fields found
-//! once (offsets) and its name checked once; the units a hook adds, changes or removes are
-//! kept beside it ([`Units::insert`], [`Units::remove`]) and merged in order when the table is
-//! read ([`Units::iter`]) or written. At 10,000 units, a map of owned records made four
-//! allocations per unit on every controller hook, and writing it checked every byte again;
-//! now a hook allocates the one name per unit and writes the untouched entries from their
-//! fields.
+//! **Reading** is one pass over the separators of the whole string (`memchr2` for spaces and
+//! commas), keeping each entry's fields as offsets into the text and its name checked once.
+//!
+//! **In memory** ([`Units`]) the entries read are never changed; the units a hook adds,
+//! changes or removes are kept beside them as edits ([`Units::insert`], [`Units::remove`],
+//! [`Units::set_owner`]) and merged in order when the table is read ([`Units::iter`]) or
+//! written, each edit placed among the entries by a binary search. The quick index rewrites
+//! only the buckets of the changed units ([`Units::changed_since_read`]).
+//!
+//! **Writing** copies the entries between two edits as one slice of the text read (they read
+//! back only as written, so the slice is what writing them field by field would give) and
+//! writes the edits field by field. The string is then handed to serde_json as raw JSON
+//! (checked once, not escaped byte by byte) when nothing in it needs escaping. At 10,000 units
+//! a map of owned records made four allocations per unit on every controller hook; now a hook
+//! allocates the one name per unit, and writing the table costs a copy of its text.
 
 use super::cache::CachedNode;
 use crate::slurm::types::NodeName;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -34,11 +44,36 @@ const FLAGS: [&str; 4] = ["0", "1", "2", "3"];
 pub struct Units {
     /// The stored entries' text, as read.
     text: String,
-    /// The entries of `text`, in strictly increasing unit order.
+    /// The entries of `text`, in strictly increasing unit order. Never changed once read (a
+    /// change is an edit), so the entries between two edits are written back as one slice of
+    /// `text`.
     read: Vec<ReadEntry>,
-    /// Units added or changed (`Some`) or removed (`None`) since the table was read; also the
-    /// stored units that are not entries (rejected ones).
-    edits: BTreeMap<String, Option<CachedNode>>,
+    /// By unit: the stored units that are not entries (rejected ones), and the units added,
+    /// changed or removed since the table was read.
+    edits: BTreeMap<String, Edit>,
+    /// Read from a cache file: the units that differ from it are then exactly those
+    /// [`Units::changed_since_read`] names.
+    from_file: bool,
+}
+
+/// A unit of [`Units::edits`].
+#[derive(Debug, Clone)]
+enum Edit {
+    /// A stored unit that is not an entry (a rejected one), as read: not a change.
+    Stored(CachedNode),
+    /// Added or changed since the table was read.
+    Set(CachedNode),
+    /// Removed since the table was read (or never stored: then harmless).
+    Removed,
+}
+
+impl Edit {
+    fn node(&self) -> Option<&CachedNode> {
+        match self {
+            Edit::Stored(node) | Edit::Set(node) => Some(node),
+            Edit::Removed => None,
+        }
+    }
 }
 
 /// One entry of [`Units::text`]: where its fields are, its name checked, its flags.
@@ -50,6 +85,85 @@ struct ReadEntry {
     name: NodeName,
     new_node: bool,
     owner: bool,
+}
+
+/// A piece of a table in unit order ([`Units::segments`]).
+enum Segment<'a> {
+    /// Consecutive stored entries that no edit replaces.
+    Run(&'a [ReadEntry]),
+    /// An edit (it replaces or removes the stored entry of its unit, if there is one).
+    Edit(&'a str, &'a Edit),
+}
+
+/// [`Units::segments`]. Each edit costs a binary search for where it falls among the stored
+/// entries, so a hook's few edits cut the entries into a few runs.
+struct Segments<'a> {
+    units: &'a Units,
+    edits: std::collections::btree_map::Iter<'a, String, Edit>,
+    /// The first stored entry not handed out yet.
+    next: usize,
+    /// An edit to hand out after the run before it.
+    pending: Option<Segment<'a>>,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = Segment<'a>;
+
+    fn next(&mut self) -> Option<Segment<'a>> {
+        if let Some(edit) = self.pending.take() {
+            return Some(edit);
+        }
+        let (units, read) = (self.units, &self.units.read);
+        let rest = read.get(self.next..).unwrap_or_default();
+        let Some((unit, edit)) = self.edits.next() else {
+            self.next = read.len();
+            return (!rest.is_empty()).then_some(Segment::Run(rest));
+        };
+        let before = rest.partition_point(|e| units.field(&e.unit) < unit.as_str());
+        let run = rest.get(..before).unwrap_or_default();
+        self.next += before;
+        if rest
+            .get(before)
+            .is_some_and(|e| units.field(&e.unit) == unit.as_str())
+        {
+            // the edit replaces (or removes) this stored entry
+            self.next += 1;
+        }
+        let edit = Segment::Edit(unit.as_str(), edit);
+        if run.is_empty() {
+            Some(edit)
+        } else {
+            self.pending = Some(edit);
+            Some(Segment::Run(run))
+        }
+    }
+}
+
+/// [`Units::iter`]: the entries of each run, and the edits that hold a record.
+struct Iter<'a> {
+    segments: Segments<'a>,
+    run: std::slice::Iter<'a, ReadEntry>,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, UnitRecord<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(e) = self.run.next() {
+                let units = self.segments.units;
+                return Some((units.field(&e.unit), units.read_record(e)));
+            }
+            match self.segments.next()? {
+                Segment::Run(run) => self.run = run.iter(),
+                Segment::Edit(unit, edit) => {
+                    if let Some(node) = edit.node() {
+                        return Some((unit, node.record()));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A unit's cached record as [`Units`] hands it out (borrowed: see [`CachedNode`] for what
@@ -68,8 +182,6 @@ pub struct UnitRecord<'a> {
     pub digest: &'a str,
     /// The unit owns the `NodeName` it publishes.
     pub owner: bool,
-    /// Read from a stored entry: written back as one without checking its fields again.
-    stored: bool,
 }
 
 impl UnitRecord<'_> {
@@ -96,7 +208,6 @@ impl CachedNode {
             rejected: self.rejected.as_deref(),
             digest: &self.digest,
             owner: self.owner,
-            stored: false,
         }
     }
 }
@@ -115,7 +226,6 @@ impl Units {
             rejected: None,
             digest: self.field(&e.digest),
             owner: e.owner,
-            stored: true,
         }
     }
 
@@ -128,7 +238,7 @@ impl Units {
     /// The record of `unit`, if it has one.
     pub fn get(&self, unit: &str) -> Option<UnitRecord<'_>> {
         if let Some(edit) = self.edits.get(unit) {
-            return edit.as_ref().map(CachedNode::record);
+            return edit.node().map(CachedNode::record);
         }
         let i = self.find_read(unit)?;
         self.read.get(i).map(|e| self.read_record(e))
@@ -141,64 +251,80 @@ impl Units {
 
     /// Sets (adds or replaces) the record of `unit`.
     pub fn insert(&mut self, unit: String, node: CachedNode) {
-        self.edits.insert(unit, Some(node));
+        self.edits.insert(unit, Edit::Set(node));
     }
 
     /// Removes the record of `unit` (nothing when it has none).
     pub fn remove(&mut self, unit: &str) {
-        if self.find_read(unit).is_some() {
-            self.edits.insert(unit.to_owned(), None);
-        } else {
-            self.edits.remove(unit);
+        // kept as a removal even when the unit was added in this hook: whether a stored unit
+        // lay under that edit is not known any more
+        if let Some(edit) = self.edits.get_mut(unit) {
+            *edit = Edit::Removed;
+        } else if self.find_read(unit).is_some() {
+            self.edits.insert(unit.to_owned(), Edit::Removed);
         }
     }
 
     /// Sets whether `unit` owns the name it publishes ([`CachedNode::owner`]).
     pub fn set_owner(&mut self, unit: &str, owner: bool) {
         if let Some(edit) = self.edits.get_mut(unit) {
-            if let Some(node) = edit {
-                node.owner = owner;
+            match edit {
+                Edit::Set(node) => node.owner = owner,
+                Edit::Stored(node) if node.owner != owner => {
+                    let node = CachedNode {
+                        owner,
+                        ..node.clone()
+                    };
+                    *edit = Edit::Set(node);
+                }
+                Edit::Stored(_) | Edit::Removed => {}
             }
             return;
         }
-        if let Some(i) = self.find_read(unit)
-            && let Some(e) = self.read.get_mut(i)
-        {
-            e.owner = owner;
+        // a stored entry is not changed in place (runs of them are written back as read): the
+        // changed record is an edit
+        let changed = self
+            .find_read(unit)
+            .and_then(|i| self.read.get(i))
+            .filter(|e| e.owner != owner)
+            .map(|e| CachedNode {
+                owner,
+                ..self.read_record(e).to_node()
+            });
+        if let Some(node) = changed {
+            self.edits.insert(unit.to_owned(), Edit::Set(node));
+        }
+    }
+
+    /// The units added, changed or removed since the table was read from the cache file, in
+    /// unit order (a unit may be named that in the end is as it was); `None` when the table
+    /// was not read from a file. What the quick index ([`super::index::plan_index`]) rewrites:
+    /// every other unit is as the file, and so the index, holds it.
+    pub fn changed_since_read(&self) -> Option<impl Iterator<Item = &str> + '_> {
+        self.from_file.then(|| {
+            self.edits
+                .iter()
+                .filter(|(_, edit)| !matches!(edit, Edit::Stored(_)))
+                .map(|(unit, _)| unit.as_str())
+        })
+    }
+
+    /// The table in unit order: the runs of stored entries between edits, and the edits.
+    fn segments(&self) -> Segments<'_> {
+        Segments {
+            units: self,
+            edits: self.edits.iter(),
+            next: 0,
+            pending: None,
         }
     }
 
     /// Every unit with its record, in unit-name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, UnitRecord<'_>)> + '_ {
-        let mut read = self.read.iter().peekable();
-        let mut edits = self.edits.iter().peekable();
-        std::iter::from_fn(move || {
-            loop {
-                let next_read = read.peek().map(|e| self.field(&e.unit));
-                let next_edit = edits.peek().map(|(unit, _)| unit.as_str());
-                let take_edit = match (next_read, next_edit) {
-                    (None, None) => return None,
-                    (Some(r), Some(e)) => {
-                        if e == r {
-                            // the edit replaces (or removes) the stored entry
-                            read.next();
-                        }
-                        e <= r
-                    }
-                    (None, Some(_)) => true,
-                    (Some(_), None) => false,
-                };
-                if take_edit {
-                    let (unit, edit) = edits.next()?;
-                    if let Some(node) = edit {
-                        return Some((unit.as_str(), node.record()));
-                    }
-                } else {
-                    let e = read.next()?;
-                    return Some((self.field(&e.unit), self.read_record(e)));
-                }
-            }
-        })
+        Iter {
+            segments: self.segments(),
+            run: [].iter(),
+        }
     }
 
     /// The unit names, in order.
@@ -220,7 +346,7 @@ impl Units {
 impl FromIterator<(String, CachedNode)> for Units {
     fn from_iter<I: IntoIterator<Item = (String, CachedNode)>>(iter: I) -> Self {
         Units {
-            edits: iter.into_iter().map(|(u, n)| (u, Some(n))).collect(),
+            edits: iter.into_iter().map(|(u, n)| (u, Edit::Set(n))).collect(),
             ..Units::default()
         }
     }
@@ -244,15 +370,54 @@ impl std::fmt::Debug for Units {
     }
 }
 
-/// The stored form.
-#[derive(Serialize, Deserialize)]
+/// The stored form, as read.
+#[derive(Deserialize)]
 struct Stored<'a> {
     /// Accepted units, an entry each.
     #[serde(default, borrow)]
     entries: Cow<'a, str>,
     /// The other units (rejected ones, with their reason).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default)]
     others: BTreeMap<String, CachedNode>,
+}
+
+/// The stored form, as written ([`Stored`]'s layout).
+#[derive(Serialize)]
+struct StoredOut<'a> {
+    entries: Entries,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    others: BTreeMap<&'a str, CachedNode>,
+}
+
+/// The entries as written: the same JSON string either way.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Entries {
+    /// Already a JSON string (see [`entries_json`]).
+    Raw(Box<RawValue>),
+    /// Text to escape.
+    Text(String),
+}
+
+/// The entries as the JSON string that escaping them would write, when nothing in them needs
+/// escaping (no `"`, `\` or control character: never in what this charm writes, only in a
+/// file edited by hand). serde_json escapes a string byte by byte; the entries are most of the
+/// cache file (0.6 MB at 10,000 units), and checking them as JSON costs a third of that.
+/// Only for serde_json (the one serializer of the cache, which already keeps shapes as raw
+/// JSON: [`super::cache::ShapeJson`]).
+fn entries_json(entries: String) -> Entries {
+    if memchr::memchr2(b'"', b'\\', entries.as_bytes()).is_some() {
+        return Entries::Text(entries);
+    }
+    let mut json = String::with_capacity(entries.len() + 2);
+    json.push('"');
+    json.push_str(&entries);
+    json.push('"');
+    // refused when a control character is in it (JSON has none unescaped in a string)
+    match RawValue::from_string(json) {
+        Ok(raw) => Entries::Raw(raw),
+        Err(_) => Entries::Text(entries),
+    }
 }
 
 /// Whether a record made in this hook is stored as an entry (accepted, every field free of
@@ -263,110 +428,130 @@ fn as_entry(unit: &str, node: &UnitRecord<'_>) -> bool {
             && s.bytes()
                 .all(|b| b.is_ascii_graphic() && !matches!(b, b',' | b'"' | b'\\'))
     };
-    node.stored
-        || (node.rejected.is_none()
-            && node.name.is_some()
-            && safe(unit)
-            && safe(node.shape)
-            && safe(node.digest))
+    node.rejected.is_none()
+        && node.name.is_some()
+        && safe(unit)
+        && safe(node.shape)
+        && safe(node.digest)
 }
 
 /// `serialize_with` for the units.
 pub fn serialize<S: Serializer>(units: &Units, s: S) -> Result<S::Ok, S::Error> {
     let mut entries = String::with_capacity(units.text.len() + 64 * units.edits.len());
     let mut others = BTreeMap::new();
-    for (unit, node) in units.iter() {
-        match node.name {
-            Some(name) if as_entry(unit, &node) => {
+    for segment in units.segments() {
+        match segment {
+            Segment::Run(run) => {
+                // entries read back only when written as this charm writes them (see
+                // `read_entries`): a run of them is its slice of the text, byte for byte
+                let (Some(first), Some(last)) = (run.first(), run.last()) else {
+                    continue;
+                };
                 if !entries.is_empty() {
                     entries.push(',');
                 }
-                let new = FLAGS[usize::from(node.new_node) | usize::from(node.owner) << 1];
-                for part in [
-                    unit,
-                    " ",
-                    name.as_str(),
-                    " ",
-                    new,
-                    " ",
-                    node.shape,
-                    " ",
-                    node.digest,
-                ] {
-                    entries.push_str(part);
-                }
+                let slice = first.unit.start as usize..last.digest.end as usize;
+                entries.push_str(units.text.get(slice).unwrap_or_default());
             }
-            _ => {
-                others.insert(unit.to_owned(), node.to_node());
+            Segment::Edit(unit, edit) => {
+                let Some(node) = edit.node() else {
+                    continue;
+                };
+                let record = node.record();
+                match record.name {
+                    Some(name) if as_entry(unit, &record) => {
+                        if !entries.is_empty() {
+                            entries.push(',');
+                        }
+                        let new = FLAGS[usize::from(node.new_node) | usize::from(node.owner) << 1];
+                        for part in [
+                            unit,
+                            " ",
+                            name.as_str(),
+                            " ",
+                            new,
+                            " ",
+                            &node.shape,
+                            " ",
+                            &node.digest,
+                        ] {
+                            entries.push_str(part);
+                        }
+                    }
+                    _ => {
+                        others.insert(unit, node.clone());
+                    }
+                }
             }
         }
     }
-    Stored {
-        entries: Cow::Owned(entries),
+    StoredOut {
+        entries: entries_json(entries),
         others,
     }
     .serialize(s)
 }
 
-/// The byte ranges of an entry's five space-separated fields (`None` for more or fewer, or an
-/// empty one).
-fn fields(text: &[u8], entry: Range<usize>) -> Option<[Range<u32>; 5]> {
-    let mut out: [Range<u32>; 5] = Default::default();
-    let mut found = 0;
-    let mut start = entry.start;
-    let bytes = text.get(entry.clone())?;
-    let ends = bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b' ')
-        .map(|(i, _)| entry.start + i)
-        .chain([entry.end]);
-    for end in ends {
-        if end == start {
-            return None;
-        }
-        *out.get_mut(found)? = u32::try_from(start).ok()?..u32::try_from(end).ok()?;
-        found += 1;
-        start = end + 1;
-    }
-    (found == 5).then_some(out)
+/// Why an entry does not read back: the message, with the entry it is about.
+fn bad_entry(text: &str, entry: usize, why: &str) -> String {
+    let rest = text.get(entry..).unwrap_or_default();
+    let shown = rest.split(',').next().unwrap_or_default();
+    format!("cached unit entry {shown:?}: {why}")
 }
 
-/// `deserialize_with` for the units.
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Units, D::Error> {
-    let stored = Stored::deserialize(d)?;
-    let text = stored.entries.into_owned();
-    let mut units = Units {
-        read: Vec::with_capacity(memchr::memchr_iter(b',', text.as_bytes()).count() + 1),
-        ..Units::default()
-    };
+/// Splits and checks the entries of `text` in one pass over its separators (spaces and
+/// commas, found with `memchr2`): each entry five non-empty fields separated by single spaces,
+/// entries separated by single commas, a valid name, flags 0 to 3, units in strictly
+/// increasing order. So an entry read is exactly as [`serialize`] writes it, and a run of
+/// them is written back as its slice of `text`.
+fn read_entries(text: &str) -> Result<Vec<ReadEntry>, String> {
     let bytes = text.as_bytes();
-    let mut start = 0;
-    for end in memchr::memchr_iter(b',', bytes).chain([bytes.len()]) {
-        let entry = start..end;
-        start = end + 1;
-        if entry.is_empty() {
-            continue;
-        }
-        let shown = || text.get(entry.clone()).unwrap_or_default();
-        let bad = |why: &str| D::Error::custom(format!("cached unit entry {:?}: {why}", shown()));
-        let Some([unit, name, new, shape, digest]) = fields(bytes, entry.clone()) else {
+    let mut read: Vec<ReadEntry> = Vec::new();
+    if bytes.is_empty() {
+        return Ok(read);
+    }
+    let Ok(len) = u32::try_from(bytes.len()) else {
+        return Err(format!("cached unit entries of {} bytes", bytes.len()));
+    };
+    read.reserve(memchr::memchr_iter(b',', bytes).count() + 1);
+    let field = |r: &Range<u32>| {
+        text.get(r.start as usize..r.end as usize)
+            .unwrap_or_default()
+    };
+    let mut fields: [Range<u32>; 5] = Default::default();
+    let mut found = 0;
+    // where the entry and the field being read start
+    let (mut entry, mut start) = (0, 0);
+    // every position is below `len`, a u32
+    let ends = memchr::memchr2_iter(b' ', b',', bytes).map(|i| i as u32);
+    for end in ends.chain([len]) {
+        let bad = |why: &str| bad_entry(text, entry as usize, why);
+        let Some(slot) = fields.get_mut(found).filter(|_| end > start) else {
             return Err(bad("not five non-empty space-separated fields"));
         };
-        let field = |r: &Range<u32>| {
-            text.get(r.start as usize..r.end as usize)
-                .unwrap_or_default()
-        };
+        *slot = start..end;
+        found += 1;
+        start = end + 1;
+        if bytes.get(end as usize) == Some(&b' ') {
+            continue;
+        }
+        // a comma or the end: the entry is complete
+        if found != 5 {
+            return Err(bad("not five non-empty space-separated fields"));
+        }
+        found = 0;
+        let [unit, name, flags, shape, digest] = fields.clone();
         let name = NodeName::try_from(field(&name)).map_err(|e| bad(&e.to_string()))?;
-        let Some(flags) = FLAGS.iter().position(|f| *f == field(&new)) else {
-            return Err(bad("flags are not 0, 1, 2 or 3"));
+        let flags = match field(&flags).as_bytes() {
+            [f @ b'0'..=b'3'] => f - b'0',
+            _ => return Err(bad("flags are not 0, 1, 2 or 3")),
         };
-        if let Some(last) = units.read.last()
+        if let Some(last) = read.last()
             && field(&last.unit) >= field(&unit)
         {
             return Err(bad("units are not in order (or one is cached twice)"));
         }
-        units.read.push(ReadEntry {
+        read.push(ReadEntry {
             unit,
             shape,
             digest,
@@ -374,19 +559,33 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Units, D::Error> {
             new_node: flags & 1 != 0,
             owner: flags & 2 != 0,
         });
+        entry = start;
     }
-    units.text = text;
+    Ok(read)
+}
+
+/// `deserialize_with` for the units.
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Units, D::Error> {
+    let stored = Stored::deserialize(d)?;
+    let text = stored.entries.into_owned();
+    let read = read_entries(&text).map_err(D::Error::custom)?;
+    let mut units = Units {
+        text,
+        read,
+        edits: BTreeMap::new(),
+        from_file: true,
+    };
     for (unit, node) in stored.others {
         if units.find_read(&unit).is_some() {
             return Err(D::Error::custom(format!("unit {unit} is cached twice")));
         }
-        units.edits.insert(unit, Some(node));
+        units.edits.insert(unit, Edit::Stored(node));
     }
     Ok(units)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::charms::slurmctld::cache::Cache;
 
@@ -519,6 +718,14 @@ mod tests {
             "gpu/0 gpu-0 0 aa bb,gpu/0 gpu-1 0 aa bb",
             "gpu/1 gpu-1 0 aa bb,gpu/0 gpu-0 0 aa bb",
             "gpu/0  gpu-0 0 aa bb",
+            "gpu/0 gpu-0 0 aa bb ",
+            "gpu/0 gpu-0 0 aa bb cc",
+            "gpu/0 gpu-0 00 aa bb",
+            // no empty entry: an entry reads back only as it is written
+            "gpu/0 gpu-0 0 aa bb,",
+            ",gpu/0 gpu-0 0 aa bb",
+            "gpu/0 gpu-0 0 aa bb,,gpu/1 gpu-1 0 aa bb",
+            ",",
         ] {
             let json = format!(r#"{{"entries":"{entries}"}}"#);
             let err = serde_json::from_str::<Holder>(&json)
@@ -549,5 +756,194 @@ mod tests {
             err.contains("unreadable body") && err.contains("gpu#0"),
             "{err}"
         );
+    }
+
+    /// A small deterministic generator for the randomized tests (xorshift64).
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// What a table was written as before runs of entries were copied: every unit field by
+    /// field, a stored entry always as an entry.
+    fn field_by_field(units: &Units) -> String {
+        #[derive(Serialize)]
+        struct Old {
+            entries: String,
+            #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+            others: BTreeMap<String, CachedNode>,
+        }
+        let mut old = Old {
+            entries: String::new(),
+            others: BTreeMap::new(),
+        };
+        for (unit, node) in units.iter() {
+            let stored = !units.edits.contains_key(unit) && units.find_read(unit).is_some();
+            match node.name {
+                Some(name) if stored || as_entry(unit, &node) => {
+                    if !old.entries.is_empty() {
+                        old.entries.push(',');
+                    }
+                    let new = FLAGS[usize::from(node.new_node) | usize::from(node.owner) << 1];
+                    let fields = [unit, name.as_str(), new, node.shape, node.digest];
+                    old.entries.push_str(&fields.join(" "));
+                }
+                _ => {
+                    old.others.insert(unit.to_owned(), node.to_node());
+                }
+            }
+        }
+        serde_json::to_string(&old).unwrap()
+    }
+
+    /// A random record: accepted (sometimes with a field an entry cannot hold), or rejected.
+    fn random_node(rng: &mut Rng) -> CachedNode {
+        let i = rng.below(1000);
+        let mut node = accepted(&format!("n-{i}"), rng.below(2) == 0);
+        node.owner = rng.below(2) == 0;
+        node.digest = format!("{:016x}", rng.below(u64::MAX));
+        match rng.below(8) {
+            0 => CachedNode {
+                rejected: Some(format!("bad \"{i}\"\n")),
+                ..CachedNode::default()
+            },
+            1 => CachedNode {
+                shape: "odd\\shape".into(),
+                ..node
+            },
+            _ => node,
+        }
+    }
+
+    /// Tables read from a file (with entries that need escaping or not, and stored others),
+    /// then edited at random as hooks do: written, each equals what writing them field by
+    /// field gave, reads back equal, and names every unit it changed.
+    #[test]
+    fn runs_of_entries_are_written_as_field_by_field() {
+        for seed in 1..=60u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut model: BTreeMap<String, CachedNode> = BTreeMap::new();
+            let count = 1 + rng.below(40);
+            for k in 0..count {
+                model.insert(format!("gpu/{}", k * 3), random_node(&mut rng));
+            }
+            let mut entries: Vec<String> = Vec::new();
+            let mut others = BTreeMap::new();
+            for (unit, node) in &model {
+                let r = node.record();
+                match r.name {
+                    Some(name) if r.rejected.is_none() => {
+                        let flags = FLAGS[usize::from(r.new_node) | usize::from(r.owner) << 1];
+                        entries.push(format!("{unit} {name} {flags} {} {}", r.shape, r.digest));
+                    }
+                    _ => {
+                        others.insert(unit.clone(), node.clone());
+                    }
+                }
+            }
+            // some files hold an entry with a control character (escaped in JSON)
+            let odd = seed % 5 == 0;
+            if odd && let Some(e) = entries.first_mut() {
+                e.push('\u{1}');
+                if let Some((unit, node)) = model.iter_mut().find(|(_, n)| n.rejected.is_none()) {
+                    node.digest.push('\u{1}');
+                    assert!(e.starts_with(unit.as_str()));
+                }
+            }
+            let file = serde_json::json!({"entries": entries.join(","), "others": others});
+            let mut units = serde_json::from_value::<Holder>(file).unwrap().0;
+            assert_eq!(units, model.clone().into_iter().collect::<Units>());
+            assert_eq!(units.changed_since_read().unwrap().count(), 0);
+            let original = model.clone();
+            let mut changed = std::collections::BTreeSet::new();
+            for _ in 0..rng.below(12) {
+                let unit = format!("gpu/{}", rng.below(count * 3 + 3));
+                match rng.below(4) {
+                    0 | 1 => {
+                        let node = random_node(&mut rng);
+                        units.insert(unit.clone(), node.clone());
+                        model.insert(unit.clone(), node);
+                        changed.insert(unit);
+                    }
+                    2 => {
+                        units.remove(&unit);
+                        if model.remove(&unit).is_some() {
+                            changed.insert(unit);
+                        }
+                    }
+                    _ => {
+                        let owner = rng.below(2) == 0;
+                        units.set_owner(&unit, owner);
+                        if let Some(n) = model.get_mut(&unit)
+                            && n.owner != owner
+                        {
+                            n.owner = owner;
+                            changed.insert(unit);
+                        }
+                    }
+                }
+            }
+            let json = serde_json::to_string(&Holder(units.clone())).unwrap();
+            assert_eq!(json, field_by_field(&units), "seed {seed}");
+            assert_eq!(json.contains("\\u0001"), odd, "{json}");
+            let back = serde_json::from_str::<Holder>(&json).unwrap().0;
+            assert_eq!(back, units);
+            assert_eq!(back, model.clone().into_iter().collect::<Units>());
+            // every unit changed is named (a unit named may be as it was: added then removed)
+            let named: std::collections::BTreeSet<String> = units
+                .changed_since_read()
+                .unwrap()
+                .map(str::to_owned)
+                .collect();
+            assert!(named.is_superset(&changed), "{named:?} {changed:?}");
+            for unit in named.difference(&changed) {
+                assert_eq!(model.get(unit), original.get(unit), "{unit}");
+            }
+        }
+    }
+
+    #[test]
+    fn changes_since_read_are_known_only_for_a_table_read_from_a_file() {
+        let made: Units = [("gpu/0".to_owned(), accepted("gpu-0", false))]
+            .into_iter()
+            .collect();
+        assert!(made.changed_since_read().is_none());
+        let json = serde_json::to_string(&Holder(made)).unwrap();
+        let mut read = serde_json::from_str::<Holder>(&json).unwrap().0;
+        // a rejected unit stored as read is not a change; changing its owner flag is
+        read.insert(
+            "gpu/1".into(),
+            CachedNode {
+                rejected: Some("x".into()),
+                ..CachedNode::default()
+            },
+        );
+        let json = serde_json::to_string(&Holder(read)).unwrap();
+        let mut read = serde_json::from_str::<Holder>(&json).unwrap().0;
+        let changed = |u: &Units| {
+            u.changed_since_read()
+                .unwrap()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(changed(&read), "");
+        read.set_owner("gpu/0", false);
+        read.set_owner("gpu/1", false);
+        assert_eq!(changed(&read), "", "the same flags");
+        read.set_owner("gpu/1", true);
+        read.set_owner("gpu/0", true);
+        read.remove("gpu/9");
+        assert_eq!(changed(&read), "gpu/0 gpu/1");
+        read.remove("gpu/1");
+        read.insert("gpu/2".into(), accepted("gpu-2", false));
+        assert_eq!(changed(&read), "gpu/0 gpu/1 gpu/2");
+        assert_eq!(read.keys().collect::<Vec<_>>(), ["gpu/0", "gpu/2"]);
+        assert!(read.get("gpu/0").unwrap().owner);
     }
 }
