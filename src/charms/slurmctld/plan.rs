@@ -141,7 +141,7 @@ pub struct RefusedRecord {
 /// The verdicts and cache of a hook in which slurmctld refuses the new files: the units whose
 /// records changed learn it ([`super::refusal`]). The daemon's reason is known only then, so
 /// [`super::apply`] makes the verdict values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OnRefusal {
     /// Per relation: its verdicts without the refusal, and the units to tell.
     pub verdicts: Vec<(RelationId, Verdicts, Vec<String>)>,
@@ -441,12 +441,14 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
 impl ControllerPlan {
     /// If slurmctld refuses this plan's files: the refusal to record (the units whose node
     /// changed since the last accepted set told, [`super::refusal::changed_units`]) and what
-    /// it changes in the verdicts and the cache. `None` when the plan reloads nothing (or
-    /// persists no cache). Pure; made only when a refusal happens.
+    /// it changes in the verdicts and the cache. `None` when the plan reloads nothing; without
+    /// a cache to persist, the refusal tells no unit. Pure; made only when a refusal happens.
     pub fn refusal(&self) -> Option<(Refusal, OnRefusal)> {
         let record = self.refused_record.as_ref()?;
-        let cache = &self.cache.as_ref()?.cache;
         let mut refusal = record.refusal.clone();
+        let Some(CacheWrite { cache, .. }) = &self.cache else {
+            return Some((refusal, OnRefusal::default()));
+        };
         refusal.units = refusal::changed_units(
             &self.spent.nodes,
             &self.accepted_fingerprints,
