@@ -316,17 +316,51 @@ pub fn natural_key(name: &str) -> (&str, usize, u64, &str, usize, &str) {
     )
 }
 
+/// A name whose natural order under its prefix is (digit class, digits): the prefix, the class
+/// (0 for the number `0`, else the digit count) and the digits, for trailing digits that are
+/// `0` or 1 to 18 digits without a leading zero. `None` otherwise (the full [`natural_key`]
+/// decides). Comparing these costs no key: `u/2` < `u/10` by class, `u/10` < `u/11` by digits.
+fn plain_key(name: &str) -> Option<(&str, usize, &str)> {
+    let (prefix, digits) = split_number(name);
+    match digits.as_bytes() {
+        b"0" => Some((prefix, 0, digits)),
+        [first, ..] if *first != b'0' && digits.len() <= 18 => Some((prefix, digits.len(), digits)),
+        _ => None,
+    }
+}
+
+/// `a` ≤ `b` in natural order ([`natural_cmp`]); names that are plain numbers under one prefix
+/// ([`plain_key`]) are compared without building their keys.
+fn natural_le(a: &str, b: &str) -> bool {
+    if let (Some((pa, ca, da)), Some((pb, cb, db))) = (plain_key(a), plain_key(b)) {
+        if pa == pb {
+            return (ca, da) <= (cb, db);
+        }
+    }
+    natural_key(a) <= natural_key(b)
+}
+
 /// Sorts `items` by the natural order ([`natural_cmp`]) of the name each has, exactly as a
-/// stable sort by [`natural_key`] would. Names are put in classes (prefix, significant digit
-/// count) by a counting sort; only a class whose names are out of order is sorted, by value
-/// first. A relation's units come in string order (`u/0`, `u/1`, `u/10`, `u/100`, …): each
-/// class is then in order already, so 10,000 units cost a few passes, not a sort.
+/// stable sort by [`natural_key`] would. Names already in order cost a comparison each
+/// ([`natural_le`]). A relation's units come in string order (`u/0`, `u/1`, `u/10`, `u/100`,
+/// …): when every name is a plain number under one prefix ([`plain_key`]), a stable counting
+/// sort by digit class puts them in order, checked by one more pass. Otherwise names are put
+/// in classes (prefix, significant digit count) by a counting sort; only a class whose names
+/// are out of order is sorted, by value first.
 pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
-    let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
-    if keys.is_sorted() {
+    let in_order = |items: &[T]| {
+        items
+            .windows(2)
+            .all(|w| natural_le(name(&w[0]), name(&w[1])))
+    };
+    if in_order(items) {
         // the usual case for node names taken in unit order: nothing to move
         return;
     }
+    if sort_by_digit_class(items, &name) && in_order(items) {
+        return;
+    }
+    let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
     // The classes, in key order (runs of one class first, so the sort sees few).
     let mut classes: Vec<(&str, usize)> = keys.iter().map(|k| (k.0, k.1)).collect();
     classes.dedup();
@@ -364,7 +398,42 @@ pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
             class.sort_by(within);
         }
     }
-    // the items moved in place, along the cycles of the permutation: item `perm[i]` goes to `i`
+    permute(items, perm);
+}
+
+/// When every name is a plain number under one prefix ([`plain_key`]), moves the items into
+/// digit-class order by a stable counting sort and returns true (names of one class in string
+/// order are then in natural order); returns false, moving nothing, otherwise.
+fn sort_by_digit_class<'a, T>(items: &mut [T], name: &impl Fn(&T) -> &'a str) -> bool {
+    const CLASSES: usize = 19;
+    let Some((prefix, _, _)) = items.first().and_then(|i| plain_key(name(i))) else {
+        return false;
+    };
+    let mut class_of = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        match plain_key(name(item)) {
+            Some((p, class, _)) if p == prefix => class_of.push(class as u8),
+            _ => return false,
+        }
+    }
+    let mut start = [0usize; CLASSES + 1];
+    for &c in &class_of {
+        start[usize::from(c) + 1] += 1;
+    }
+    for c in 1..start.len() {
+        start[c] += start[c - 1];
+    }
+    let mut perm = vec![0usize; items.len()];
+    for (i, &c) in class_of.iter().enumerate() {
+        perm[start[usize::from(c)]] = i;
+        start[usize::from(c)] += 1;
+    }
+    permute(items, perm);
+    true
+}
+
+/// Moves the items in place along the cycles of `perm`: item `perm[i]` goes to `i`.
+fn permute<T>(items: &mut [T], mut perm: Vec<usize>) {
     for start in 0..perm.len() {
         let mut at = start;
         while perm[at] != start {
@@ -704,6 +773,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The quick comparison agrees with the natural key on any pair of names.
+        #[test]
+        fn natural_le_agrees_with_the_key(
+            a in "(n|gpu-|u/)?0{0,2}[0-9]{0,20}",
+            b in "(n|gpu-|u/)?0{0,2}[0-9]{0,20}",
+        ) {
+            proptest::prop_assert_eq!(natural_le(&a, &b), natural_key(&a) <= natural_key(&b));
+        }
+
         /// The bitmap path of `sort_unique` gives what a sort and dedup give.
         #[test]
         fn sort_unique_is_a_sort_and_dedup(

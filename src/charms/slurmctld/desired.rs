@@ -5,7 +5,7 @@
 use super::accepted_nodes::AcceptedNodes;
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, OversizedValue, fnv1a};
 use super::grouped::Grouped;
-use super::owners::{Owners, settle};
+use super::owners::{Owners, settle, settle_flagged};
 use crate::interface::{
     AuthKind, InterfaceError, NodeRecord, PartitionRecord, RecordsMemo, Verdicts,
 };
@@ -294,7 +294,6 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
     // than 10,000 inserts), and where each name is.
     let mut accepted_nodes: Vec<(String, AcceptedNode)> = Vec::new();
-    let mut taken: FxHashMap<&str, usize> = FxHashMap::default();
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
@@ -337,7 +336,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             units
         })
         .collect();
-    let mut node_claims: Vec<(&str, &str)> = Vec::new();
+    let mut node_claims: Vec<(&str, &str, bool)> = Vec::new();
     for (((_, r), p), units) in rels.iter().zip(&parsed).zip(&sorted_units) {
         let Some(Ok(p)) = p else { continue };
         if partition_owners.get(p.name().as_str()) != Some(&r.app) {
@@ -345,17 +344,25 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         for &(unit, cached) in units {
             if let (Some(name), None) = (&cached.name, &cached.rejected) {
-                node_claims.push((name.as_str(), unit));
+                node_claims.push((name.as_str(), unit, cached.owner));
             }
         }
     }
-    let previous_nodes = cache
-        .units_in_order()
-        .filter(|(_, _, n)| n.owner)
-        .filter_map(|(_, unit, n)| Some((n.name?.as_str(), unit)));
-    let node_owners = settle(previous_nodes, &node_claims);
+    let node_owners = settle_flagged(&node_claims);
+    // The units whose ownership of their name changes, found as each is looked at below.
+    let mut owner_changes: Vec<(String, String, bool)> = Vec::new();
 
     for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
+        // Whether each unit owns the name it publishes after this hook (a unit of an
+        // application left out owns none).
+        for &(unit, cached) in &units {
+            let owns = cached
+                .name
+                .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit));
+            if owns != cached.owner {
+                owner_changes.push((key.to_string(), unit.to_owned(), owns));
+            }
+        }
         let partition = match parsed {
             None => {
                 if !rel.units.is_empty() {
@@ -417,21 +424,23 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 reject(&mut rejected, &mut verdicts, key, unit, why);
                 continue;
             };
-            if let Some(owner) = node_owners.get(name.as_str()).filter(|o| **o != unit) {
-                let why =
-                    format!("NodeName {name} is already used by {owner} (it claimed it first)");
-                reject(&mut rejected, &mut verdicts, key, unit, why);
-                continue;
+            // Each name has one owner, so the names accepted are distinct.
+            match node_owners.get(name.as_str()) {
+                Some(&owner) if owner == unit => {}
+                Some(owner) => {
+                    let why =
+                        format!("NodeName {name} is already used by {owner} (it claimed it first)");
+                    reject(&mut rejected, &mut verdicts, key, unit, why);
+                    continue;
+                }
+                None => {
+                    // every unit that reaches here claimed its name: never expected
+                    let why =
+                        format!("NodeName {name} was not claimed (please report this charm bug)");
+                    reject(&mut rejected, &mut verdicts, key, unit, why);
+                    continue;
+                }
             }
-            if let Some(&other) = taken.get(name.as_str()) {
-                let why = format!(
-                    "NodeName {name} is already used by {}",
-                    accepted_nodes[other].1.unit
-                );
-                reject(&mut rejected, &mut verdicts, key, unit, why);
-                continue;
-            }
-            taken.insert(name.as_str(), accepted_nodes.len());
             accepted_nodes.push((
                 name.as_str().to_owned(),
                 AcceptedNode {
@@ -460,16 +469,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // Who owns which name is settled: what it took (a map or list per node each) goes before
     // the model and the files are made, so they reuse its memory (at 10,000 distinct nodes
     // the hook's peak is while the files are rendered).
-    let owner_changes = cache
-        .units_in_order()
-        .filter_map(|(key, unit, n)| {
-            let owner = n
-                .name
-                .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit));
-            (owner != n.owner).then(|| (key.to_owned(), unit.to_owned(), owner))
-        })
-        .collect();
-    drop((node_owners, node_claims, taken, shape_index, records_memo));
+    drop((node_owners, node_claims, shape_index, records_memo));
     // The new nodes, by the names checked at ingest (`accepted` is in `accepted_nodes` order).
     let down: BTreeSet<NodeName> = accepted
         .iter()

@@ -55,6 +55,31 @@ pub fn settle<'a>(
     owners
 }
 
+/// [`settle`] for node names, whose ownership is a flag on each claimant's cache entry
+/// ([`super::cache::CachedNode::owner`], kept only while the unit publishes the name it owned):
+/// `claims` (name, unit, the unit owns it), in arrival order. A flagged claimant keeps its
+/// name; each name no flagged claimant holds goes to its first claimant. The previous owners
+/// are exactly the flagged claimants, so no table of them is built: at 10,000 nodes that is
+/// one map insert per name. (Two flagged claims of one name exist only in a damaged cache: the
+/// first in arrival order keeps it.)
+pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> FxHashMap<&'a str, &'a str> {
+    let mut owners: FxHashMap<&str, &str> = FxHashMap::default();
+    owners.reserve(claims.len());
+    let mut flagged = 0;
+    for &(name, unit, _) in claims.iter().filter(|c| c.2) {
+        owners.entry(name).or_insert(unit);
+        flagged += 1;
+    }
+    if flagged == claims.len() {
+        // every claim is its owner's (the usual hook): nothing to add
+        return owners;
+    }
+    for &(name, unit, _) in claims {
+        owners.entry(name).or_insert(unit);
+    }
+    owners
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,5 +93,16 @@ mod tests {
         // Once the owner is gone the name is free for the next claimant.
         let gone = settle(later, &[("gpu-node-0", "b/0")]);
         assert_eq!(gone["gpu-node-0"], "b/0");
+    }
+
+    #[test]
+    fn a_flagged_claimant_keeps_its_name() {
+        // A newcomer listed first does not take the name its owner (flagged) still claims.
+        let later = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", true)]);
+        assert_eq!(later["gpu-node-0"], "a/0");
+        // No flagged claimant: the first claim wins.
+        let fresh = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", false)]);
+        assert_eq!(fresh["gpu-node-0"], "b/0");
+        assert_eq!(fresh.len(), 1);
     }
 }
