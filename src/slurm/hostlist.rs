@@ -329,13 +329,28 @@ fn plain_key(name: &str) -> Option<(&str, usize, &str)> {
     }
 }
 
-/// `a` ≤ `b` in natural order ([`natural_cmp`]); names that are plain numbers under one prefix
-/// ([`plain_key`]) are compared without building their keys.
+/// `a` ≤ `b` in natural order ([`natural_cmp`]). Two names that first differ inside a
+/// trailing number without leading zeros (`gpu-9`, `gpu-10`: one prefix, then digits to the
+/// end) are compared by digit count, then digits, from the bytes where they differ, without
+/// building their keys; any other pair by [`natural_key`].
 fn natural_le(a: &str, b: &str) -> bool {
-    if let (Some((pa, ca, da)), Some((pb, cb, db))) = (plain_key(a), plain_key(b)) {
-        if pa == pb {
-            return (ca, da) <= (cb, db);
-        }
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let common = x
+        .iter()
+        .zip(y)
+        .position(|(p, q)| p != q)
+        .unwrap_or(x.len().min(y.len()));
+    // where the digit run that the first difference falls in starts (the prefix is equal)
+    let start = x[..common]
+        .iter()
+        .rposition(|c| !c.is_ascii_digit())
+        .map_or(0, |p| p + 1);
+    let plain = |d: &[u8]| {
+        matches!(d.first(), Some(b'1'..=b'9')) && d.len() <= 18 && d.iter().all(u8::is_ascii_digit)
+    };
+    let (dx, dy) = (&x[start..], &y[start..]);
+    if plain(dx) && plain(dy) {
+        return (dx.len(), dx) <= (dy.len(), dy);
     }
     natural_key(a) <= natural_key(b)
 }
