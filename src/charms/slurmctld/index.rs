@@ -83,6 +83,10 @@ pub struct OnDisk {
     /// The bucket of the event's unit, written again whatever its hash (the unit took the full
     /// path: a bucket file that was missing or wrong is repaired).
     pub force: Option<u64>,
+    /// That bucket's file as the quick path read it, when it was the one the head lists: a
+    /// hook whose changes all fall in it patches this text ([`patched`]) instead of making
+    /// the bucket from every cached unit.
+    pub force_text: Option<String>,
 }
 
 impl OnDisk {
@@ -107,6 +111,9 @@ pub struct Unchanged {
 pub struct Fallback {
     /// The event's bag, when the quick path read it.
     pub bag: Option<Bag>,
+    /// The event unit's bucket (number, file text), when the quick path read it and it is the
+    /// one the head lists ([`OnDisk::force_text`]).
+    pub bucket: Option<(u64, String)>,
 }
 
 /// Digest of a raw relation value as the index and the cache keep it.
@@ -188,7 +195,7 @@ pub fn unchanged<B: ModelBackend>(
     cache_path: &str,
     prefetched: Option<Bag>,
 ) -> Result<Result<Unchanged, Fallback>, juju_runtime::HookToolError> {
-    let fallback = |bag: Option<Bag>| Ok(Err(Fallback { bag }));
+    let fallback = |bag: Option<Bag>| Ok(Err(Fallback { bag, bucket: None }));
     let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
         return fallback(prefetched);
     };
@@ -214,7 +221,11 @@ pub fn unchanged<B: ModelBackend>(
     };
     match &r.remote_unit {
         Some(unit) => {
-            let Some(known) = lookup(host, &head, &key, unit) else {
+            let bucket = bucket_of(&key, unit);
+            let Some(text) = read_bucket(host, &head, bucket) else {
+                return fallback(prefetched);
+            };
+            let Some(known) = find_digest(&text, &key, unit) else {
                 return fallback(prefetched);
             };
             let bag = match prefetched {
@@ -228,7 +239,10 @@ pub fn unchanged<B: ModelBackend>(
             Ok(if same {
                 Ok(hit)
             } else {
-                Err(Fallback { bag: Some(bag) })
+                Err(Fallback {
+                    bag: Some(bag),
+                    bucket: Some((bucket, text)),
+                })
             })
         }
         None => {
@@ -243,29 +257,38 @@ pub fn unchanged<B: ModelBackend>(
             Ok(if partition_digest(value.as_deref()) == *partition {
                 Ok(hit)
             } else {
-                Err(Fallback { bag: Some(bag) })
+                Err(Fallback {
+                    bag: Some(bag),
+                    bucket: None,
+                })
             })
         }
     }
 }
 
-/// The digest a bucket file records for a unit, when the bucket is the one `head` lists.
-fn lookup(host: &Host<'_>, head: &Head, relation: &str, unit: &str) -> Option<String> {
-    let bucket = bucket_of(relation, unit);
+/// Bucket `bucket`'s file, when it is the one `head` lists (its hash on record) and starts
+/// with the bucket magic line.
+fn read_bucket(host: &Host<'_>, head: &Head, bucket: u64) -> Option<String> {
     let raw = host.read(&bucket_path(bucket)).ok()??;
     let expected = head.buckets.get(usize::try_from(bucket).ok()?)?;
     if digest_bytes(&raw) != *expected {
         return None;
     }
-    let text = std::str::from_utf8(&raw).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != BUCKET_MAGIC {
-        return None;
-    }
-    lines.find_map(|line| {
+    let text = String::from_utf8(raw).ok()?;
+    (text.lines().next()? == BUCKET_MAGIC).then_some(text)
+}
+
+/// The digest a bucket's text records for a unit.
+fn find_digest<'a>(text: &'a str, relation: &str, unit: &str) -> Option<&'a str> {
+    bucket_lines(text).find_map(|(r, u, d)| (r == relation && u == unit).then_some(d))
+}
+
+/// A bucket text's lines after the magic line, as (relation key, unit, digest); lines that
+/// are not three tab-separated fields are skipped.
+fn bucket_lines(text: &str) -> impl Iterator<Item = (&str, &str, &str)> {
+    text.lines().skip(1).filter_map(|line| {
         let mut parts = line.split('\t');
-        let (r, u, d) = (parts.next()?, parts.next()?, parts.next()?);
-        (r == relation && u == unit).then(|| d.to_owned())
+        Some((parts.next()?, parts.next()?, parts.next()?))
     })
 }
 
@@ -328,11 +351,30 @@ fn plan_buckets(
     cache_hash: Option<&str>,
 ) -> IndexWrite {
     let wanted = dirty.unwrap_or([true; BUCKETS as usize]);
+    // A hook whose changes all fall in the event unit's bucket, read by the quick path:
+    // that text patched, no pass over every unit.
+    let patch = match (before, dirty) {
+        (
+            Some(OnDisk {
+                force: Some(b),
+                force_text: Some(text),
+                ..
+            }),
+            Some(_),
+        ) if wanted.iter().enumerate().all(|(i, w)| !w || i as u64 == *b) => {
+            patched(text, *b, cache).map(|t| (*b, t))
+        }
+        _ => None,
+    };
     let mut texts: Vec<Option<String>> = wanted
         .iter()
         .map(|w| w.then(|| format!("{BUCKET_MAGIC}\n")))
         .collect();
-    if wanted.contains(&true) {
+    if let Some((b, text)) = patch {
+        if let Some(slot) = texts.get_mut(b as usize) {
+            *slot = Some(text);
+        }
+    } else if wanted.contains(&true) {
         // in (relation key, unit) order: the order the lines have always had
         for (rel, entry) in &cache.relations {
             let prefix = relation_hash(rel);
@@ -370,6 +412,43 @@ fn plan_buckets(
         buckets,
         head: head_for(cache, cache_hash, hashes),
     }
+}
+
+/// Bucket `b`'s text made from its text on disk (`text`, the one the head lists): the lines of
+/// the units changed since the cache was read ([`Units::changed_since_read`]) replaced by
+/// their current ones, in (relation key, unit) order as a pass over the cache writes them.
+/// `None` when a table does not know what changed (the bucket is then made from every unit).
+///
+/// [`Units::changed_since_read`]: super::cache::Units::changed_since_read
+fn patched(text: &str, b: u64, cache: &Cache) -> Option<String> {
+    let mut changed: Vec<(&str, &str, Option<&str>)> = Vec::new();
+    for (rel, entry) in &cache.relations {
+        let prefix = relation_hash(rel);
+        for unit in entry.units.changed_since_read()? {
+            if bucket_in(prefix, unit) == b {
+                let digest = entry
+                    .units
+                    .get(unit)
+                    .map(|n| n.digest)
+                    .filter(|d| !d.is_empty());
+                changed.push((rel.as_str(), unit, digest));
+            }
+        }
+    }
+    let mut lines: Vec<(&str, &str, &str)> = bucket_lines(text)
+        .filter(|(r, u, _)| !changed.iter().any(|(cr, cu, _)| cr == r && cu == u))
+        .collect();
+    lines.extend(changed.iter().filter_map(|&(r, u, d)| Some((r, u, d?))));
+    lines.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(BUCKET_MAGIC);
+    out.push('\n');
+    for (r, u, d) in lines {
+        for part in [r, "\t", u, "\t", d, "\n"] {
+            out.push_str(part);
+        }
+    }
+    Some(out)
 }
 
 /// The head for a cache, when the quick path may use it: a status and a published key secret
@@ -560,6 +639,7 @@ mod tests {
             buckets: head.buckets,
             relations: head.relations.into_keys().collect(),
             force: None,
+            force_text: None,
         };
         (Cache::from_bytes(&cache.to_bytes()).unwrap(), before)
     }
@@ -622,6 +702,48 @@ mod tests {
             assert_eq!(all.head.map(|h| h.buckets), fresh.map(|h| h.buckets));
         }
         assert!(incremental >= 10, "{incremental}");
+    }
+
+    /// Edits that all fall in the event unit's bucket, with that bucket's text as the quick
+    /// path read it: the patched bucket equals the one made from every unit.
+    #[test]
+    fn a_patched_bucket_equals_one_made_from_every_unit() {
+        let mut patched_hooks = 0;
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+            let original = random_cache(&mut rng);
+            let texts = plan_index(None, &original, Some("h0")).buckets;
+            let (mut cache, mut before) = written(&original);
+            let key = "slurmd:1";
+            let unit = format!("app1/{}", rng.below(420));
+            before.force(key, &unit);
+            let b = before.force.unwrap();
+            before.force_text = texts
+                .iter()
+                .find(|(path, _)| path.ends_with(&format!("/{b:02x}")))
+                .map(|(_, bytes)| String::from_utf8(bytes.clone()).unwrap());
+            let rel = cache.relations.get_mut(key).unwrap();
+            // the event's unit changed, added or removed, and others of its bucket with it
+            let mut same_bucket: Vec<String> = (0..2000)
+                .map(|k| format!("app1/{k}"))
+                .filter(|u| bucket_of(key, u) == b && *u != unit)
+                .collect();
+            same_bucket.truncate(rng.below(4) as usize);
+            for u in std::iter::once(unit).chain(same_bucket) {
+                match rng.below(3) {
+                    0 => rel.units.remove(&u),
+                    1 => rel.units.set_owner(&u, rng.below(2) == 0),
+                    _ => rel.units.insert(u, random_node(&mut rng)),
+                }
+            }
+            let dirty = dirty_buckets(&before, &cache).unwrap();
+            assert!(dirty.iter().enumerate().all(|(i, d)| !d || i as u64 == b));
+            let all = plan_buckets(Some(&before), None, &cache, Some("h1"));
+            let got = plan_index(Some(&before), &cache, Some("h1"));
+            assert_eq!(got, all, "seed {seed}");
+            patched_hooks += usize::from(before.force_text.is_some());
+        }
+        assert!(patched_hooks >= 30, "{patched_hooks}");
     }
 
     /// A removed relation's units leave their buckets, and a table not read from the file

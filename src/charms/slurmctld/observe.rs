@@ -231,10 +231,11 @@ pub fn observe<B: SecretBackend>(
 ) -> Result<Observed, CharmError> {
     let event_bag = prefetched.event_bag.transpose()?;
     // An event whose data equals the cached record reads O(1) data (no cache body).
-    let prefetched_bag = match index::unchanged(ctx, backend, host, CACHE_PATH, event_bag)? {
-        Ok(hit) => return Ok(Observed::quick(hit)),
-        Err(fallback) => fallback.bag,
-    };
+    let (prefetched_bag, event_bucket) =
+        match index::unchanged(ctx, backend, host, CACHE_PATH, event_bag)? {
+            Ok(hit) => return Ok(Observed::quick(hit)),
+            Err(fallback) => (fallback.bag, fallback.bucket),
+        };
     let config = match prefetched.config {
         Some(config) => config?,
         None => backend.config_get()?,
@@ -284,6 +285,7 @@ pub fn observe<B: SecretBackend>(
             buckets: head.buckets,
             relations: head.relations.into_keys().collect(),
             force: None,
+            force_text: None,
         }),
         _ => None,
     };
@@ -291,6 +293,10 @@ pub fn observe<B: SecretBackend>(
         // the event's unit took the full path: its bucket is written again (a bucket that was
         // missing or wrong is repaired)
         before.force(&unit.0, &unit.1);
+        // the quick path read that bucket (the head lists it): the plan patches it
+        before.force_text = event_bucket
+            .filter(|(b, _)| before.force == Some(*b))
+            .map(|(_, text)| text);
     }
     let before = event_record(ctx, &cache);
     let mut prefetched = prefetched_bag;
