@@ -10,7 +10,7 @@
 //! in strictly increasing order) makes the cache unreadable, and the hook rebuilds it from
 //! relation data.
 //!
-//! **Reading** is one pass over the separators of the whole string (a byte scan for spaces and
+//! **Reading** is one pass over the separators of the whole string (`memchr2` for spaces and
 //! commas), keeping each entry's fields as offsets into the text and its name checked once.
 //!
 //! **In memory** ([`Units`]) the entries read are never changed; the units a hook adds,
@@ -522,13 +522,8 @@ fn read_entries(text: &str) -> Result<Vec<ReadEntry>, String> {
     let mut found = 0;
     // where the entry and the field being read start
     let (mut entry, mut start) = (0, 0);
-    // every position is below `len`, a u32; fields are a few bytes each, so a plain scan
-    // beats a vectorised search restarted at every separator
-    let ends = bytes
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == b' ' || b == b',')
-        .map(|(i, _)| i as u32);
+    // every position is below `len`, a u32
+    let ends = memchr::memchr2_iter(b' ', b',', bytes).map(|i| i as u32);
     for end in ends.chain([len]) {
         let bad = |why: &str| bad_entry(text, entry as usize, why);
         let Some(slot) = fields.get_mut(found).filter(|_| end > start) else {
