@@ -372,7 +372,7 @@ pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
         // the usual case for node names taken in unit order: nothing to move
         return;
     }
-    if sort_by_digit_class(items, &name) && in_order(items) {
+    if sort_by_digit_class(items, &name) {
         return;
     }
     let keys: Vec<_> = items.iter().map(|i| natural_key(name(i))).collect();
@@ -416,18 +416,25 @@ pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
     permute(items, perm);
 }
 
-/// When every name is a plain number under one prefix ([`plain_key`]), moves the items into
-/// digit-class order by a stable counting sort and returns true (names of one class in string
-/// order are then in natural order); returns false, moving nothing, otherwise.
+/// When every name is a plain number under one prefix ([`plain_key`]) and the names of each
+/// digit class come in ascending order (as in string order), moves the items into digit-class
+/// order by a stable counting sort and returns true: they are then in natural order. Returns
+/// false, moving nothing, otherwise.
 fn sort_by_digit_class<'a, T>(items: &mut [T], name: &impl Fn(&T) -> &'a str) -> bool {
     const CLASSES: usize = 19;
     let Some((prefix, _, _)) = items.first().and_then(|i| plain_key(name(i))) else {
         return false;
     };
     let mut class_of = Vec::with_capacity(items.len());
+    // the last digits seen in each class: one prefix and one digit count, so the digits'
+    // bytes order them
+    let mut last: [&str; CLASSES] = [""; CLASSES];
     for item in items.iter() {
         match plain_key(name(item)) {
-            Some((p, class, _)) if p == prefix => class_of.push(class as u8),
+            Some((p, class, digits)) if p == prefix && last[class] <= digits => {
+                last[class] = digits;
+                class_of.push(class as u8);
+            }
             _ => return false,
         }
     }
