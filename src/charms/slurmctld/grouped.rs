@@ -39,6 +39,11 @@ pub enum GroupedError {
     ListedTwice,
 }
 
+/// `a == b`, told by pointer and length first: the values of one shape are one string.
+pub(crate) fn same_str(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// Node name → value, one entry per node (what [`Grouped`] stands for).
 pub type ByNode = BTreeMap<String, String>;
 
@@ -69,7 +74,8 @@ impl Grouped {
         let mut run: Option<(&str, Vec<&str>)> = None;
         for (name, value) in pairs {
             match &mut run {
-                Some((v, names)) if *v == value => names.push(name),
+                // nodes of one shape share one value: the same pointer before the bytes
+                Some((v, names)) if same_str(v, value) => names.push(name),
                 _ => {
                     if let Some((v, done)) = run.replace((value, vec![name])) {
                         hand_over(&mut names, v, done);

@@ -41,7 +41,7 @@ pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
     let mut last = None;
     for n in nodes.values() {
         let key = fingerprint_key(n);
-        if last == Some(key) {
+        if last.is_some_and(|l| same_key(l, key)) {
             continue;
         }
         last = Some(key);
@@ -57,12 +57,18 @@ pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
     Grouped::from_pairs(nodes.iter().filter_map(|(name, n)| {
         let key = fingerprint_key(n);
         let value = match last {
-            Some((k, v)) if k == key => v,
+            Some((k, v)) if same_key(k, key) => v,
             _ => done.get(&key)?.as_str(),
         };
         last = Some((key, value));
         Some((name, value))
     }))
+}
+
+/// Two fingerprint keys are equal (the application by pointer first: the nodes of one
+/// application share its name).
+fn same_key(a: (u64, &str, bool), b: (u64, &str, bool)) -> bool {
+    a.0 == b.0 && a.2 == b.2 && super::grouped::same_str(a.1, b.1)
 }
 
 /// What a node's fingerprint is made of, besides its name.
