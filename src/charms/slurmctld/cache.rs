@@ -455,6 +455,23 @@ impl Cache {
         })
     }
 
+    /// Drops the shapes named, and the gres lists no remaining shape uses.
+    fn drop_shapes(&mut self, unused: &[String]) {
+        if unused.is_empty() {
+            return;
+        }
+        let lists: BTreeSet<String> = unused
+            .iter()
+            .filter_map(|k| self.shapes.remove(k))
+            .filter_map(|s| s.gres)
+            .collect();
+        for list in lists {
+            if !self.shapes.values().any(|s| s.gres.as_ref() == Some(&list)) {
+                self.gres_lists.remove(&list);
+            }
+        }
+    }
+
     /// Sets [`CachedNode::owner`] of the units listed (relation key, unit, owner): those whose
     /// flag a hook changes.
     pub fn set_owners(&mut self, changes: &[(String, String, bool)]) {
@@ -473,8 +490,35 @@ impl Cache {
             .flat_map(|(key, r)| r.units.iter().map(move |(u, n)| (key.as_str(), u, n)))
     }
 
-    /// Drops shapes no unit uses any more.
+    /// Drops shapes no unit uses any more. When every table was read from the cache file
+    /// (which holds no unused shape: every hook prunes before it persists), only the shapes
+    /// changed units had there can be unused ([`Units::shapes_left_since_read`]): each is
+    /// looked for among the units until found, instead of a set of every unit's shape.
     pub fn prune_shapes(&mut self) {
+        let left: Option<Vec<&str>> = self
+            .relations
+            .values()
+            .map(|r| {
+                r.units
+                    .shapes_left_since_read()
+                    .map(|s| s.collect::<Vec<_>>())
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.into_iter().flatten().collect());
+        if let Some(mut left) = left {
+            left.sort_unstable();
+            left.dedup();
+            left.retain(|shape| {
+                !self
+                    .relations
+                    .values()
+                    .flat_map(|r| r.units.iter())
+                    .any(|(_, n)| n.shape == *shape)
+            });
+            let unused: Vec<String> = left.into_iter().map(str::to_owned).collect();
+            self.drop_shapes(&unused);
+            return;
+        }
         // units of one shape mostly come in runs: each run costs one set lookup
         let mut used: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
         let mut last = None;
@@ -737,6 +781,48 @@ mod tests {
         c.prune_shapes();
         assert_eq!(c.shapes.keys().collect::<Vec<_>>(), [&node.shape]);
         assert_eq!(Cache::from_bytes(&c.to_bytes()).unwrap(), c);
+    }
+
+    /// A cache read from its file: a unit moved to another shape leaves its old one unused
+    /// (pruned, with its gres list) or shared (kept), as a prune of every shape decides.
+    #[test]
+    fn shapes_left_by_changed_units_are_pruned_as_in_full() {
+        let mut c = sample();
+        let a = c.ingest_node(&raw_node("gpu-1", false));
+        let b = c.ingest_node(&raw_node("gpu-2", false).replace("\"8\"", "\"16\""));
+        if let Some(rel) = c.relations.get_mut("slurmd:1") {
+            rel.units.insert("compute/1".into(), a.clone());
+            rel.units.insert("compute/2".into(), b.clone());
+            rel.units.insert("compute/3".into(), b.clone());
+        }
+        c.prune_shapes();
+        let stored = c.to_bytes();
+        for moved in [&["compute/2"][..], &["compute/2", "compute/3"]] {
+            let mut read = Cache::from_bytes(&stored).unwrap();
+            let rel = read.relations.get_mut("slurmd:1").unwrap();
+            for unit in moved {
+                rel.units.insert((*unit).into(), a.clone());
+            }
+            let mut full = read.clone();
+            read.prune_shapes();
+            // the same cache, not read from a file: every shape is looked at
+            full.relations = full
+                .relations
+                .into_iter()
+                .map(|(k, mut r)| {
+                    r.units = r
+                        .units
+                        .iter()
+                        .map(|(u, n)| (u.to_owned(), n.to_node()))
+                        .collect();
+                    (k, r)
+                })
+                .collect();
+            full.prune_shapes();
+            assert_eq!(read.shapes, full.shapes, "{moved:?}");
+            assert_eq!(read.gres_lists, full.gres_lists, "{moved:?}");
+            assert_eq!(read.shapes.contains_key(&b.shape), moved.len() == 1);
+        }
     }
 
     #[test]

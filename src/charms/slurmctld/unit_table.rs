@@ -309,6 +309,17 @@ impl Units {
         })
     }
 
+    /// The shapes the units changed since the table was read had in the file (each unit's
+    /// stored entry, where it had one); `None` when the table was not read from a file. Only
+    /// these shapes can have lost their last unit since the file was written.
+    pub fn shapes_left_since_read(&self) -> Option<impl Iterator<Item = &str> + '_> {
+        let changed = self.changed_since_read()?;
+        Some(changed.filter_map(|unit| {
+            let i = self.find_read(unit)?;
+            self.read.get(i).map(|e| self.field(&e.shape))
+        }))
+    }
+
     /// The table in unit order: the runs of stored entries between edits, and the edits.
     fn segments(&self) -> Segments<'_> {
         Segments {
