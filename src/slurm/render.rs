@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
 use super::error::ConfigError;
-use super::gres_conf::{GresConf, GresLine};
+use super::gres_conf::{GresConf, GresLine, ListIds};
 use super::hostlist::{compress, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
@@ -268,8 +267,11 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     parts.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     for p in parts {
         let _ = write!(out, "PartitionName={}", p.name);
-        if !p.nodes.is_empty() {
-            let nodes: Vec<&NodeRef> = p.nodes.iter().collect();
+        if p.has_nodes() {
+            // `compress` sorts and drops repeats: the names count as if they were in the set.
+            let mut nodes: Vec<&str> = Vec::with_capacity(p.nodes.len() + p.node_names.len());
+            nodes.extend(p.nodes.iter().map(NodeRef::as_str));
+            nodes.extend(p.node_names.iter().map(NodeName::as_str));
             push_kv(&mut out, "Nodes", &compress(&nodes));
         }
         if p.default {
@@ -362,7 +364,7 @@ pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
 }
 
 fn write_gres_conf(conf: &GresConf) -> String {
-    let mut out = String::with_capacity(128 + conf.nodes.len() * 128);
+    let mut out = String::with_capacity(128 + (conf.nodes.len() + conf.node_groups.len()) * 128);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
         let _ = writeln!(out, "AutoDetect={a}");
@@ -372,21 +374,24 @@ fn write_gres_conf(conf: &GresConf) -> String {
         out.push('\n');
     }
     // Nodes with identical record lists share NodeName=<hostlist> lines. Lists are told apart
-    // once per shared list (by pointer), then by content, so 10,000 nodes of one shape cost
-    // 10,000 pointer lookups rather than 10,000 hashes of their records.
-    let mut by_ptr: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
-    let mut by_content: FxHashMap<&[GresLine], usize> = FxHashMap::default();
-    let nodes = conf
+    // once per shared list (by pointer), then by content, so 10,000 listed nodes of one shape
+    // cost 10,000 pointer lookups rather than 10,000 hashes of their records, and a group
+    // ([`crate::slurm::GresGroup`]) costs one. A node named twice with one list (the checks
+    // refuse two lists) is written once: [`compress`] drops repeats.
+    let mut ids = ListIds::default();
+    let listed = conf
         .nodes
         .iter()
         .filter(|(_, rs)| !rs.is_empty())
-        .map(|(name, rs)| {
-            let next = by_content.len();
-            let id = *by_ptr
-                .entry(Arc::as_ptr(rs))
-                .or_insert_with(|| *by_content.entry(rs.as_slice()).or_insert(next));
-            (NodeNames::One(name.as_str()), Some(id), rs.as_slice())
-        });
+        .map(|(name, rs)| (NodeNames::One(name.as_str()), rs));
+    let grouped = conf
+        .node_groups
+        .iter()
+        .filter(|g| !g.records.is_empty() && !g.names.is_empty())
+        .map(|g| (NodeNames::Many(&g.names), &g.records));
+    let nodes = listed
+        .chain(grouped)
+        .map(|(names, rs)| (names, Some(ids.id(rs)), rs.as_slice()));
     for (hl, records) in fold(nodes) {
         for r in records {
             out.push_str("NodeName=");
