@@ -173,7 +173,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
 
 /// Whether two node names are the same, by pointer first: the controller's models share each
 /// name's text between the places that name the node ([`super::types::NodeName`] is shared).
-fn same_name(a: &str, b: &str) -> bool {
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
     (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
