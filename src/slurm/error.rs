@@ -195,6 +195,14 @@ pub enum ConfigError {
         /// The node name (or `*`).
         node: String,
     },
+    /// A gres.conf model gives one node two different record lists (in
+    /// [`crate::slurm::GresConf::nodes`] and a group, or in two groups): the file would split
+    /// the node's records over lines no check looked at together.
+    #[error("gres.conf: node {node} is given two different record lists; give each node one")]
+    GresNodeTwice {
+        /// The node name.
+        node: String,
+    },
     /// slurm.conf `Gres=` count for a (node, type) differs from the devices in gres.conf
     /// (the node registers as `gres/gpu count reported lower than configured`, INVALID_REG).
     #[error(

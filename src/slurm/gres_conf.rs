@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::error::ConfigError;
 use super::types::{
     CoreList, DeviceFiles, GresCount, GresDevices, GresFlags, GresName, GresType, LinksRow,
@@ -189,6 +191,21 @@ impl GresLine {
 /// another node copies a pointer; `Arc::make_mut` edits one node's list alone).
 pub type NodeRecords = Arc<Vec<GresLine>>;
 
+/// Nodes that share one list of gres.conf records (the controller's nodes of one GPU shape):
+/// the list is held once ([`NodeRecords`]) with the names, so a model of 10,000 alike nodes
+/// holds one list and one vector of names instead of a 10,000-entry map, and the checks and
+/// the renderer look at the list once per group rather than once per node. Rendered exactly as
+/// the same nodes put one by one in [`GresConf::nodes`] with this list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GresGroup {
+    /// The nodes' shared records, in order.
+    pub records: NodeRecords,
+    /// The nodes' names, in natural order as the controller gives them (nothing depends on the
+    /// order but speed: [`super::check_consistency`] pairs them with slurm.conf's node groups
+    /// by walking both).
+    pub names: Vec<NodeName>,
+}
+
 /// gres.conf as the charm owns it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GresConf {
@@ -201,11 +218,17 @@ pub struct GresConf {
     /// thousands of nodes of one shape hold one list, so the controller's model of 10,000
     /// nodes costs one list per shape, and the renderer compares lists by pointer first.
     pub nodes: BTreeMap<NodeName, NodeRecords>,
+    /// More nodes, grouped by shared records ([`GresGroup`]); rendered as if each name were in
+    /// `nodes` with its group's list. A name may be in `nodes` and in groups, or in several
+    /// groups, only with equal records (an empty list counts as none): otherwise the checks
+    /// refuse the model ([`super::ConfigError::GresNodeTwice`]).
+    pub node_groups: Vec<GresGroup>,
 }
 
 impl GresConf {
-    /// Normal form: nodes without records dropped (records are normal by construction:
-    /// their types keep files, cores and links in one order).
+    /// Normal form: grouped nodes put one by one in `nodes` (as the parser reads them back),
+    /// nodes without records dropped (records are normal by construction: their types keep
+    /// files, cores and links in one order).
     pub fn normalized(&self) -> GresConf {
         let mut out = self.clone();
         out.normalize();
@@ -214,6 +237,40 @@ impl GresConf {
 
     /// Puts this model in normal form in place (see [`GresConf::normalized`]).
     pub fn normalize(&mut self) {
+        for g in std::mem::take(&mut self.node_groups) {
+            if g.records.is_empty() {
+                continue;
+            }
+            for name in g.names {
+                self.nodes.insert(name, Arc::clone(&g.records));
+            }
+        }
         self.nodes.retain(|_, v| !v.is_empty());
+    }
+}
+
+/// Tells record lists apart for the checks and the renderer: one id per distinct content,
+/// found by pointer first (the controller's nodes of one shape share one list), so each shared
+/// list is hashed by content once, not once per node.
+#[derive(Default)]
+pub(crate) struct ListIds<'a> {
+    by_ptr: FxHashMap<*const Vec<GresLine>, usize>,
+    by_content: FxHashMap<&'a [GresLine], usize>,
+}
+
+impl<'a> ListIds<'a> {
+    /// The id of `records`' content (ids count up from 0 in first-seen order).
+    pub(crate) fn id(&mut self, records: &'a NodeRecords) -> usize {
+        let next = self.by_content.len();
+        let by_content = &mut self.by_content;
+        *self
+            .by_ptr
+            .entry(Arc::as_ptr(records))
+            .or_insert_with(|| *by_content.entry(records.as_slice()).or_insert(next))
+    }
+
+    /// How many distinct contents were seen.
+    pub(crate) fn distinct(&self) -> usize {
+        self.by_content.len()
     }
 }

@@ -28,7 +28,7 @@ pub mod version;
 
 pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
-pub use gres_conf::{AutoDetect, GresConf, GresLine, NodeRecords};
+pub use gres_conf::{AutoDetect, GresConf, GresGroup, GresLine, NodeRecords};
 pub use keys::GlobalKey;
 pub use node::{GresSpec, NodeConf, NodeSetting, NodeState};
 pub use node_group::NodeGroup;

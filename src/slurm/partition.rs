@@ -86,6 +86,12 @@ pub struct Partition {
     pub name: PartitionName,
     /// `Nodes`: node names, NodeSet names or `ALL` (written as a compressed hostlist).
     pub nodes: BTreeSet<NodeRef>,
+    /// More `Nodes`, by node name: rendered and checked as if each were a [`NodeRef::Node`] in
+    /// `nodes` (duplicates count once). The controller's partitions hold thousands of nodes:
+    /// it gives their names here, in the order of its node groups, so no set of references is
+    /// built per hook, and the check that each is defined walks them alongside the groups
+    /// rather than looking each one up.
+    pub node_names: Vec<NodeName>,
     /// `Default=YES` when true (nothing written when false).
     pub default: bool,
     /// `State`.
@@ -100,10 +106,17 @@ impl Partition {
         Partition {
             name,
             nodes: BTreeSet::new(),
+            node_names: Vec::new(),
             default: false,
             state: None,
             extra: Vec::new(),
         }
+    }
+
+    /// Whether the partition lists any node (in `nodes` or `node_names`): one without is
+    /// written without `Nodes=` (the controller leaves such a partition out).
+    pub fn has_nodes(&self) -> bool {
+        !self.nodes.is_empty() || !self.node_names.is_empty()
     }
 
     /// Sets one key (case-insensitive), validating the value. An unknown key is an error.
@@ -135,7 +148,10 @@ impl Partition {
     pub fn apply(&mut self, setting: PartitionSetting) {
         match setting {
             PartitionSetting::Name(v) => self.name = v,
-            PartitionSetting::Nodes(v) => self.nodes = v,
+            PartitionSetting::Nodes(v) => {
+                self.nodes = v;
+                self.node_names.clear();
+            }
             PartitionSetting::Default(v) => self.default = v,
             PartitionSetting::State(v) => self.state = Some(v),
             PartitionSetting::Extra(e) => put_entry(&mut self.extra, e),

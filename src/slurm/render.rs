@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
-use super::check::{check_consistency, check_gres_conf, check_slurm_conf};
+use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_name};
 use super::error::ConfigError;
-use super::gres_conf::{GresConf, GresLine};
+use super::gres_conf::{GresConf, GresLine, ListIds};
 use super::hostlist::{compress, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
@@ -171,11 +170,48 @@ impl Hash for SansName<'_> {
     }
 }
 
+/// Lists of fewer names are compressed again where they come back ([`Hostlists`]).
+const KEEP_FROM: usize = 256;
+
+/// The long hostlists written in one render, kept with their names: the controller's partition
+/// and gres.conf lines name the nodes of its slurm.conf node lines again, in the same order, so
+/// a list of thousands of names is compressed (and its first name found) once, then found again
+/// by comparing names by pointer (the models share each name's text), not once per line.
+#[derive(Default)]
+struct Hostlists<'a> {
+    /// Names (as given), their first name in natural order, their hostlist.
+    kept: Vec<(Vec<&'a str>, &'a str, String)>,
+}
+
+impl<'a> Hostlists<'a> {
+    /// The hostlist of `names` ([`compress`]) and their first name in natural order.
+    fn get(&mut self, names: Vec<&'a str>) -> (&'a str, String) {
+        let keep = names.len() >= KEEP_FROM;
+        let same = |kept: &[&str]| {
+            kept.len() == names.len() && kept.iter().zip(&names).all(|(a, b)| same_name(a, b))
+        };
+        if keep && let Some((_, first, hostlist)) = self.kept.iter().find(|k| same(&k.0)) {
+            return (first, hostlist.clone());
+        }
+        let first = names
+            .iter()
+            .copied()
+            .min_by_key(|n| natural_key(n))
+            .unwrap_or_default();
+        let hostlist = compress(&names);
+        if keep {
+            self.kept.push((names, first, hostlist.clone()));
+        }
+        (first, hostlist)
+    }
+}
+
 /// Groups items by key and returns `(hostlist, representative)` pairs sorted by the first
 /// name of each group (natural order). Items with `None` as key are never folded (not even
 /// the names of one item: each gets its own line).
 fn fold<'a, K: Hash + Eq, T: Copy>(
     items: impl Iterator<Item = (NodeNames<'a>, Option<K>, T)>,
+    hostlists: &mut Hostlists<'a>,
 ) -> Vec<(String, T)> {
     let (low, high) = items.size_hint();
     let capacity = high.unwrap_or(low);
@@ -199,12 +235,8 @@ fn fold<'a, K: Hash + Eq, T: Copy>(
         .into_iter()
         .map(|(item, names)| {
             // The line's place is its first name in natural order ([`compress`] sorts alone).
-            let first = names
-                .iter()
-                .map(|n| natural_key(n))
-                .min()
-                .unwrap_or_default();
-            (first, compress(&names), item)
+            let (first, hostlist) = hostlists.get(names);
+            (natural_key(first), hostlist, item)
         })
         .collect();
     if !keyed.is_sorted_by(|a, b| a.0 <= b.0) {
@@ -216,10 +248,10 @@ fn fold<'a, K: Hash + Eq, T: Copy>(
 /// Renders slurm.conf, refusing any configuration Slurm would reject (see [`check_slurm_conf`]).
 pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
     check_slurm_conf(conf)?;
-    Ok(write_slurm_conf(conf))
+    Ok(write_slurm_conf(conf, &mut Hostlists::default()))
 }
 
-fn write_slurm_conf(conf: &SlurmConf) -> String {
+fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> String {
     let mut out = String::with_capacity(1024 + conf.node_count() * 192);
     out.push_str(HEADER);
     let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
@@ -245,7 +277,7 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
             .any(|e| matches!(e.key(), "NodeAddr" | "NodeHostname"));
         (names, foldable.then_some(SansName(n)), n)
     });
-    for (hl, node) in fold(nodes) {
+    for (hl, node) in fold(nodes, hostlists) {
         out.push_str("NodeName=");
         out.push_str(&hl);
         out.push_str(&node_tail(node));
@@ -268,9 +300,12 @@ fn write_slurm_conf(conf: &SlurmConf) -> String {
     parts.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     for p in parts {
         let _ = write!(out, "PartitionName={}", p.name);
-        if !p.nodes.is_empty() {
-            let nodes: Vec<&NodeRef> = p.nodes.iter().collect();
-            push_kv(&mut out, "Nodes", &compress(&nodes));
+        if p.has_nodes() {
+            // `compress` sorts and drops repeats: the names count as if they were in the set.
+            let mut nodes: Vec<&str> = Vec::with_capacity(p.nodes.len() + p.node_names.len());
+            nodes.extend(p.nodes.iter().map(NodeRef::as_str));
+            nodes.extend(p.node_names.iter().map(NodeName::as_str));
+            push_kv(&mut out, "Nodes", &hostlists.get(nodes).1);
         }
         if p.default {
             push_kv(&mut out, "Default", "YES");
@@ -358,11 +393,11 @@ impl GresConf {
 /// `NodeName=` first; nodes whose record lists are identical share `NodeName=<hostlist>` lines.
 pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
     check_gres_conf(conf)?;
-    Ok(write_gres_conf(conf))
+    Ok(write_gres_conf(conf, &mut Hostlists::default()))
 }
 
-fn write_gres_conf(conf: &GresConf) -> String {
-    let mut out = String::with_capacity(128 + conf.nodes.len() * 128);
+fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> String {
+    let mut out = String::with_capacity(128 + (conf.nodes.len() + conf.node_groups.len()) * 128);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
         let _ = writeln!(out, "AutoDetect={a}");
@@ -372,22 +407,25 @@ fn write_gres_conf(conf: &GresConf) -> String {
         out.push('\n');
     }
     // Nodes with identical record lists share NodeName=<hostlist> lines. Lists are told apart
-    // once per shared list (by pointer), then by content, so 10,000 nodes of one shape cost
-    // 10,000 pointer lookups rather than 10,000 hashes of their records.
-    let mut by_ptr: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
-    let mut by_content: FxHashMap<&[GresLine], usize> = FxHashMap::default();
-    let nodes = conf
+    // once per shared list (by pointer), then by content, so 10,000 listed nodes of one shape
+    // cost 10,000 pointer lookups rather than 10,000 hashes of their records, and a group
+    // ([`crate::slurm::GresGroup`]) costs one. A node named twice with one list (the checks
+    // refuse two lists) is written once: [`compress`] drops repeats.
+    let mut ids = ListIds::default();
+    let listed = conf
         .nodes
         .iter()
         .filter(|(_, rs)| !rs.is_empty())
-        .map(|(name, rs)| {
-            let next = by_content.len();
-            let id = *by_ptr
-                .entry(Arc::as_ptr(rs))
-                .or_insert_with(|| *by_content.entry(rs.as_slice()).or_insert(next));
-            (NodeNames::One(name.as_str()), Some(id), rs.as_slice())
-        });
-    for (hl, records) in fold(nodes) {
+        .map(|(name, rs)| (NodeNames::One(name.as_str()), rs));
+    let grouped = conf
+        .node_groups
+        .iter()
+        .filter(|g| !g.records.is_empty() && !g.names.is_empty())
+        .map(|g| (NodeNames::Many(&g.names), &g.records));
+    let nodes = listed
+        .chain(grouped)
+        .map(|(names, rs)| (names, Some(ids.id(rs)), rs.as_slice()));
+    for (hl, records) in fold(nodes, hostlists) {
         for r in records {
             out.push_str("NodeName=");
             out.push_str(&hl);
@@ -414,8 +452,48 @@ pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles,
     check_slurm_conf(slurm)?;
     check_gres_conf(gres)?;
     check_consistency(slurm, gres)?;
+    // gres.conf's lines name slurm.conf's nodes again: their hostlists are made once.
+    let mut hostlists = Hostlists::default();
     Ok(RenderedFiles {
-        slurm_conf: write_slurm_conf(slurm),
-        gres_conf: write_gres_conf(gres),
+        slurm_conf: write_slurm_conf(slurm, &mut hostlists),
+        gres_conf: write_gres_conf(gres, &mut hostlists),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Hostlists, KEEP_FROM, compress};
+    use crate::slurm::hostlist::natural_cmp;
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("gpu-{i}")).collect()
+    }
+
+    fn least(names: &[&str]) -> String {
+        let mut sorted = names.to_vec();
+        sorted.sort_by(|a, b| natural_cmp(a, b));
+        sorted[0].to_string()
+    }
+
+    #[test]
+    fn kept_hostlists_are_those_of_the_same_names_only() {
+        let a = names(KEEP_FROM + 10);
+        let mut b = a.clone();
+        b[7] = "cpu-1".to_string();
+        let mut c = a.clone();
+        c.reverse();
+        let a_copy = a.clone();
+        let short = names(3);
+        let mut hostlists = Hostlists::default();
+        for _ in 0..2 {
+            for list in [&a, &b, &c, &a_copy, &short] {
+                let list: Vec<&str> = list.iter().map(String::as_str).collect();
+                let (first, hostlist) = hostlists.get(list.clone());
+                assert_eq!(hostlist, compress(&list));
+                assert_eq!(first, least(&list));
+            }
+        }
+        // a, b and c kept (a's copy was found by text), the short list not
+        assert_eq!(hostlists.kept.len(), 3);
+    }
 }

@@ -9,7 +9,7 @@ use super::node::NodeConf;
 use super::node_group::NodeGroup;
 use super::overrides::GlobalOverride;
 use super::partition::{DownNodes, NodeSet, Partition};
-use super::types::Reason;
+use super::types::{NodeRef, Reason};
 use super::validate::{validate_key, validate_name, validate_token, validate_value};
 
 /// slurm.conf as the charm owns it. Equality is on the normalised form
@@ -145,10 +145,15 @@ impl SlurmConf {
     }
 
     /// Puts this model in normal form in place (see [`SlurmConf::normalized`]); grouped nodes
-    /// are listed one by one (as the parser reads them back).
+    /// are listed one by one, and partitions' `node_names` put in their `nodes` (as the parser
+    /// reads them back).
     pub fn normalize(&mut self) {
         for g in std::mem::take(&mut self.node_groups) {
             self.nodes.extend(g.expand());
+        }
+        for p in &mut self.partitions {
+            let names = std::mem::take(&mut p.node_names);
+            p.nodes.extend(names.into_iter().map(NodeRef::Node));
         }
         self.nodes
             .sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));

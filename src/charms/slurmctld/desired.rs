@@ -11,10 +11,10 @@ use crate::interface::{
 };
 use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
-use crate::slurm::types::{NodeName, NodeRef, Reason, VocabError};
+use crate::slurm::types::{NodeName, Reason, VocabError};
 use crate::slurm::{
-    DownNodes, GresConf, NodeConf, NodeGroup, NodeRecords, NodeState, ParseError, Partition,
-    SlurmConf, parse_global_overrides,
+    DownNodes, GresConf, GresGroup, GresLine, NodeConf, NodeGroup, NodeRecords, NodeState,
+    ParseError, Partition, SlurmConf, parse_global_overrides,
 };
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -392,7 +392,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         }
         let mut part = partition.partition().clone();
         let app: Arc<str> = Arc::from(rel.app.as_str());
-        let mut part_nodes: Vec<NodeRef> = Vec::with_capacity(units.len());
+        let mut part_nodes: Vec<NodeName> = Vec::with_capacity(units.len());
         for (unit, cached) in units {
             if let Some(why) = cached.rejected {
                 reject(&mut rejected, &mut verdicts, key, unit, why.to_owned());
@@ -452,16 +452,12 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 },
             ));
             accepted.push((name, index));
-            part_nodes.push(NodeRef::Node(name.clone()));
+            part_nodes.push(name.clone());
         }
-        if part.nodes.is_empty() {
-            part.nodes = part_nodes.into_iter().collect();
-        } else {
-            part.nodes.extend(part_nodes);
-        }
+        part.node_names = part_nodes;
         part.default = !settings.default_partition.is_empty()
             && part.name.as_str() == settings.default_partition;
-        if !part.nodes.is_empty() {
+        if part.has_nodes() {
             partitions.push(part);
         }
     }
@@ -498,7 +494,9 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
-    let mut gres_nodes = Vec::with_capacity(accepted.len());
+    // One gres.conf group per record list (shapes that differ only in their node line share one).
+    let mut gres_group_of: Vec<Option<usize>> = vec![None; shapes.len()];
+    let mut gres_groups: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
     for &(name, index) in &accepted {
         let shape = &shapes[index];
         let group = *group_of[index].get_or_insert_with(|| {
@@ -510,10 +508,20 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         });
         slurm.node_groups[group].names.push(name.clone());
         if !shape.lines.is_empty() {
-            gres_nodes.push((name.clone(), Arc::clone(&shape.lines)));
+            let g = *gres_group_of[index].get_or_insert_with(|| {
+                *gres_groups
+                    .entry(Arc::as_ptr(&shape.lines))
+                    .or_insert_with(|| {
+                        gres.node_groups.push(GresGroup {
+                            records: Arc::clone(&shape.lines),
+                            names: Vec::new(),
+                        });
+                        gres.node_groups.len() - 1
+                    })
+            });
+            gres.node_groups[g].names.push(name.clone());
         }
     }
-    gres.nodes = gres_nodes.into_iter().collect();
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry.
     slurm.set_gres_types_from_nodes();
     partitions.sort_by(|a, b| natural_cmp(&a.name, &b.name));
