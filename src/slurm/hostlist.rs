@@ -330,9 +330,10 @@ fn plain_key(name: &str) -> Option<(&str, usize, &str)> {
 }
 
 /// `a` ≤ `b` in natural order ([`natural_cmp`]). Two names that first differ inside a
-/// trailing number without leading zeros (`gpu-9`, `gpu-10`: one prefix, then digits to the
-/// end) are compared by digit count, then digits, from the bytes where they differ, without
-/// building their keys; any other pair by [`natural_key`].
+/// trailing number (one prefix, then digits to the end) are compared from the bytes where
+/// they differ, without building their keys: by the digits when both have as many (`n09`,
+/// `n10`), else by digit count when neither has a leading zero (`gpu-9`, `gpu-10`); any other
+/// pair by [`natural_key`].
 fn natural_le(a: &str, b: &str) -> bool {
     let (x, y) = (a.as_bytes(), b.as_bytes());
     let common = x
@@ -345,14 +346,26 @@ fn natural_le(a: &str, b: &str) -> bool {
         .iter()
         .rposition(|c| !c.is_ascii_digit())
         .map_or(0, |p| p + 1);
-    let plain = |d: &[u8]| {
-        matches!(d.first(), Some(b'1'..=b'9')) && d.len() <= 18 && d.iter().all(u8::is_ascii_digit)
-    };
+    let digits = |d: &[u8]| !d.is_empty() && d.iter().all(u8::is_ascii_digit);
+    let plain = |d: &[u8]| matches!(d.first(), Some(b'1'..=b'9')) && d.len() <= 18;
     let (dx, dy) = (&x[start..], &y[start..]);
-    if plain(dx) && plain(dy) {
-        return (dx.len(), dx) <= (dy.len(), dy);
+    if digits(dx) && digits(dy) {
+        if dx.len() == dy.len() {
+            // as many digits, zero-padded or not: their bytes order them as their values
+            return dx <= dy;
+        }
+        if plain(dx) && plain(dy) {
+            return dx.len() < dy.len();
+        }
     }
     natural_key(a) <= natural_key(b)
+}
+
+/// The first of `names` in natural order (the first of equals), compared with [`natural_le`].
+pub(crate) fn natural_first<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .into_iter()
+        .reduce(|first, n| if natural_le(first, n) { first } else { n })
 }
 
 /// Sorts `items` by the natural order ([`natural_cmp`]) of the name each has, exactly as a
@@ -802,6 +815,16 @@ mod tests {
             b in "(n|gpu-|u/)?0{0,2}[0-9]{0,20}",
         ) {
             proptest::prop_assert_eq!(natural_le(&a, &b), natural_key(&a) <= natural_key(&b));
+        }
+
+        /// The first name found by quick comparisons is the first minimum of the key.
+        #[test]
+        fn natural_first_is_the_first_minimum(
+            names in proptest::collection::vec("(n|gpu-)?0{0,2}[0-9]{0,4}", 0..30),
+        ) {
+            let want = names.iter().map(String::as_str).min_by_key(|n| natural_key(n));
+            let got = natural_first(names.iter().map(String::as_str));
+            proptest::prop_assert_eq!(got.map(|g| g.as_ptr()), want.map(|w| w.as_ptr()));
         }
 
         /// The bitmap path of `sort_unique` gives what a sort and dedup give.

@@ -9,7 +9,7 @@ use std::hash::{Hash, Hasher};
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_name};
 use super::error::ConfigError;
 use super::gres_conf::{GresConf, GresLine, ListIds};
-use super::hostlist::{compress, natural_cmp, natural_key};
+use super::hostlist::{compress, natural_cmp, natural_first, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
@@ -193,11 +193,7 @@ impl<'a> Hostlists<'a> {
         if keep && let Some((_, first, hostlist)) = self.kept.iter().find(|k| same(&k.0)) {
             return (first, hostlist.clone());
         }
-        let first = names
-            .iter()
-            .copied()
-            .min_by_key(|n| natural_key(n))
-            .unwrap_or_default();
+        let first = natural_first(names.iter().copied()).unwrap_or_default();
         let hostlist = compress(&names);
         if keep {
             self.kept.push((names, first, hostlist.clone()));
