@@ -332,7 +332,8 @@ fn plain_key(name: &str) -> Option<(&str, usize, &str)> {
 /// `a` ≤ `b` in natural order ([`natural_cmp`]). Two names that first differ inside a
 /// trailing number (one prefix, then digits to the end) are compared from the bytes where
 /// they differ, without building their keys: by the digits when both have as many (`n09`,
-/// `n10`), else by digit count when neither has a leading zero (`gpu-9`, `gpu-10`); any other
+/// `n10`), else by digit count when neither has a leading zero (`gpu-9`, `gpu-10`; `0` counts as
+/// none); any other
 /// pair by [`natural_key`].
 fn natural_le(a: &str, b: &str) -> bool {
     let (x, y) = (a.as_bytes(), b.as_bytes());
@@ -347,7 +348,7 @@ fn natural_le(a: &str, b: &str) -> bool {
         .rposition(|c| !c.is_ascii_digit())
         .map_or(0, |p| p + 1);
     let digits = |d: &[u8]| !d.is_empty() && d.iter().all(u8::is_ascii_digit);
-    let plain = |d: &[u8]| matches!(d.first(), Some(b'1'..=b'9')) && d.len() <= 18;
+    let plain = |d: &[u8]| d == b"0" || (matches!(d.first(), Some(b'1'..=b'9')) && d.len() <= 18);
     let (dx, dy) = (&x[start..], &y[start..]);
     if digits(dx) && digits(dy) {
         if dx.len() == dy.len() {
