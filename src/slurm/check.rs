@@ -171,9 +171,10 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Whether two node names are the same, by pointer first: the controller's models share each
-/// name's text between the places that name the node ([`super::types::NodeName`] is shared).
-pub(crate) fn same_name(a: &str, b: &str) -> bool {
+/// Whether two texts are the same, by pointer and length first: the controller's models share
+/// one text between the places that name a node (its name), or that hold a shape's value (its
+/// `Gres=`) or an application's name, so equal texts are mostly the same text.
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
     (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
@@ -197,7 +198,7 @@ fn check_partition_nodes<'a>(
     let mut unknown_name: Option<&NodeName> = None;
     for name in &p.node_names {
         let n = name.as_str();
-        if order.get(at).is_some_and(|o| same_name(o, n)) {
+        if order.get(at).is_some_and(|o| same_text(o, n)) {
             at += 1;
         } else if let Some(&i) = names.get(n) {
             at = i + 1;
@@ -496,7 +497,7 @@ impl<'a> RecordsOf<'a> {
                 && group
                     .names
                     .get(i)
-                    .is_some_and(|n| same_name(n.as_str(), name))
+                    .is_some_and(|n| same_text(n.as_str(), name))
             {
                 self.next = (g, i + 1);
                 return &group.records;

@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 
-use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_name};
+use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_text};
 use super::error::ConfigError;
 use super::gres_conf::{GresConf, GresLine, ListIds};
 use super::hostlist::{compress, natural_cmp, natural_first, natural_key};
@@ -188,7 +188,7 @@ impl<'a> Hostlists<'a> {
     fn get(&mut self, names: Vec<&'a str>) -> (&'a str, String) {
         let keep = names.len() >= KEEP_FROM;
         let same = |kept: &[&str]| {
-            kept.len() == names.len() && kept.iter().zip(&names).all(|(a, b)| same_name(a, b))
+            kept.len() == names.len() && kept.iter().zip(&names).all(|(a, b)| same_text(a, b))
         };
         if keep && let Some((_, first, hostlist)) = self.kept.iter().find(|k| same(&k.0)) {
             return (first, hostlist.clone());

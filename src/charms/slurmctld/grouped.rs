@@ -11,6 +11,7 @@
 //! (read a map of strings in one build).
 
 use crate::slurm::HostlistError;
+use crate::slurm::check::same_text;
 use crate::slurm::hostlist::{
     NumberedName, compress, count, expand, numbered_names, numbered_to_string,
 };
@@ -37,11 +38,6 @@ pub enum GroupedError {
     /// A node is listed under two values of one map (a damaged or hand-edited record).
     #[error("a node is listed twice")]
     ListedTwice,
-}
-
-/// `a == b`, told by pointer and length first: the values of one shape are one string.
-pub(crate) fn same_str(a: &str, b: &str) -> bool {
-    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 /// Node name → value, one entry per node (what [`Grouped`] stands for).
@@ -75,7 +71,7 @@ impl Grouped {
         for (name, value) in pairs {
             match &mut run {
                 // nodes of one shape share one value: the same pointer before the bytes
-                Some((v, names)) if same_str(v, value) => names.push(name),
+                Some((v, names)) if same_text(v, value) => names.push(name),
                 _ => {
                     if let Some((v, done)) = run.replace((value, vec![name])) {
                         hand_over(&mut names, v, done);

@@ -68,7 +68,7 @@ pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
 /// Two fingerprint keys are equal (the application by pointer first: the nodes of one
 /// application share its name).
 fn same_key(a: (u64, &str, bool), b: (u64, &str, bool)) -> bool {
-    a.0 == b.0 && a.2 == b.2 && super::grouped::same_str(a.1, b.1)
+    a.0 == b.0 && a.2 == b.2 && crate::slurm::check::same_text(a.1, b.1)
 }
 
 /// What a node's fingerprint is made of, besides its name.
