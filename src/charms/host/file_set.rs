@@ -53,17 +53,6 @@ impl Host<'_> {
     /// Writes `files` together or not at all (see the module doc). Files whose bytes are
     /// already right only get their mode and owner fixed. Returns true if any bytes changed.
     pub fn write_set(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
-        self.write_set_durable(files, true)
-    }
-
-    /// [`Host::write_set`] without `fsync`: together or not at all, but after a crash the set may
-    /// be the previous one or partly written. For copies that are verified before use (the
-    /// controller's last accepted files, checked against the applied record's hash).
-    pub fn write_set_unsynced(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
-        self.write_set_durable(files, false)
-    }
-
-    fn write_set_durable(&self, files: &[SetFile<'_>], synced: bool) -> Result<bool, HostError> {
         let mut staged = Vec::new();
         let mut unchanged = Vec::new();
         for f in files {
@@ -74,11 +63,11 @@ impl Host<'_> {
                 continue;
             }
             // On error, dropping `staged` removes every temp file (and link) made so far.
-            staged.push(self.stage(f, synced)?);
+            staged.push(self.stage(f)?);
         }
         if staged.is_empty() {
             for f in files {
-                self.write_durable(f.path, f.bytes, f.mode, f.owner, synced)?;
+                self.write(f.path, f.bytes, f.mode, f.owner)?;
             }
             return Ok(false);
         }
@@ -102,21 +91,21 @@ impl Host<'_> {
             .iter()
             .filter_map(|(p, _)| p.parent())
             .collect::<std::collections::BTreeSet<_>>();
-        for dir in dirs.into_iter().filter(|_| synced) {
+        for dir in dirs {
             if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
             }
         }
         // The files whose bytes were right only get their mode and owner fixed.
         for f in unchanged {
-            self.write_durable(f.path, f.bytes, f.mode, f.owner, synced)?;
+            self.write(f.path, f.bytes, f.mode, f.owner)?;
         }
         Ok(true)
     }
 
     /// Writes one file's new content to a synced temp file in its directory, and keeps the
     /// old file to put back ([`Old`]).
-    fn stage(&self, f: &SetFile<'_>, synced: bool) -> Result<Staged, HostError> {
+    fn stage(&self, f: &SetFile<'_>) -> Result<Staged, HostError> {
         let path = self.path(f.path);
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
@@ -134,9 +123,7 @@ impl Host<'_> {
             .set_permissions(std::fs::Permissions::from_mode(f.mode))
             .map_err(werr(&tmp_path))?;
         tmp.write_all(f.bytes).map_err(werr(&tmp_path))?;
-        if synced {
-            tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
-        }
+        tmp.as_file().sync_all().map_err(werr(&tmp_path))?;
         self.chown_path(&tmp_path, f.owner)?;
         Ok(Staged { path, tmp, old })
     }

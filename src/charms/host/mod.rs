@@ -8,6 +8,7 @@
 
 mod error;
 mod file_set;
+mod overwrite;
 mod runner;
 
 pub use error::{HostError, OwnerError};

@@ -80,21 +80,28 @@ pub fn apply<B: SecretBackend + Sync>(
         tracing::info!("munge key installed: restarting munge");
         host.run_ok(&Cmd::new("systemctl", ["restart", "munge"]))?;
     }
-    // Recorded before anything reaches slurmctld: a state directory that cannot be written
-    // fails the hook here, before a restart that every retry would then repeat.
-    if let Some(record) = &plan.applied_before {
-        // No fsync: lost in a crash, the record before it (the same but for `pending`) stands.
-        host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
-    }
-    host.write_set(&set(&plan.files))?;
     announce(&plan.decision);
-    // The log so far (the reload just announced, the warnings) goes to `juju-log` while
-    // slurmctld is reloaded: a process of its own, not a hook tool, so the two overlap instead
-    // of adding up. Records logged after this go out with the next flush.
-    let reloaded = if plan.decision.reload.runs() {
-        juju_runtime::flush_log_during(backend, || reload(host, &plan.decision))
-    } else {
+    let write_and_reload = || -> Result<(), ReloadError> {
+        // Recorded before anything reaches slurmctld: a state directory that cannot be written
+        // fails the hook here, before a restart that every retry would then repeat.
+        if let Some(record) = &plan.applied_before {
+            // No fsync: lost in a crash, the record before it (the same but for `pending`)
+            // stands.
+            host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))
+                .map_err(|e| ReloadError::Charm(e.into()))?;
+        }
+        host.write_set(&set(&plan.files))
+            .map_err(|e| ReloadError::Charm(e.into()))?;
         reload(host, &plan.decision)
+    };
+    // The log so far (the reload just announced, the warnings) goes to `juju-log` while the
+    // files are written and slurmctld is reloaded: file writes, `fsync` and a process of its
+    // own, none a hook tool, so they overlap the round trip instead of adding to it. Records
+    // logged after this go out with the next flush.
+    let reloaded = if plan.decision.reload.runs() {
+        juju_runtime::flush_log_during(backend, write_and_reload)
+    } else {
+        write_and_reload()
     };
     let refused = match reloaded {
         Ok(()) => {
@@ -106,9 +113,10 @@ pub fn apply<B: SecretBackend + Sync>(
                 host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
             }
             if plan.keep_accepted {
-                // No fsync: a copy a crash left stale or torn does not match the applied record's
-                // hash, and is then not put back (`roll_back`).
-                host.write_set_unsynced(&accepted_copies(&plan.files))?;
+                // Written over the old copies, no fsync, no rename: a copy a crash left stale or
+                // torn does not match the applied record's hash, and is then not put back
+                // (`roll_back`; [`Host::overwrite_unsynced`] says why not a rename).
+                host.overwrite_unsynced(&accepted_copies(&plan.files))?;
             }
             None
         }
