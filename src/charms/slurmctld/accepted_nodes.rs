@@ -7,6 +7,7 @@
 //! ([`AcceptedNodes::index`]).
 
 use super::desired::AcceptedNode;
+use crate::slurm::types::NodeName;
 use rustc_hash::FxHashMap;
 
 /// Lookups up to this many names scan the list; more build a map once ([`AcceptedNodes::index`]).
@@ -15,7 +16,7 @@ const SCAN_LOOKUPS: usize = 8;
 /// Node name → the node a render accepted, in acceptance order (each name once: the render
 /// refuses a second claim).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AcceptedNodes(Vec<(String, AcceptedNode)>);
+pub struct AcceptedNodes(Vec<(NodeName, AcceptedNode)>);
 
 impl AcceptedNodes {
     /// The number of nodes.
@@ -45,7 +46,10 @@ impl AcceptedNodes {
 
     /// The node named `name` (a scan: for one-off lookups; see [`AcceptedNodes::index`]).
     pub fn get(&self, name: &str) -> Option<&AcceptedNode> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, n)| n)
+        self.0
+            .iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|(_, n)| n)
     }
 
     /// A lookup for `wanted` names: a scan per name for a few, one map for more.
@@ -59,8 +63,8 @@ impl AcceptedNodes {
     }
 }
 
-impl FromIterator<(String, AcceptedNode)> for AcceptedNodes {
-    fn from_iter<I: IntoIterator<Item = (String, AcceptedNode)>>(iter: I) -> Self {
+impl FromIterator<(NodeName, AcceptedNode)> for AcceptedNodes {
+    fn from_iter<I: IntoIterator<Item = (NodeName, AcceptedNode)>>(iter: I) -> Self {
         AcceptedNodes(iter.into_iter().collect())
     }
 }
@@ -84,7 +88,10 @@ mod tests {
     #[test]
     fn lookups_by_scan_and_by_map_agree() {
         let nodes: AcceptedNodes = (0..20)
-            .map(|i| (format!("n{i}"), node(&format!("a/{i}"))))
+            .map(|i| {
+                let name = NodeName::try_from(format!("n{i}").as_str()).unwrap();
+                (name, node(&format!("a/{i}")))
+            })
             .collect();
         for wanted in [1, SCAN_LOOKUPS + 1] {
             let find = nodes.index(wanted);

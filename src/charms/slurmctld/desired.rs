@@ -293,7 +293,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     let mut waiting_apps = Vec::new();
     // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
     // than 10,000 inserts), and where each name is.
-    let mut accepted_nodes: Vec<(String, AcceptedNode)> = Vec::new();
+    let mut accepted_nodes: Vec<(NodeName, AcceptedNode)> = Vec::new();
     // Accepted node name → index into `shapes`.
     let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
@@ -353,12 +353,17 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     let mut owner_changes: Vec<(String, String, bool)> = Vec::new();
 
     for (((key, rel), parsed), units) in rels.iter().zip(parsed).zip(sorted_units) {
-        // Whether each unit owns the name it publishes after this hook (a unit of an
-        // application left out owns none).
-        for &(unit, cached) in &units {
-            let owns = cached
-                .name
-                .is_some_and(|name| node_owners.get(name.as_str()) == Some(&unit));
+        // Who owns the name each unit publishes (looked up once per unit, for both uses), and
+        // whether the unit does after this hook (a unit of an application left out owns none).
+        let name_owners: Vec<Option<&str>> = units
+            .iter()
+            .map(|(_, cached)| {
+                let name = cached.name?;
+                node_owners.get(name.as_str()).copied()
+            })
+            .collect();
+        for (&(unit, cached), owner) in units.iter().zip(&name_owners) {
+            let owns = *owner == Some(unit);
             if owns != cached.owner {
                 owner_changes.push((key.to_string(), unit.to_owned(), owns));
             }
@@ -393,7 +398,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         let mut part = partition.partition().clone();
         let app: Arc<str> = Arc::from(rel.app.as_str());
         let mut part_nodes: Vec<NodeName> = Vec::with_capacity(units.len());
-        for (unit, cached) in units {
+        for ((unit, cached), name_owner) in units.into_iter().zip(name_owners) {
             if let Some(why) = cached.rejected {
                 reject(&mut rejected, &mut verdicts, key, unit, why.to_owned());
                 continue;
@@ -425,8 +430,8 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 continue;
             };
             // Each name has one owner, so the names accepted are distinct.
-            match node_owners.get(name.as_str()) {
-                Some(&owner) if owner == unit => {}
+            match name_owner {
+                Some(owner) if owner == unit => {}
                 Some(owner) => {
                     let why =
                         format!("NodeName {name} is already used by {owner} (it claimed it first)");
@@ -442,7 +447,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
                 }
             }
             accepted_nodes.push((
-                name.as_str().to_owned(),
+                name.clone(),
                 AcceptedNode {
                     unit: unit.to_owned(),
                     app: Arc::clone(&app),

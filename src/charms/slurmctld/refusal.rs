@@ -162,6 +162,7 @@ mod tests {
     use super::super::cache::fnv1a;
     use super::*;
     use crate::interface::NodeRecord;
+    use crate::slurm::types::NodeName;
     use std::sync::Arc;
 
     #[test]
@@ -193,7 +194,7 @@ mod tests {
                 node: Arc::new(shape.node().clone()),
                 shape_digest: super::super::desired::shape_digest(&json),
             };
-            nodes.push((format!("n{i}"), node));
+            nodes.push((NodeName::try_from(format!("n{i}").as_str()).unwrap(), node));
             let flag: &[u8] = if new_node { b"1" } else { b"0" };
             let hash = fnv1a(&[json.as_bytes(), b"\n", app.as_bytes(), b"\n", flag]);
             want.insert(format!("n{i}"), hash);
@@ -219,7 +220,7 @@ mod tests {
         for name in ["a", "b", "c", "d", "n10", "n9"] {
             let unit = format!("x/{name}");
             nodes.push((
-                name.to_string(),
+                NodeName::try_from(name).unwrap(),
                 AcceptedNode {
                     unit: unit.clone(),
                     app: "x".into(),
