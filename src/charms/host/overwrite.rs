@@ -4,8 +4,9 @@
 //!
 //! Why not a temp file and a rename, as every other write: a new file with data, renamed over
 //! the old one, is the most expensive thing a hook does to a file system. On the development
-//! VM's ext4 it cost 0.3 to 1.3 ms a file, against about 0.01 ms for writing the same bytes over
-//! the file's own blocks (`tools/bench/src/bin/fs_probe.rs`), and a controller hook that
+//! VM's ext4 it cost about 0.27 ms a file (0.87 ms with `fsync`), against about 0.02 ms for
+//! writing the same bytes over the file's own blocks (`target/release/fs-probe`, medians of 9
+//! rounds; docs/BENCHMARKS.md, twelfth pass), and a controller hook that
 //! reloads slurmctld rewrites one to three copies. A rename buys atomicity, which these copies
 //! do not need: a copy a crash left torn does not hash as the applied record says and is never
 //! put back (the guarantee they had before, when they were renamed into place without `fsync`
