@@ -484,8 +484,8 @@ fn slurmctld_runs_with_one_hostile_unit() {
                 plan.rejected
             );
             assert_eq!(
-                plan.nodes.get("gpu-0").map(|n| n.unit.as_str()),
-                Some("compute/0")
+                plan.nodes.get("gpu-0").map(|n| n.unit_name()),
+                Some("compute/0".to_owned())
             );
         }
         let slurm_text = plan.slurm_conf.clone().unwrap();

@@ -77,7 +77,7 @@ mod tests {
 
     fn node(unit: &str) -> AcceptedNode {
         AcceptedNode {
-            unit: unit.to_owned(),
+            unit: super::super::unit_name::UnitName::new(unit, "a"),
             app: Arc::from("a"),
             new_node: false,
             node: Arc::new(NodeConf::new(crate::slurm::types::NodeName::placeholder())),
@@ -95,10 +95,13 @@ mod tests {
             .collect();
         for wanted in [1, SCAN_LOOKUPS + 1] {
             let find = nodes.index(wanted);
-            assert_eq!(find("n7").map(|n| n.unit.as_str()), Some("a/7"));
-            assert_eq!(find("n70").map(|n| n.unit.as_str()), None);
+            assert_eq!(find("n7").map(|n| n.unit_name()), Some("a/7".to_owned()));
+            assert_eq!(find("n70").map(|n| n.unit_name()), None);
         }
-        assert_eq!(nodes.get("n19").map(|n| n.unit.as_str()), Some("a/19"));
+        assert_eq!(
+            nodes.get("n19").map(|n| n.unit_name()),
+            Some("a/19".to_owned())
+        );
         assert_eq!(nodes.names().next(), Some("n0"), "acceptance order kept");
         assert_eq!(nodes.len(), 20);
     }

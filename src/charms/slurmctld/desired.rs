@@ -6,6 +6,7 @@ use super::accepted_nodes::AcceptedNodes;
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, OversizedValue, fnv1a};
 use super::grouped::Grouped;
 use super::owners::{Owners, settle, settle_flagged};
+use super::unit_name::UnitName;
 use crate::interface::{
     AuthKind, InterfaceError, NodeRecord, PartitionRecord, RecordsMemo, Verdicts,
 };
@@ -51,8 +52,8 @@ pub struct Settings {
 /// One node that made it into the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcceptedNode {
-    /// The unit that sent it.
-    pub unit: String,
+    /// The unit that sent it (its number: the full name is [`AcceptedNode::unit_name`]).
+    pub unit: UnitName,
     /// Its application (partition), shared by the application's nodes.
     pub app: Arc<str>,
     /// `new_node` (the node is in `DownNodes`).
@@ -65,6 +66,13 @@ pub struct AcceptedNode {
     /// computed once per shape when it is read, so no shape is serialized again to
     /// fingerprint it.
     pub shape_digest: u64,
+}
+
+impl AcceptedNode {
+    /// The full name of the unit that sent it.
+    pub fn unit_name(&self) -> String {
+        self.unit.to_full(&self.app)
+    }
 }
 
 /// The FNV-1a state after a text standing for a shape (its cache key) and a newline (see
@@ -449,7 +457,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
             accepted_nodes.push((
                 name.clone(),
                 AcceptedNode {
-                    unit: unit.to_owned(),
+                    unit: UnitName::new(unit, &app),
                     app: Arc::clone(&app),
                     new_node: cached.new_node,
                     node: Arc::clone(&shapes[index].node),

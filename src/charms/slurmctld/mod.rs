@@ -29,6 +29,7 @@ pub mod plan;
 pub mod refusal;
 pub mod rotate_key;
 pub mod status_record;
+pub mod unit_name;
 pub mod unit_table;
 
 use crate::charms::error::CharmError;

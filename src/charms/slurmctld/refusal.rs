@@ -102,13 +102,14 @@ pub fn changed_units(
     }
     let mut out = BTreeMap::new();
     for n in changed {
+        let unit = n.unit_name();
         let key = cache
             .relations
             .iter()
-            .find(|(_, r)| *r.app == *n.app && r.units.contains_key(&n.unit))
+            .find(|(_, r)| *r.app == *n.app && r.units.contains_key(&unit))
             .map(|(k, _)| k.clone());
         if let Some(key) = key {
-            out.insert(n.unit.clone(), key);
+            out.insert(unit, key);
         }
     }
     out
@@ -160,6 +161,7 @@ pub fn named(refusal: &Refusal) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::cache::fnv1a;
+    use super::super::unit_name::UnitName;
     use super::*;
     use crate::interface::NodeRecord;
     use crate::slurm::types::NodeName;
@@ -188,7 +190,7 @@ mod tests {
         {
             let json = shape.to_relation_value();
             let node = AcceptedNode {
-                unit: format!("{app}/{i}"),
+                unit: UnitName::new(&format!("{app}/{i}"), app),
                 app: Arc::from(app),
                 new_node,
                 node: Arc::new(shape.node().clone()),
@@ -222,7 +224,7 @@ mod tests {
             nodes.push((
                 NodeName::try_from(name).unwrap(),
                 AcceptedNode {
-                    unit: unit.clone(),
+                    unit: UnitName::new(&unit, "x"),
                     app: "x".into(),
                     new_node: false,
                     node: Arc::new(shape.node().clone()),

@@ -159,6 +159,10 @@ struct Row {
     tools_ms: Stat,
     outside_ms: Stat,
     peak_rss_kib: Option<u64>,
+    /// Minor page faults of that process (median of the runs measured with the peak RSS):
+    /// each is a fresh page from the kernel, about 2.5 µs on the benchmark machine
+    /// (`page-probe`), so they count beside the instructions.
+    minor_faults: Option<u64>,
     /// Per-call process overhead used for this row, ms.
     tool_overhead_ms: f64,
 }
@@ -263,6 +267,7 @@ impl Bench {
             tools_ms: Stat::of(&tools),
             outside_ms: Stat::of(&outside),
             peak_rss_kib: None,
+            minor_faults: None,
             tool_overhead_ms: self.calib.overhead_ms,
         }
     }
@@ -281,6 +286,10 @@ impl Bench {
             row.peak_rss_kib
                 .map(|k| format!(", peak RSS {:.1} MiB", k as f64 / 1024.0))
                 .unwrap_or_default()
+                + &row
+                    .minor_faults
+                    .map(|f| format!(", {f} minor faults"))
+                    .unwrap_or_default()
         );
         self.rows.push(row);
     }
@@ -587,9 +596,10 @@ fn run() -> Result<()> {
         );
         b.push(row);
         // Peak RSS of the hook process, under /usr/bin/time.
-        let rss = peak_rss(&b, &mut sim, rel, n, &mut flips)?;
+        let (rss, faults) = peak_rss(&b, &mut sim, rel, n, &mut flips)?;
         if let Some(r) = b.rows.iter_mut().rev().nth(1) {
             r.peak_rss_kib = rss;
+            r.minor_faults = faults;
         }
         // The ops baseline in the very same hook context.
         let ops_n = if n >= 10_000 {
@@ -879,17 +889,18 @@ fn toggle(sim: &mut Simulator, rel: u32, k: u32, flips: &mut HashMap<u32, bool>)
     .map_err(|e| BenchError::Setup(format!("toggle slurmd/{k}: {e}")))
 }
 
-/// Peak RSS (KiB, max over 3 runs) of the controller's `slurmd-relation-changed` process.
+/// Peak RSS (KiB, max over 3 runs) and minor page faults (median of the 3) of the
+/// controller's `slurmd-relation-changed` process.
 fn peak_rss(
     b: &Bench,
     sim: &mut Simulator,
     rel: u32,
     n: u32,
     flips: &mut HashMap<u32, bool>,
-) -> Result<Option<u64>> {
+) -> Result<(Option<u64>, Option<u64>)> {
     let time = Path::new("/usr/bin/time");
     if !time.is_file() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let out = b.world.dir.path().join("rss.txt");
     let saved = sim
@@ -899,7 +910,7 @@ fn peak_rss(
     with.command_prefix = vec![
         time.display().to_string(),
         "-f".into(),
-        "%M".into(),
+        "%M %R".into(),
         "-a".into(),
         "-o".into(),
         out.display().to_string(),
@@ -920,10 +931,19 @@ fn peak_rss(
     sim.set_unit_extras("slurmctld/0", saved)?;
     res?;
     let text = std::fs::read_to_string(&out).unwrap_or_default();
-    Ok(text
+    let runs: Vec<(u64, u64)> = text
         .lines()
-        .filter_map(|l| l.trim().parse::<u64>().ok())
-        .max())
+        .filter_map(|l| {
+            let (rss, faults) = l.trim().split_once(' ')?;
+            Some((rss.parse().ok()?, faults.parse().ok()?))
+        })
+        .collect();
+    let mut faults: Vec<u64> = runs.iter().map(|r| r.1).collect();
+    faults.sort_unstable();
+    Ok((
+        runs.iter().map(|r| r.0).max(),
+        faults.get(faults.len() / 2).copied(),
+    ))
 }
 
 /// `render-scale` under `/usr/bin/time` (peak RSS) at `n` nodes.
@@ -1103,7 +1123,7 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
     );
     let _ = writeln!(
         s,
-        "| hook | related units | charm | n | wall ms | hook-tool calls | in hook tools ms | outside hook tools ms | peak RSS MiB | ops / Rust (median) |"
+        "| hook | related units | charm | n | wall ms | hook-tool calls | in hook tools ms | outside hook tools ms | peak RSS MiB (minor page faults) | ops / Rust (median) |"
     );
     let _ = writeln!(s, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in &b.rows {
@@ -1134,7 +1154,10 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
             r.outside_ms.show(2),
             r.peak_rss_kib
                 .map(|k| format!("{:.1}", k as f64 / 1024.0))
-                .unwrap_or_else(|| "–".into()),
+                .unwrap_or_else(|| "–".into())
+                + &r.minor_faults
+                    .map(|f| format!(" ({f} faults)"))
+                    .unwrap_or_default(),
             ratio
         );
     }

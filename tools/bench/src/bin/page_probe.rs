@@ -1,0 +1,50 @@
+//! What a fresh memory page costs on this machine: `page-probe [MIB] [ROUNDS]`.
+//!
+//! Each round maps `MIB` MiB of anonymous memory (`memmap2`: a mapping of its own, never
+//! memory the process touched before), writes one byte per 4 KiB page (each write a page fault, the kernel handing over a
+//! zeroed page), then writes them all again (no fault: the pages are there), and unmaps it.
+//! Prints the medians in µs per page. Why: on the benchmark machine a fresh page costs about
+//! as much as 8,000 instructions, so the memory a hook touches for the first time counts beside
+//! the instructions it runs (`src/main.rs` keeps freed memory for reuse; docs/BENCHMARKS.md).
+
+use std::time::Instant;
+
+const PAGE: usize = 4096;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
+    let pages = (mib << 20) / PAGE;
+    let (mut fresh, mut again) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let Ok(mut buf) = memmap2::MmapMut::map_anon(pages * PAGE) else {
+            eprintln!("page-probe: cannot map {mib} MiB");
+            std::process::exit(1);
+        };
+        let t = Instant::now();
+        touch(&mut buf, 1);
+        fresh.push(t.elapsed().as_secs_f64() * 1e6 / pages as f64);
+        let t = Instant::now();
+        touch(&mut buf, 2);
+        again.push(t.elapsed().as_secs_f64() * 1e6 / pages as f64);
+        std::hint::black_box(&buf);
+    }
+    println!(
+        "{mib} MiB ({pages} pages) x {rounds} rounds: first write {:.3} µs/page, second write {:.3} µs/page (medians)",
+        median(&mut fresh),
+        median(&mut again)
+    );
+}
+
+/// Writes `value` to the first byte of every page.
+fn touch(buf: &mut [u8], value: u8) {
+    for page in buf.chunks_mut(PAGE) {
+        page[0] = value;
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
