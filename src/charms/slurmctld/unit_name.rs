@@ -10,7 +10,8 @@
 /// when it is not of that form (Juju makes none such; a hand-edited cache could).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UnitName {
-    /// `<app>/<number>` (the number in canonical form: no sign, no leading zero).
+    /// `<app>/<number>` (the number in canonical form: up to 9 digits, no sign, no leading
+    /// zero).
     Numbered(u32),
     /// Any other name, kept whole.
     Other(Box<str>),
@@ -19,12 +20,18 @@ pub enum UnitName {
 impl UnitName {
     /// `unit` of application `app`, kept as its number where `unit` is exactly `<app>/<n>`.
     pub fn new(unit: &str, app: &str) -> Self {
-        let number = unit
-            .strip_prefix(app)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            .filter(|n| *n == "0" || !n.starts_with('0'))
-            .and_then(|n| n.parse().ok());
+        // one pass over the bytes (this runs once per accepted unit on every controller hook)
+        let digits = unit
+            .as_bytes()
+            .strip_prefix(app.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"/"))
+            // up to 9 digits: no overflow; no leading zero but in `0` itself
+            .filter(|d| (1..=9).contains(&d.len()) && (d[0] != b'0' || d.len() == 1));
+        let number = digits.and_then(|d| {
+            d.iter().try_fold(0u32, |n, &b| {
+                b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+            })
+        });
         match number {
             Some(n) => UnitName::Numbered(n),
             None => UnitName::Other(unit.into()),
@@ -56,6 +63,8 @@ mod tests {
             ("slurmd/1x", "slurmd", None),
             ("other/3", "slurmd", None),
             ("slurmd/99999999999", "slurmd", None),
+            ("slurmd/999999999", "slurmd", Some(999_999_999)),
+            ("slurmd/1000000000", "slurmd", None),
             ("slurmd3", "slurmd", None),
         ] {
             let name = UnitName::new(unit, app);
