@@ -68,11 +68,8 @@ mod tests {
             ("slurmd3", "slurmd", None),
         ] {
             let name = UnitName::new(unit, app);
-            assert_eq!(
-                matches!(name, UnitName::Numbered(n) if Some(n) == numbered),
-                numbered.is_some(),
-                "{unit}"
-            );
+            let want = numbered.map_or_else(|| UnitName::Other(unit.into()), UnitName::Numbered);
+            assert_eq!(name, want, "{unit}");
             assert_eq!(name.to_full(app), unit, "{unit}: the same name back");
         }
     }

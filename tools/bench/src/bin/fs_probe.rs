@@ -15,6 +15,11 @@ use slurm_charms::charms::host::{Host, SetFile, SystemRunner};
 use std::process::ExitCode;
 use std::time::Instant;
 
+#[path = "../stats.rs"]
+mod stats;
+
+use stats::Stat;
+
 const WRITES: usize = 50;
 
 fn main() -> ExitCode {
@@ -72,17 +77,11 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "file system under {}: µs per 3,000-byte file write, median of {rounds} rounds (min-max)",
+        "file system under {}: µs per 3,000-byte file write over {rounds} rounds, median (p10–p90, or min–max under 5 rounds)",
         dir.display()
     );
-    for ((name, _), mut t) in ways.iter().zip(times) {
-        t.sort_by(f64::total_cmp);
-        println!(
-            "{name:>18}: {:8.1} ({:.1}-{:.1})",
-            t[t.len() / 2],
-            t[0],
-            t[t.len() - 1]
-        );
+    for ((name, _), t) in ways.iter().zip(times) {
+        println!("{name:>18}: {}", Stat::of(&t).show(1));
     }
     ExitCode::SUCCESS
 }

@@ -3,10 +3,14 @@
 //! Each round maps `MIB` MiB of anonymous memory (`memmap2`: a mapping of its own, never
 //! memory the process touched before), writes one byte per 4 KiB page (each write a page fault, the kernel handing over a
 //! zeroed page), then writes them all again (no fault: the pages are there), and unmaps it.
-//! Prints the medians in µs per page. Why: on the benchmark machine a fresh page costs about
+//! Prints µs per page, median and spread ([`stats::Stat`], shared with `hook-bench`). Why: on the benchmark machine a fresh page costs about
 //! as much as 8,000 instructions, so the memory a hook touches for the first time counts beside
 //! the instructions it runs (`src/main.rs` keeps freed memory for reuse; docs/BENCHMARKS.md).
 
+#[path = "../stats.rs"]
+mod stats;
+
+use stats::Stat;
 use std::time::Instant;
 
 const PAGE: usize = 4096;
@@ -31,9 +35,9 @@ fn main() {
         std::hint::black_box(&buf);
     }
     println!(
-        "{mib} MiB ({pages} pages) x {rounds} rounds: first write {:.3} µs/page, second write {:.3} µs/page (medians)",
-        median(&mut fresh),
-        median(&mut again)
+        "{mib} MiB ({pages} pages) x {rounds} rounds, µs per page, median (p10–p90, or min–max under 5 rounds): first write {}, second write {}",
+        Stat::of(&fresh).show(3),
+        Stat::of(&again).show(3)
     );
 }
 
@@ -42,9 +46,4 @@ fn touch(buf: &mut [u8], value: u8) {
     for page in buf.chunks_mut(PAGE) {
         page[0] = value;
     }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
