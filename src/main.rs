@@ -12,8 +12,9 @@ use std::process::ExitCode;
 /// page fault, and a page given back and asked for again is a second one. Measured on the
 /// benchmark machine (`target/release/page-probe`): a fresh page costs about 2.5 µs there, and
 /// a controller `slurmd-relation-changed` at 10,000 units takes about 380 faults fewer
-/// (docs/BENCHMARKS.md, issue 13, thirteenth pass). The memory goes back to the system when
-/// the hook exits.
+/// (docs/BENCHMARKS.md, issue 13, thirteenth pass). The heap then grows once, by a reserve
+/// whose first part is backed by huge pages ([`heap_in_huge_pages`]). The memory goes back to
+/// the system when the hook exits.
 fn keep_freed_memory() {
     // SAFETY: `mallopt` only sets allocator parameters; it is called before any thread exists
     // and before this program allocates anything that depends on them. A refusal (return 0)
