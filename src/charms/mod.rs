@@ -12,6 +12,7 @@
 
 pub mod action_failure;
 pub mod error;
+pub mod heap;
 pub mod host;
 pub mod plan;
 pub mod slurmctld;
