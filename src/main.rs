@@ -7,7 +7,7 @@ use juju_runtime::{HookContext, HookTools, fail_before_hook, install_logging, ru
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // What the heap gets back is only faster, never needed: the advised range is not used.
+    // The range it returns is for tests; a heap it could not set up only makes the hook slower.
     let _ = slurm_charms::charms::heap::keep_freed_memory();
     // A second subscriber cannot exist in this binary; if installing fails anyway, logs are lost
     // but the hook still runs and failures still reach stderr.
