@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-/// Tells glibc's allocator to keep the memory a hook frees for the hook's later allocations:
+/// Sets up the hook's heap. Tells glibc's allocator to keep the memory a hook frees for the hook's later allocations:
 /// no block is given its own mapping (up to 32 MiB, glibc's ceiling) and the heap is never
 /// trimmed. A hook is a process of a few milliseconds; every page it gets from the kernel is a
 /// page fault, and a page given back and asked for again is a second one. Measured on the
@@ -17,7 +17,7 @@ use std::ops::Range;
 /// the system when the hook exits. `main` calls it first thing, on the main thread (whose
 /// allocations are the heap's). Returns the range advised to use huge pages, if any
 /// (`tests/heap_pages.rs` checks the kernel's flags on it).
-pub fn keep_freed_memory() -> Option<Range<usize>> {
+pub fn set_up_heap() -> Option<Range<usize>> {
     // SAFETY: `mallopt` only sets allocator parameters (under the allocator's lock); it changes
     // no allocation already made. A refusal (return 0) leaves glibc's defaults, which are
     // correct, only slower.
@@ -46,9 +46,9 @@ const HUGE_HEAP: usize = 16 << 20;
 /// Grows the heap once by [`HEAP_RESERVE`] and asks the kernel to back it with transparent
 /// huge pages (`madvise(MADV_HUGEPAGE)`: what glibc's own `glibc.malloc.hugetlb=1` tunable
 /// does, which cannot be set here because Juju starts the charm with its own environment).
-/// One fault then hands over 2 MiB instead of 4 KiB: on the benchmark machine 8 MiB touched
-/// for the first time cost 5.9 ms in 4 KiB pages and 0.5 ms in huge pages (docs/BENCHMARKS.md,
-/// issue 13, fourteenth pass). Where THP is off (`never`) or refused, the advice does nothing
+/// One fault then hands over 2 MiB instead of 4 KiB: on the benchmark machine a page touched
+/// for the first time cost 2.2 µs per 4 KiB in 4 KiB pages and 0.17 µs in huge pages
+/// (`target/release/page-probe 8 15`; docs/BENCHMARKS.md, issue 13, fourteenth pass). Where THP is off (`never`) or refused, the advice does nothing
 /// and the heap works as before.
 fn heap_in_huge_pages() -> Option<Range<usize>> {
     // SAFETY: `sbrk(0)` only reads the program break. The block is a plain allocation of

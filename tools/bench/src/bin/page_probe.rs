@@ -4,10 +4,10 @@
 //! memory the process touched before), writes one byte per 4 KiB page (each write a page fault, the kernel handing over a
 //! zeroed page), then writes them all again (no fault: the pages are there), and unmaps it.
 //! Then the same with the mapping advised to use transparent huge pages (`MADV_HUGEPAGE` on
-//! its 2 MiB-aligned part: one fault per 2 MiB), as the charm's heap is (`src/main.rs`).
+//! its 2 MiB-aligned part: one fault per 2 MiB), as the charm's heap is (`src/charms/heap.rs`).
 //! Prints µs per 4 KiB page, median and spread ([`stats::Stat`], shared with `hook-bench`). Why: on the benchmark machine a fresh page costs about
 //! as much as 8,000 instructions, so the memory a hook touches for the first time counts beside
-//! the instructions it runs (`src/main.rs` keeps freed memory for reuse and asks for huge
+//! the instructions it runs (`src/charms/heap.rs` keeps freed memory for reuse and asks for huge
 //! pages; docs/BENCHMARKS.md).
 
 #[path = "../stats.rs"]
