@@ -503,6 +503,19 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     compress_ascending(names).unwrap_or_else(|| compress_any(names))
 }
 
+/// [`compress`] of `names` and the index of their first name in natural order (`0` for no
+/// names): names that [`compress_ascending`] takes are in natural order already, so their first
+/// is the first given and the list is read once, not twice.
+pub fn compress_with_first(names: &[&str]) -> (usize, String) {
+    if let Some(hostlist) = compress_ascending(names) {
+        return (0, hostlist);
+    }
+    let first = natural_first(names.iter().copied())
+        .and_then(|f| names.iter().position(|n| std::ptr::eq(*n, f)))
+        .unwrap_or(0);
+    (first, compress(names))
+}
+
 /// [`compress`] of any names (two or more).
 fn compress_any<S: AsRef<str>>(names: &[S]) -> String {
     // Names by prefix: whether the bare prefix is itself a name, and the numbers that follow it
@@ -783,6 +796,23 @@ mod tests {
                     continue;
                 }
                 proptest::prop_assert_eq!(compress(&list), compress_any(&list), "{:?}", list);
+            }
+        }
+
+        /// The first name found with the hostlist is the first minimum of the natural key,
+        /// and the hostlist is [`compress`]'s, sorted or not.
+        #[test]
+        fn compress_with_first_finds_the_first_name(
+            names in proptest::collection::vec("(n|gpu-|x1-)?0{0,1}[0-9]{0,3}", 0..40),
+        ) {
+            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+            sorted.sort_by_cached_key(|n| natural_key(n));
+            sorted.dedup();
+            for list in [names.iter().map(String::as_str).collect::<Vec<_>>(), sorted] {
+                let (at, hostlist) = compress_with_first(&list);
+                proptest::prop_assert_eq!(hostlist, compress(&list));
+                let want = list.iter().enumerate().min_by_key(|(_, n)| natural_key(n)).map_or(0, |(i, _)| i);
+                proptest::prop_assert_eq!(at, want, "{:?}", list);
             }
         }
 

@@ -9,7 +9,8 @@ use std::hash::{Hash, Hasher};
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_text};
 use super::error::ConfigError;
 use super::gres_conf::{GresConf, GresLine, ListIds};
-use super::hostlist::{compress, natural_cmp, natural_first, natural_key};
+use super::hostlist::{compress, natural_cmp, natural_key};
+use super::hostlist_memo::MemoSession;
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
@@ -176,14 +177,23 @@ const KEEP_FROM: usize = 256;
 /// The long hostlists written in one render, kept with their names: the controller's partition
 /// and gres.conf lines name the nodes of its slurm.conf node lines again, in the same order, so
 /// a list of thousands of names is compressed (and its first name found) once, then found again
-/// by comparing names by pointer (the models share each name's text), not once per line.
-#[derive(Default)]
-struct Hostlists<'a> {
+/// by comparing names by pointer (the models share each name's text), not once per line. A list
+/// not met yet in this render is looked up in the memo of earlier renders ([`MemoSession`]).
+struct Hostlists<'a, 'm> {
     /// Names (as given), their first name in natural order, their hostlist.
     kept: Vec<(Vec<&'a str>, &'a str, String)>,
+    /// The hostlists of earlier renders.
+    memo: &'m mut MemoSession,
 }
 
-impl<'a> Hostlists<'a> {
+impl<'a, 'm> Hostlists<'a, 'm> {
+    fn new(memo: &'m mut MemoSession) -> Self {
+        Self {
+            kept: Vec::new(),
+            memo,
+        }
+    }
+
     /// The hostlist of `names` ([`compress`]) and their first name in natural order.
     fn get(&mut self, names: Vec<&'a str>) -> (&'a str, String) {
         let keep = names.len() >= KEEP_FROM;
@@ -193,8 +203,8 @@ impl<'a> Hostlists<'a> {
         if keep && let Some((_, first, hostlist)) = self.kept.iter().find(|k| same(&k.0)) {
             return (first, hostlist.clone());
         }
-        let first = natural_first(names.iter().copied()).unwrap_or_default();
-        let hostlist = compress(&names);
+        let (at, hostlist) = self.memo.hostlist(&names);
+        let first = names.get(at).copied().unwrap_or_default();
         if keep {
             self.kept.push((names, first, hostlist.clone()));
         }
@@ -207,7 +217,7 @@ impl<'a> Hostlists<'a> {
 /// the names of one item: each gets its own line).
 fn fold<'a, K: Hash + Eq, T: Copy>(
     items: impl Iterator<Item = (NodeNames<'a>, Option<K>, T)>,
-    hostlists: &mut Hostlists<'a>,
+    hostlists: &mut Hostlists<'a, '_>,
 ) -> Vec<(String, T)> {
     let (low, high) = items.size_hint();
     let capacity = high.unwrap_or(low);
@@ -244,10 +254,13 @@ fn fold<'a, K: Hash + Eq, T: Copy>(
 /// Renders slurm.conf, refusing any configuration Slurm would reject (see [`check_slurm_conf`]).
 pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
     check_slurm_conf(conf)?;
-    Ok(write_slurm_conf(conf, &mut Hostlists::default()))
+    Ok(write_slurm_conf(
+        conf,
+        &mut Hostlists::new(&mut MemoSession::default()),
+    ))
 }
 
-fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> String {
+fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a, '_>) -> String {
     let mut out = String::with_capacity(1024 + conf.node_count() * 192);
     out.push_str(HEADER);
     let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
@@ -389,10 +402,13 @@ impl GresConf {
 /// `NodeName=` first; nodes whose record lists are identical share `NodeName=<hostlist>` lines.
 pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
     check_gres_conf(conf)?;
-    Ok(write_gres_conf(conf, &mut Hostlists::default()))
+    Ok(write_gres_conf(
+        conf,
+        &mut Hostlists::new(&mut MemoSession::default()),
+    ))
 }
 
-fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> String {
+fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a, '_>) -> String {
     let mut out = String::with_capacity(128 + (conf.nodes.len() + conf.node_groups.len()) * 128);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
@@ -445,11 +461,22 @@ pub struct RenderedFiles {
 /// Renders both files after checking them against each other ([`check_consistency`]):
 /// GRES counts and type strings must agree per node.
 pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles, ConfigError> {
+    render_files_remembering(slurm, gres, &mut MemoSession::default())
+}
+
+/// [`render_files`], reusing the hostlists of earlier renders that `memo` holds and adding
+/// this render's long lists to it: the same files, without compressing again a long list that
+/// has not changed (the controller keeps the memo in its relation cache).
+pub fn render_files_remembering(
+    slurm: &SlurmConf,
+    gres: &GresConf,
+    memo: &mut MemoSession,
+) -> Result<RenderedFiles, ConfigError> {
     check_slurm_conf(slurm)?;
     check_gres_conf(gres)?;
     check_consistency(slurm, gres)?;
     // gres.conf's lines name slurm.conf's nodes again: their hostlists are made once.
-    let mut hostlists = Hostlists::default();
+    let mut hostlists = Hostlists::new(memo);
     Ok(RenderedFiles {
         slurm_conf: write_slurm_conf(slurm, &mut hostlists),
         gres_conf: write_gres_conf(gres, &mut hostlists),
@@ -458,7 +485,7 @@ pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles,
 
 #[cfg(test)]
 mod tests {
-    use super::{Hostlists, KEEP_FROM, compress};
+    use super::{Hostlists, KEEP_FROM, MemoSession, compress};
     use crate::slurm::hostlist::natural_cmp;
 
     fn names(n: usize) -> Vec<String> {
@@ -480,7 +507,8 @@ mod tests {
         c.reverse();
         let a_copy = a.clone();
         let short = names(3);
-        let mut hostlists = Hostlists::default();
+        let mut memo = MemoSession::default();
+        let mut hostlists = Hostlists::new(&mut memo);
         for _ in 0..2 {
             for list in [&a, &b, &c, &a_copy, &short] {
                 let list: Vec<&str> = list.iter().map(String::as_str).collect();

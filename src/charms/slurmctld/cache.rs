@@ -36,6 +36,7 @@
 pub use super::unit_table::{UnitRecord, Units};
 use crate::charms::host::HostError;
 use crate::interface::{InterfaceError, NodeRecord};
+use crate::slurm::HostlistMemo;
 use crate::slurm::types::NodeName;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -211,6 +212,11 @@ pub struct Cache {
     /// event whose data equals the cached record sets it again without building the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<(String, String)>,
+    /// The hostlists of the long node lists the last render wrote (a shape's nodes, a
+    /// partition's, the applied record's values): the next render reuses each list whose names
+    /// did not change instead of compressing it again ([`crate::slurm::MemoSession`]).
+    #[serde(default, skip_serializing_if = "HostlistMemo::is_empty")]
+    pub hostlists: HostlistMemo,
 }
 
 /// One entry of [`Cache::shapes`].

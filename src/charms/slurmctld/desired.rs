@@ -14,8 +14,8 @@ use crate::slurm::GlobalKey;
 use crate::slurm::hostlist::{natural_cmp, sort_naturally};
 use crate::slurm::types::{NodeName, Reason, VocabError};
 use crate::slurm::{
-    DownNodes, GresConf, GresGroup, GresLine, NodeConf, NodeGroup, NodeRecords, NodeState,
-    ParseError, Partition, SlurmConf, parse_global_overrides,
+    DownNodes, GresConf, GresGroup, GresLine, MemoSession, NodeConf, NodeGroup, NodeRecords,
+    NodeState, ParseError, Partition, SlurmConf, parse_global_overrides,
 };
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -116,6 +116,9 @@ pub struct Plan {
     /// The models the files were rendered from (a line per node each), no longer needed:
     /// handed back so the caller decides how they go ([`crate::charms::host::Host::release`]).
     pub spent_models: (SlurmConf, GresConf),
+    /// The hostlists this render used and made (the next render's memo, once the hook's
+    /// other node lists are added: [`super::refusal::fingerprints`]).
+    pub hostlists: MemoSession,
 }
 
 /// Records that `who` (a unit of relation `key`) is left out, for the status and its verdict.
@@ -285,13 +288,25 @@ pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), Paramete
 
 /// Renders the files from every cached relation.
 pub fn plan(settings: &Settings, cache: &Cache) -> Plan {
-    plan_with_owners(settings, cache, cache.owners.clone())
+    plan_with_owners(
+        settings,
+        cache,
+        cache.owners.clone(),
+        MemoSession::new(cache.hostlists.clone()),
+    )
 }
 
 /// [`plan`], given the cache's owners table by value ([`Cache::owners`] is then ignored): a
 /// leader hook moves it out of the cache it observed, and the table (a line per node) is
-/// pruned and extended in place rather than copied.
-pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) -> Plan {
+/// pruned and extended in place rather than copied. The long node lists' hostlists come from
+/// `hostlists` where their names did not change (a leader hook makes it from the cache's memo,
+/// [`Cache::hostlists`], moved out likewise).
+pub fn plan_with_owners(
+    settings: &Settings,
+    cache: &Cache,
+    previous: Owners,
+    mut hostlists: MemoSession,
+) -> Plan {
     let Owners {
         partitions: previous_partitions,
         default_partition: previous_default,
@@ -569,7 +584,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     }
     let (mut slurm_text, mut gres_text) = (None, None);
     if render_error.is_none() {
-        match crate::slurm::render_files(&slurm, &gres) {
+        match crate::slurm::render_files_remembering(&slurm, &gres, &mut hostlists) {
             Ok(files) => {
                 slurm_text = Some(files.slurm_conf);
                 gres_text = Some(files.gres_conf);
@@ -580,10 +595,11 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
     // The model is done with: its DownNodes set (the only line) is what was applied.
     let down = slurm.down_nodes.pop().map(|d| d.nodes).unwrap_or_default();
     let applied = Applied {
-        nodes: Grouped::from_pairs(
+        nodes: Grouped::from_pairs_remembering(
             accepted
                 .iter()
                 .map(|&(name, index)| (name.as_str(), shapes[index].gres.as_str())),
+            &mut hostlists,
         ),
         down,
         files_hash: files_hash(
@@ -615,6 +631,7 @@ pub fn plan_with_owners(settings: &Settings, cache: &Cache, previous: Owners) ->
         verdicts,
         default_missing,
         spent_models: (slurm, gres),
+        hostlists,
     }
 }
 

@@ -10,11 +10,9 @@
 //! The module also holds what the controller's other node-name maps share: [`bulk_map`]
 //! (read a map of strings in one build).
 
-use crate::slurm::HostlistError;
 use crate::slurm::check::same_text;
-use crate::slurm::hostlist::{
-    NumberedName, compress, count, expand, numbered_names, numbered_to_string,
-};
+use crate::slurm::hostlist::{NumberedName, count, expand, numbered_names, numbered_to_string};
+use crate::slurm::{HostlistError, MemoSession};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -44,7 +42,7 @@ pub enum GroupedError {
 pub type ByNode = BTreeMap<String, String>;
 
 /// Node name → value, kept as value → hostlist of the names holding it. Each hostlist is
-/// [`compress`]'s form of its names, which depends only on the set of names, so two maps are
+/// [`compress`](crate::slurm::hostlist::compress)'s form of its names, which depends only on the set of names, so two maps are
 /// equal exactly when their entries are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -64,6 +62,15 @@ pub struct Diff {
 impl Grouped {
     /// The map of `(name, value)` pairs (each name once).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self::from_pairs_remembering(pairs, &mut MemoSession::default())
+    }
+
+    /// [`Grouped::from_pairs`], reusing the hostlists of earlier hooks that `memo` holds (a
+    /// value's names in the same order as then are not compressed again).
+    pub fn from_pairs_remembering<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+        memo: &mut MemoSession,
+    ) -> Self {
         let mut names: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
         // Names of one value mostly come in a run (the nodes of one shape): gathered here and
         // handed to the map once per run, so a node costs a comparison, not a hash.
@@ -85,7 +92,7 @@ impl Grouped {
         Grouped(
             names
                 .into_iter()
-                .map(|(value, names)| (value.to_owned(), compress(&names)))
+                .map(|(value, names)| (value.to_owned(), memo.hostlist(&names).1))
                 .collect(),
         )
     }
@@ -212,7 +219,7 @@ fn names(list: &str) -> Result<Vec<String>, GroupedError> {
 }
 
 /// A stored hostlist's names as [`NumberedName`]s (made into strings only where two lists
-/// differ); `None` when the list is not in [`compress`]'s form.
+/// differ); `None` when the list is not in [`compress`](crate::slurm::hostlist::compress)'s form.
 fn numbered(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, GroupedError> {
     numbered_names(list).map_err(unreadable(list))
 }

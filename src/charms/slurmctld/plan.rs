@@ -23,6 +23,7 @@ use crate::charms::slurmd::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::util::short;
 use crate::interface::cluster_info::MIN_MUNGE_KEY_LEN;
 use crate::interface::{AuthKind, ClusterInfo, MungeKeyRef, VERDICTS_KEY, Verdicts};
+use crate::slurm::MemoSession;
 use juju_runtime::{Bag, RelationId, Status, StatusKind};
 use std::collections::BTreeMap;
 
@@ -208,7 +209,9 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         .ok()
         .and_then(|host| cluster_info(&obs.cache, &secret, obs.settings.auth, host));
     let owners = std::mem::take(&mut obs.cache.owners);
-    let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners);
+    let memo = MemoSession::new(std::mem::take(&mut obs.cache.hostlists));
+    let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners, memo);
+    let mut hostlists = std::mem::take(&mut rendered.hostlists);
     let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
 
@@ -346,7 +349,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 // Same files, same nodes: the accepted fingerprints carry over (computing them
                 // is O(nodes), paid only when slurmctld is brought in line).
                 let mut computed = (decision.reload != Reload::Nothing)
-                    .then(|| refusal::fingerprints(&rendered.nodes));
+                    .then(|| refusal::fingerprints(&rendered.nodes, &mut hostlists));
                 let fingerprints = computed.as_ref().unwrap_or(&record.fingerprints);
                 let same_record = had_record
                     && record.pending.is_none()
@@ -398,6 +401,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         status = enlisting_status(obs.enlisting.as_ref(), &status);
     }
     cache.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
+    cache.hostlists = hostlists.into_memo();
     let version = version_file(&obs);
     let cache = Some(CacheWrite {
         cache,

@@ -20,6 +20,7 @@ use super::desired::AcceptedNode;
 use super::grouped::Grouped;
 use crate::charms::util::short;
 use crate::interface::Verdicts;
+use crate::slurm::MemoSession;
 
 /// Longest part of the daemon's reason quoted in a unit's verdict (characters).
 pub const MAX_REASON_IN_VERDICT: usize = 120;
@@ -29,8 +30,9 @@ const MAX_NAMED: usize = 5;
 
 /// Node name → fingerprint of what the files say about it: FNV-1a of the shape's relation
 /// value, a newline, the application, a newline and `1`/`0` for `new_node`; grouped by
-/// fingerprint ([`Grouped`]).
-pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
+/// fingerprint ([`Grouped`]), the hostlists reused from `memo` where a fingerprint's nodes did
+/// not change.
+pub fn fingerprints(nodes: &AcceptedNodes, memo: &mut MemoSession) -> Grouped {
     // The shape's part is hashed once per shape when it is read ([`AcceptedNode::shape_digest`];
     // FNV-1a is sequential, so its state goes on with the application), and each distinct
     // (shape, application, `new_node`) once here: 10,000 nodes of one shape cost 10,000 map
@@ -54,15 +56,18 @@ pub fn fingerprints(nodes: &AcceptedNodes) -> Grouped {
         });
     }
     let mut last: Option<((u64, &str, bool), &str)> = None;
-    Grouped::from_pairs(nodes.iter().filter_map(|(name, n)| {
-        let key = fingerprint_key(n);
-        let value = match last {
-            Some((k, v)) if same_key(k, key) => v,
-            _ => done.get(&key)?.as_str(),
-        };
-        last = Some((key, value));
-        Some((name, value))
-    }))
+    Grouped::from_pairs_remembering(
+        nodes.iter().filter_map(|(name, n)| {
+            let key = fingerprint_key(n);
+            let value = match last {
+                Some((k, v)) if same_key(k, key) => v,
+                _ => done.get(&key)?.as_str(),
+            };
+            last = Some((key, value));
+            Some((name, value))
+        }),
+        memo,
+    )
 }
 
 /// Two fingerprint keys are equal (the application by pointer first: the nodes of one
@@ -201,7 +206,9 @@ mod tests {
             let hash = fnv1a(&[json.as_bytes(), b"\n", app.as_bytes(), b"\n", flag]);
             want.insert(format!("n{i}"), hash);
         }
-        let got = fingerprints(&nodes.into_iter().collect()).to_map().unwrap();
+        let got = fingerprints(&nodes.into_iter().collect(), &mut MemoSession::default())
+            .to_map()
+            .unwrap();
         assert_eq!(got, want);
         assert_eq!(got["n0"], got["n1"]);
         assert_ne!(got["n0"], got["n2"]);
