@@ -6,7 +6,7 @@
 
 mod common;
 use common::changed;
-use common::state::{State, controller, run};
+use common::state::{State, run, settled_controller};
 use juju_runtime::{Event, RelationEvent, RelationId};
 use juju_runtime_testing::bag;
 use slurm_charms::charms::CharmKind;
@@ -52,17 +52,7 @@ fn changed_hooks_with_kept_hostlists_write_what_a_full_rebuild_writes() {
     let units: Vec<(String, String)> = (0..UNITS)
         .map(|k| (format!("compute/{k}"), node(k, 64, false)))
         .collect();
-    let units: Vec<(&str, &str)> = units
-        .iter()
-        .map(|(u, v)| (u.as_str(), v.as_str()))
-        .collect();
-    let (state, rel) = controller(&units);
-    let mut st = run(
-        CharmKind::Slurmctld,
-        changed(&rel, "compute", Some("compute/0")),
-        &state,
-    )
-    .unwrap();
+    let (mut st, rel) = settled_controller(&units);
     assert!(kept_lists(&st) > 0, "the first render keeps its long lists");
     // (unit, its new value or None: gone)
     // Unit 1 first: its line (one name, `gpu-1`) goes between the big line's first two

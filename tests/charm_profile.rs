@@ -11,7 +11,7 @@
 
 mod common;
 use common::changed;
-use common::state::{controller, run};
+use common::state::{run, settled_controller};
 use juju_runtime_testing::bag;
 use slurm_charms::charms::CharmKind;
 
@@ -42,17 +42,7 @@ fn controller_changed_hooks_for_a_profile() {
     let units: Vec<(String, String)> = (0..n)
         .map(|k| (format!("compute/{k}"), node(k, 224, memory(k), enlisting)))
         .collect();
-    let units: Vec<(&str, &str)> = units
-        .iter()
-        .map(|(u, v)| (u.as_str(), v.as_str()))
-        .collect();
-    let (state, rel) = controller(&units);
-    let mut st = run(
-        CharmKind::Slurmctld,
-        changed(&rel, "compute", Some("compute/0")),
-        &state,
-    )
-    .unwrap();
+    let (mut st, rel) = settled_controller(&units);
     for i in 0..iters {
         let (k, value) = if configuring {
             (1 + i, node(1 + i, 224, memory(1 + i), false))

@@ -189,6 +189,20 @@ pub fn controller<S: AsRef<str>>(units: &[(&str, S)]) -> (State, RelationId) {
     (state, rel)
 }
 
+/// [`controller`] for units given as owned `(unit, node value)` pairs, after its first
+/// `relation-changed` (from the first unit): the relation cache is built and the files written.
+pub fn settled_controller(units: &[(String, String)]) -> (State, RelationId) {
+    let units: Vec<(&str, &str)> = units
+        .iter()
+        .map(|(u, v)| (u.as_str(), v.as_str()))
+        .collect();
+    let (state, rel) = controller(&units);
+    let first = units.first().map(|(u, _)| *u);
+    let event = super::changed(&rel, "compute", first);
+    let state = run(CharmKind::Slurmctld, event, &state).expect("the first controller hook");
+    (state, rel)
+}
+
 /// A slurmd unit `compute/0` (not leader) on host `n0` ([`SLURMD_C_N0`]) with `config`,
 /// related on `slurmctld:1` to a controller whose `cluster_info` names the munge key secret
 /// it was granted: a node that can configure itself.
