@@ -781,6 +781,16 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// `names` as given, and sorted naturally without repeats: the two orders a list of
+    /// names reaches [`compress`] in.
+    fn given_and_sorted(names: &[String]) -> [Vec<&str>; 2] {
+        let given: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut sorted = given.clone();
+        sorted.sort_by_cached_key(|n| natural_key(n));
+        sorted.dedup();
+        [given, sorted]
+    }
+
     proptest::proptest! {
         /// The ascending fast path writes what the general path writes, for names in natural
         /// order (where it applies) and any others (where it must step aside).
@@ -788,10 +798,7 @@ mod tests {
         fn compress_ascending_agrees_with_the_general_path(
             names in proptest::collection::vec("(n|gpu-|x1-)?0{0,1}[0-9]{0,3}", 0..40),
         ) {
-            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-            sorted.sort_by_cached_key(|n| natural_key(n));
-            sorted.dedup();
-            for list in [names.iter().map(String::as_str).collect::<Vec<_>>(), sorted] {
+            for list in given_and_sorted(&names) {
                 if list.len() < 2 {
                     continue;
                 }
@@ -805,10 +812,7 @@ mod tests {
         fn compress_with_first_finds_the_first_name(
             names in proptest::collection::vec("(n|gpu-|x1-)?0{0,1}[0-9]{0,3}", 0..40),
         ) {
-            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-            sorted.sort_by_cached_key(|n| natural_key(n));
-            sorted.dedup();
-            for list in [names.iter().map(String::as_str).collect::<Vec<_>>(), sorted] {
+            for list in given_and_sorted(&names) {
                 let (at, hostlist) = compress_with_first(&list);
                 proptest::prop_assert_eq!(hostlist, compress(&list));
                 let want = list.iter().enumerate().min_by_key(|(_, n)| natural_key(n)).map_or(0, |(i, _)| i);
