@@ -504,8 +504,9 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 /// [`compress`] of `names` and the index of their first name in natural order (`0` for no
-/// names): names that [`compress_ascending`] takes are in natural order already, so their first
-/// is the first given and the list is read once, not twice.
+/// names). Names of one prefix with strictly increasing numbers (the controller's sorted node
+/// groups) are in natural order already: their first is the first given, and the list is read
+/// once, not twice.
 pub fn compress_with_first(names: &[&str]) -> (usize, String) {
     if let Some(hostlist) = compress_ascending(names) {
         return (0, hostlist);
@@ -815,7 +816,11 @@ mod tests {
             for list in given_and_sorted(&names) {
                 let (at, hostlist) = compress_with_first(&list);
                 proptest::prop_assert_eq!(hostlist, compress(&list));
-                let want = list.iter().enumerate().min_by_key(|(_, n)| natural_key(n)).map_or(0, |(i, _)| i);
+                let want = list
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, n)| natural_key(n))
+                    .map_or(0, |(i, _)| i);
                 proptest::prop_assert_eq!(at, want, "{:?}", list);
             }
         }

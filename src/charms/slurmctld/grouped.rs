@@ -42,8 +42,8 @@ pub enum GroupedError {
 pub type ByNode = BTreeMap<String, String>;
 
 /// Node name → value, kept as value → hostlist of the names holding it. Each hostlist is
-/// [`compress`](crate::slurm::hostlist::compress)'s form of its names, which depends only on the set of names, so two maps are
-/// equal exactly when their entries are.
+/// [`compress`](crate::slurm::hostlist::compress)'s form of its names, which depends only on
+/// the set of names, so two maps are equal exactly when their entries are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Grouped(BTreeMap<String, String>);
@@ -219,7 +219,8 @@ fn names(list: &str) -> Result<Vec<String>, GroupedError> {
 }
 
 /// A stored hostlist's names as [`NumberedName`]s (made into strings only where two lists
-/// differ); `None` when the list is not in [`compress`](crate::slurm::hostlist::compress)'s form.
+/// differ); `None` when the list is not in
+/// [`compress`](crate::slurm::hostlist::compress)'s form.
 fn numbered(list: &str) -> Result<Option<Vec<NumberedName<'_>>>, GroupedError> {
     numbered_names(list).map_err(unreadable(list))
 }
