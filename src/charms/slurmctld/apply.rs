@@ -347,21 +347,21 @@ pub fn persist(
             tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
         }
         let mut hash = None;
+        // Unsynced where the boot id names the page cache it lives in ([`super::cache`]).
         let boot = crate::charms::host::boot_id();
-        let fill = |file: &mut std::fs::File| {
-            let written = write.cache.write_to(file, boot)?;
-            // the same body as the file read: a new file is not put in place
-            let changed = write.read_hash.as_deref() != Some(written.as_str());
-            hash = Some(written);
-            Ok(changed)
-        };
-        // Where the boot id names the page cache the file lives in ([`super::cache`]), it is
-        // written over itself, unsynced: its header's hash tells a torn file, and a kernel crash
-        // is a new boot. Elsewhere a synced temp file is renamed into place.
-        match boot {
-            Some(_) => host.overwrite_streamed(CACHE_PATH, 0o600, Some(Owner::ROOT), fill)?,
-            None => host.write_streamed(CACHE_PATH, 0o600, Some(Owner::ROOT), true, fill)?,
-        };
+        host.write_streamed(
+            CACHE_PATH,
+            0o600,
+            Some(Owner::ROOT),
+            boot.is_none(),
+            |file| {
+                let written = write.cache.write_to(file, boot)?;
+                // the same body as the file read: that file stays
+                let changed = write.read_hash.as_deref() != Some(written.as_str());
+                hash = Some(written);
+                Ok(changed)
+            },
+        )?;
         index = Some(plan_index(
             write.index_before.as_ref(),
             &write.cache,

@@ -2,8 +2,8 @@
 //! hook-tool calls instead of re-reading every unit.
 //!
 //! **Where:** `<root>/var/lib/slurm-charms/slurmctld/relation-cache.json` (mode 0600), written
-//! at the end of each leader hook that changed something, after every hook-tool call
-//! succeeded. It holds, per relation, the remote application, its raw
+//! atomically at the end of each leader hook, after every hook-tool call succeeded (and only
+//! when its bytes changed). It holds, per relation, the remote application, its raw
 //! `partition` value, each remote unit's `node` record already checked and split into its
 //! name, `new_node` flag and *shape* (the record with a placeholder name and `new_node` false,
 //! stored once per distinct shape in [`Cache::shapes`], its `gres` list once per distinct list
@@ -18,16 +18,13 @@
 //! in full from relation data (O(units) calls, once). A full rebuild also happens on
 //! `leader-elected` and `upgrade-charm` (the cache may be stale after missed events).
 //!
-//! **Durability:** the file is written over itself without `fsync`
-//! ([`crate::charms::host::Host::overwrite_streamed`]: a stand-in header first, the real one
-//! last, so a hook stopped half-way leaves a file whose hash does not match, read as corrupt)
-//! and its header names the boot it was written in ([`crate::charms::host::boot_id`]). Unsynced data is lost
+//! **Durability:** the file is written without `fsync` (an atomic rename only) and its header
+//! names the boot it was written in ([`crate::charms::host::boot_id`]). Unsynced data is lost
 //! only by a kernel crash or a power loss, and the machine then boots again with a new boot
 //! id: a cache of another boot may be older than what the last hooks told Juju, so it is
 //! treated as lost and rebuilt in full (once per such restart). A hook therefore pays no
 //! `fsync` for a file that is megabytes at 10,000 distinct nodes, and no node is lost to a
-//! crash. Where the boot id cannot be read, the file is written to a synced temp file renamed
-//! into place (only when its bytes changed) and its header names no boot.
+//! crash. Where the boot id cannot be read, the file is synced and its header names no boot.
 //!
 //! **When it is wrong** (e.g. edited by hand with a matching hash), the files follow the cache
 //! until the next full rebuild; deleting the file forces one on the next hook. Shapes are still
