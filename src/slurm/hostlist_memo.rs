@@ -84,9 +84,9 @@ impl MemoSession {
         }
     }
 
-    /// The hostlist of `names` ([`compress`]) and the index of their first name in natural
-    /// order (`0` for no names): found in the memo for a list of [`MEMO_FROM`] names or more
-    /// seen before, else made.
+    /// The hostlist of `names` ([`compress`](super::hostlist::compress)) and the index of
+    /// their first name in natural order (`0` for no names): found in the memo for a list of
+    /// [`MEMO_FROM`] names or more seen before, else made.
     pub fn hostlist(&mut self, names: &[&str]) -> (usize, String) {
         if names.len() < MEMO_FROM {
             return compress_with_first(names);
