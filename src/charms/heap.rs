@@ -6,8 +6,8 @@
 
 use std::ops::Range;
 
-/// Sets up the hook's heap. Tells glibc's allocator to keep the memory a hook frees for the hook's later allocations:
-/// no block is given its own mapping (up to 32 MiB, glibc's ceiling) and the heap is never
+/// Sets up the hook's heap. Tells glibc's allocator to keep the memory a hook frees for the
+/// hook's later allocations: no block is given its own mapping (up to 32 MiB, glibc's ceiling) and the heap is never
 /// trimmed. A hook is a process of a few milliseconds; every page it gets from the kernel is a
 /// page fault, and a page given back and asked for again is a second one. Measured on the
 /// benchmark machine (`target/release/page-probe`): a fresh page costs about 2.5 µs there, and
@@ -48,8 +48,8 @@ const HUGE_HEAP: usize = 16 << 20;
 /// does, which cannot be set here because Juju starts the charm with its own environment).
 /// One fault then hands over 2 MiB instead of 4 KiB: on the benchmark machine a page touched
 /// for the first time cost 2.2 µs per 4 KiB in 4 KiB pages and 0.17 µs in huge pages
-/// (`target/release/page-probe 8 15`; docs/BENCHMARKS.md, issue 13, fourteenth pass). Where THP is off (`never`) or refused, the advice does nothing
-/// and the heap works as before.
+/// (`target/release/page-probe 8 15`; docs/BENCHMARKS.md, issue 13, fourteenth pass). Where
+/// THP is off (`never`) or refused, the advice does nothing and the heap works as before.
 fn heap_in_huge_pages() -> Option<Range<usize>> {
     // SAFETY: `sbrk(0)` only reads the program break. The block is a plain allocation of
     // glibc's heap (below the mmap threshold set above, so it is carved from the heap and
