@@ -58,6 +58,14 @@ struct Opts {
     samples: usize,
     ops_samples: usize,
     ops_samples_10k: usize,
+    /// Changed hooks measured at 10,000 units and more (`--samples-10k`; `--samples` is
+    /// capped to 5..=11 there unless this is given): many, for a median that a 2-core VM's
+    /// spread moves less, or for a profiler to sample.
+    samples_10k: Option<usize>,
+    /// Runs of the controller's changed hook under `/usr/bin/time` per size (`--rss-runs`):
+    /// peak RSS is their maximum, minor faults their median (which varies with where address
+    /// randomisation puts the heap: more runs, a steadier median).
+    rss_runs: u32,
     enlist_max: u32,
     enlist_budget: Duration,
     out: PathBuf,
@@ -79,6 +87,8 @@ impl Opts {
             samples: 21,
             ops_samples: 11,
             ops_samples_10k: 3,
+            samples_10k: None,
+            rss_runs: 3,
             enlist_max: 10_000,
             enlist_budget: Duration::from_secs(900),
             out: env::repo().join("target/hook-bench"),
@@ -105,6 +115,10 @@ impl Opts {
                 "--ops-samples-10k" => {
                     o.ops_samples_10k = val()?.parse().map_err(|e| bad(format!("{e}")))?
                 }
+                "--samples-10k" => {
+                    o.samples_10k = Some(val()?.parse().map_err(|e| bad(format!("{e}")))?)
+                }
+                "--rss-runs" => o.rss_runs = val()?.parse().map_err(|e| bad(format!("{e}")))?,
                 "--enlist" => o.enlist_max = val()?.parse().map_err(|e| bad(format!("{e}")))?,
                 "--enlist-budget-s" => {
                     o.enlist_budget =
@@ -125,7 +139,7 @@ impl Opts {
                 "-h" | "--help" => {
                     println!(
                         "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
-                         [--ops-samples 11] [--ops-samples-10k 3] [--enlist 10000] \
+                         [--ops-samples 11] [--ops-samples-10k 3] [--samples-10k 11] [--rss-runs 3] [--enlist 10000] \
                          [--enlist-budget-s 900] [--distinct] [--out target/hook-bench] \
                          [--only-small]"
                     );
@@ -558,7 +572,11 @@ fn run() -> Result<()> {
             &x,
         );
         b.push(row);
-        let samples = if n >= 10_000 { s.clamp(5, 11) } else { s };
+        let samples = match (n >= 10_000, opts.samples_10k) {
+            (true, Some(k)) => k.max(1),
+            (true, None) => s.clamp(5, 11),
+            (false, _) => s,
+        };
         let mut changed = Vec::new();
         // warm-up
         toggle(&mut sim, rel, 1 % n, &mut flips)?;
@@ -596,7 +614,7 @@ fn run() -> Result<()> {
         );
         b.push(row);
         // Peak RSS of the hook process, under /usr/bin/time.
-        let (rss, faults) = peak_rss(&b, &mut sim, rel, n, &mut flips)?;
+        let (rss, faults) = peak_rss(&b, &mut sim, rel, n, opts.rss_runs, &mut flips)?;
         if let Some(r) = b.rows.iter_mut().rev().nth(1) {
             r.peak_rss_kib = rss;
             r.minor_faults = faults;
@@ -889,13 +907,14 @@ fn toggle(sim: &mut Simulator, rel: u32, k: u32, flips: &mut HashMap<u32, bool>)
     .map_err(|e| BenchError::Setup(format!("toggle slurmd/{k}: {e}")))
 }
 
-/// Peak RSS (KiB, max over 3 runs) and minor page faults (median of the 3) of the
+/// Peak RSS (KiB, the maximum over `runs` runs) and minor page faults (their median) of the
 /// controller's `slurmd-relation-changed` process.
 fn peak_rss(
     b: &Bench,
     sim: &mut Simulator,
     rel: u32,
     n: u32,
+    runs: u32,
     flips: &mut HashMap<u32, bool>,
 ) -> Result<(Option<u64>, Option<u64>)> {
     let time = Path::new("/usr/bin/time");
@@ -918,7 +937,7 @@ fn peak_rss(
     let _ = std::fs::remove_file(&out);
     sim.set_unit_extras("slurmctld/0", with)?;
     let mut res = Ok(());
-    for i in 0..3 {
+    for i in 0..runs.max(1) {
         let k = 1 + (i % (n - 1).max(1));
         if let Err(e) = toggle(sim, rel, k, flips).and_then(|_| {
             b.run_one(sim, "slurmctld/0", changed_hook(rel, k), None)
