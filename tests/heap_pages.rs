@@ -1,7 +1,6 @@
 //! The charm's heap set-up (`slurm_charms::charms::heap`) really reaches the kernel: the heap
 //! grows by its reserve and the advised range is marked for huge pages (`hg` in the mapping's
-//! `VmFlags`, `/proc/self/smaps`), and large allocations are made there while small ones
-//! stay below it. Without a test, a change that lets the compiler drop the
+//! `VmFlags`, `/proc/self/smaps`). Without a test, a change that lets the compiler drop the
 //! allocation that grows the heap (it did once, while this was written: an unused `malloc` is
 //! optimised away) would leave every hook paying 4 KiB faults again, silently.
 //!
@@ -47,29 +46,6 @@ fn main() {
     assert!(
         flagged,
         "no mapping of /proc/self/smaps holds the advised range {advised:x?}"
-    );
-    // Past what small hooks use, the heap's allocations come from the advised range, not from
-    // the 4 KiB pages below it (up to 2 MiB, a different amount in every process): a block of
-    // the size a controller hook makes at 10,000 units (its cache text) lands inside, while a
-    // small one is still made below, where a small hook's whole heap fits without making a
-    // huge page resident.
-    let small: Vec<u8> = Vec::with_capacity(64 << 10);
-    let large: Vec<u8> = Vec::with_capacity(1 << 20);
-    let (small_at, large_at) = (small.as_ptr() as usize, large.as_ptr() as usize);
-    // Below the range, at most what is kept for small hooks (512 KiB) and a page: without the
-    // skip, a gap of up to 2 MiB is used first (this then fails in about three processes out
-    // of four: where address randomisation left more than that below the range).
-    let kept_below = (512 << 10) + 8192;
-    assert!(
-        advised.start.saturating_sub(kept_below) <= large_at
-            && large_at + large.capacity() <= advised.end,
-        "a 1 MiB block at {large_at:#x}, more than {kept_below} bytes below the advised range \
-         {advised:x?}: the memory below the range is used first"
-    );
-    assert!(
-        small_at < advised.start,
-        "a 64 KiB block at {small_at:#x}, inside the advised range {advised:x?}: a small hook \
-         would make a huge page resident"
     );
     println!(
         "heap_pages: {:#x}..{:#x} advised MADV_HUGEPAGE and marked `hg`",

@@ -70,51 +70,6 @@ fn heap_in_huge_pages() -> Option<Range<usize>> {
         let end = after - after % HUGE_PAGE;
         let end = end.min(start + HUGE_HEAP);
         let advised = libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        if advised != 0 {
-            return None;
-        }
-        skip_to(block as usize, start);
-        Some(start..end)
+        (advised == 0).then_some(start..end)
     }
 }
-
-/// Makes the heap's larger allocations start at `start` (the advised range) rather than at
-/// `top`, where the heap's free top began (the block just freed there went back to it).
-/// Between the two lie up to 2 MiB (the distance to the next huge page boundary, which
-/// address randomisation makes different in every process) that only 4 KiB pages can back:
-/// a controller hook at 10,000 units filled that gap first, about 480 faults more than with it
-/// skipped (the median of 31 hooks; docs/BENCHMARKS.md, issue 13, sixteenth pass). The first
-/// [`SMALL_HEAP`] of the gap is kept for small hooks, whose whole heap fits there and which
-/// would otherwise make a 2 MiB huge page resident for a few hundred kilobytes; the rest is
-/// taken by one block kept for the process's life: address space only (malloc writes its
-/// header and its successor's), never touched. `top` is the address malloc gave the block
-/// freed last (nothing allocated since); a wrong one costs a block of address space, nothing
-/// else.
-fn skip_to(top: usize, start: usize) {
-    // glibc's chunk header (size field): a request of `n` bytes takes a chunk of (n + 8)
-    // rounded up to 16, so the chunk after the spacer starts at or just below `start`.
-    const HEADER: usize = 8;
-    let Some(gap) = start.checked_sub(top + HEADER) else {
-        return;
-    };
-    if gap <= SMALL_HEAP + 4096 {
-        // small enough to be used up before the huge range, as the small hooks use it
-        return;
-    }
-    // SAFETY: plain allocations below the mmap threshold set above, so they come one after
-    // the other from the heap's free top at `top` (no free chunk is this large: the heap was
-    // just grown). The first is freed at once and stays a free chunk below the spacer, which
-    // later allocations that fit it use first; the spacer is never freed, so nothing can reuse
-    // its pages. black_box keeps the compiler from dropping blocks that are never used.
-    unsafe {
-        let small = std::hint::black_box(libc::malloc(SMALL_HEAP - 2 * HEADER));
-        let spacer = libc::malloc(gap - SMALL_HEAP);
-        std::hint::black_box(spacer);
-        libc::free(small);
-    }
-}
-
-/// How much of the 4 KiB-paged gap below the huge range [`skip_to`] leaves for allocations:
-/// the heap a status-only or slurmd hook needs beyond what the runtime took before `main`
-/// (under 40 faults, 160 KiB, in the hooks measured), with room to spare.
-const SMALL_HEAP: usize = 512 << 10;
