@@ -15,6 +15,7 @@
 //! (`leader-elected`) and the measured `slurmd-relation-changed` hooks run normally.
 
 mod env;
+mod ratio;
 mod stats;
 
 use env::{Built, World};
@@ -552,6 +553,8 @@ fn run() -> Result<()> {
     let mut have = 1u32;
     let mut flips: HashMap<u32, bool> = HashMap::new();
     let mut ctl_medians: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    // The changed hook's wall times by size, for the ratio of each size to the smallest.
+    let mut changed_walls: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for &n in &opts.sizes {
         if n > have {
             let t = Instant::now();
@@ -594,6 +597,7 @@ fn run() -> Result<()> {
             &changed,
         );
         let rust_med = row.wall_ms.median;
+        changed_walls.insert(n, changed.iter().map(|x| x.wall_ms).collect());
         b.push(row);
         let same: Vec<Sample> = (0..samples.min(11))
             .map(|i| {
@@ -652,6 +656,7 @@ fn run() -> Result<()> {
         );
     }
     drop(sim);
+    scaling_notes(&mut b, &changed_walls);
 
     // --- render/parse in one process at the largest size.
     let render = render_scale(
@@ -688,6 +693,28 @@ fn run() -> Result<()> {
         opts.out.display()
     );
     Ok(())
+}
+
+/// Notes the controller's changed hook at each size against the smallest (issue 13: cost at
+/// 10,000 units ≤ 2× cost at 10), with a bootstrap interval ([`ratio::RatioInterval`]).
+fn scaling_notes(b: &mut Bench, walls: &BTreeMap<u32, Vec<f64>>) {
+    let Some((&smallest, base)) = walls.iter().next() else {
+        return;
+    };
+    for (&n, wall) in walls.iter().skip(1) {
+        if let Some(r) = ratio::RatioInterval::of(wall, base, 2000, u64::from(n)) {
+            b.notes.push(format!(
+                "controller `slurmd-relation-changed` (node changed), median at {n} units over \
+                 the median at {smallest}: **{:.2}** (90 % bootstrap interval {:.2}–{:.2}, 2,000 \
+                 resamples of each row's {} and {} samples)",
+                r.ratio,
+                r.p5,
+                r.p95,
+                wall.len(),
+                base.len()
+            ));
+        }
+    }
 }
 
 /// `--only-small`: writes and prints the whole-hook table of the small hooks alone.
