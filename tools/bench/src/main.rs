@@ -140,9 +140,9 @@ impl Opts {
                 "-h" | "--help" => {
                     println!(
                         "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
-                         [--ops-samples 11] [--ops-samples-10k 3] [--samples-10k 11] [--rss-runs 3] [--enlist 10000] \
-                         [--enlist-budget-s 900] [--distinct] [--out target/hook-bench] \
-                         [--only-small]"
+                         [--ops-samples 11] [--ops-samples-10k 3] [--samples-10k 11] \
+                         [--rss-runs 3] [--enlist 10000] [--enlist-budget-s 900] [--distinct] \
+                         [--out target/hook-bench] [--only-small]"
                     );
                     std::process::exit(0);
                 }
