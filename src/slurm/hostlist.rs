@@ -371,8 +371,8 @@ pub(crate) fn natural_first<'a>(names: impl IntoIterator<Item = &'a str>) -> Opt
 
 /// Sorts `items` by the natural order ([`natural_cmp`]) of the name each has, exactly as a
 /// stable sort by [`natural_key`] would. Names already in order cost a comparison each
-/// ([`natural_le`]). A relation's units come in string order (`u/0`, `u/1`, `u/10`, `u/100`,
-/// …): when every name is a plain number under one prefix ([`plain_key`]), a stable counting
+/// (`natural_le`). A relation's units come in string order (`u/0`, `u/1`, `u/10`, `u/100`,
+/// …): when every name is a plain number under one prefix (`plain_key`), a stable counting
 /// sort by digit class puts them in order, checked by one more pass. Otherwise names are put
 /// in classes (prefix, significant digit count) by a counting sort; only a class whose names
 /// are out of order is sorted, by value first.
@@ -430,7 +430,7 @@ pub fn sort_naturally<'a, T>(items: &mut [T], name: impl Fn(&T) -> &'a str) {
     permute(items, perm);
 }
 
-/// When every name is a plain number under one prefix ([`plain_key`]) and the names of each
+/// When every name is a plain number under one prefix (`plain_key`) and the names of each
 /// digit class come in ascending order (as in string order), moves the items into digit-class
 /// order by a stable counting sort and returns true: they are then in natural order. Returns
 /// false, moving nothing, otherwise.

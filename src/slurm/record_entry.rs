@@ -1,5 +1,5 @@
 //! The `Key=Value` pairs a `NodeName` or `PartitionName` line keeps as text (`TmpDisk=100`,
-//! `MaxTime=1:00:00`): [`RecordEntry`], built only by [`RecordKeys::entry`], which checks
+//! `MaxTime=1:00:00`): [`RecordEntry`], built only by `RecordKeys::entry`, which checks
 //! the key against the record's table and the value against the key's [`ValueRule`].
 
 use std::marker::PhantomData;
@@ -20,7 +20,7 @@ pub enum PartitionLine {}
 /// One checked `Key=Value` of a record line `R` ([`NodeLine`], [`PartitionLine`]): the key is
 /// the CamelCase spelling from the record's key table, one the model has no field for, and the
 /// value passed the key's [`ValueRule`] and token rule. The fields are private and the only
-/// constructor is [`RecordKeys::entry`], so the renderer writes entries without checking
+/// constructor is `RecordKeys::entry`, so the renderer writes entries without checking
 /// them again, and a partition's entry cannot be put on a node line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RecordEntry<R> {

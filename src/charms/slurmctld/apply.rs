@@ -392,7 +392,7 @@ const PING_TRIES: u32 = 20;
 
 /// The longest the wait for a restarted slurmctld may last in all (each ping is also bounded
 /// by its own command limit): a ping that hangs for seconds must not multiply by
-/// [`PING_TRIES`].
+/// `PING_TRIES`.
 pub const PING_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
 
 fn log_tail(host: &Host<'_>) -> String {

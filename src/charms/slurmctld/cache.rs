@@ -364,7 +364,7 @@ pub enum CacheError {
     #[error("content hash mismatch")]
     Hash,
     /// Written without `fsync` before the machine last started: a crash may have lost what
-    /// the last hooks wrote ([`Header::trusted`]).
+    /// the last hooks wrote (`Header::trusted`).
     #[error(
         "written before the machine restarted (not synced to disk, so it may be older than the last hook)"
     )]

@@ -84,7 +84,7 @@ pub struct OnDisk {
     /// path: a bucket file that was missing or wrong is repaired).
     pub force: Option<u64>,
     /// That bucket's file as the quick path read it, when it was the one the head lists: a
-    /// hook whose changes all fall in it patches this text ([`patched`]) instead of making
+    /// hook whose changes all fall in it patches this text (`patched`) instead of making
     /// the bucket from every cached unit.
     pub force_text: Option<String>,
 }
@@ -308,7 +308,7 @@ pub struct IndexWrite {
 /// bucket that can have changed is made from the cache (one pass, no per-unit map) and written
 /// only when its hash differs from the one on record, or when forced; with `before`, those are
 /// the buckets of the units changed since the cache was read and the forced one (see
-/// [`dirty_buckets`]), the others keep the hashes on record. `cache_hash` is the hash of the
+/// `dirty_buckets`), the others keep the hashes on record. `cache_hash` is the hash of the
 /// cache file as it will be after the hook. Pure.
 pub fn plan_index(before: Option<&OnDisk>, cache: &Cache, cache_hash: Option<&str>) -> IndexWrite {
     let before = before.filter(|b| b.buckets.len() as u64 == BUCKETS);

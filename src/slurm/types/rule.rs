@@ -56,9 +56,9 @@ pub enum ValueRule {
     Port,
     /// A plugin of this kind, by a name every supported version ships ([`PluginKind`]).
     Plugin(&'static PluginKind),
-    /// `SlurmctldDebug` and friends ([`super::plugin::check_log_level`]).
+    /// `SlurmctldDebug` and friends (`plugin::check_log_level`).
     LogLevel,
-    /// `SrunPortRange` ([`super::plugin::check_port_range`]).
+    /// `SrunPortRange` (`plugin::check_port_range`).
     PortRange,
     /// A comma list of plugins of this kind (`TaskPlugin`, `JobSubmitPlugins`), each a name
     /// every supported version ships ([`PluginKind::check_list`]).
@@ -66,12 +66,12 @@ pub enum ValueRule {
     /// A comma list of flag words, or one word, as Slurm's parser for the key reads them
     /// ([`FlagList`]: `DebugFlags`, `PrologFlags`, `EnforcePartLimits`, ...).
     Flags(&'static FlagList),
-    /// `RequeueExit`, `RequeueExitHold` ([`flag_list::check_exit_codes`]).
+    /// `RequeueExit`, `RequeueExitHold` (`flag_list::check_exit_codes`).
     ExitCodes,
-    /// `Licenses` ([`flag_list::check_licenses`]).
+    /// `Licenses` (`flag_list::check_licenses`).
     Licenses,
     /// `PriorityWeightTRES`: `<TRES>=<weight>` for the TRES Slurm always configures
-    /// ([`flags::check_priority_tres_weights`]).
+    /// (`flags::check_priority_tres_weights`).
     PriorityTresWeights,
 }
 
