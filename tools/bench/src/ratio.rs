@@ -1,6 +1,6 @@
 //! A ratio of two medians with a bootstrap interval (`hook-bench`'s scaling note).
 
-use crate::stats::Stat;
+use crate::stats::{Stat, nearest_rank};
 use serde::Serialize;
 
 /// A ratio of two medians (`num` over `den`, e.g. the controller's changed hook at 10,000
@@ -38,11 +38,10 @@ impl RatioInterval {
             .filter(|r| r.is_finite())
             .collect();
         ratios.sort_by(f64::total_cmp);
-        let at = |p: f64| ratios[((p * ratios.len() as f64) as usize).min(ratios.len() - 1)];
         (!ratios.is_empty()).then(|| RatioInterval {
             ratio,
-            p5: at(0.05),
-            p95: at(0.95),
+            p5: nearest_rank(&ratios, 0.05),
+            p95: nearest_rank(&ratios, 0.95),
         })
     }
 }

@@ -27,10 +27,7 @@ impl Stat {
         }
         let mut s = v.to_vec();
         s.sort_by(f64::total_cmp);
-        let rank = |p: f64| {
-            let i = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
-            s[i]
-        };
+        let rank = |p: f64| nearest_rank(&s, p);
         let median = if s.len() % 2 == 1 {
             s[s.len() / 2]
         } else {
@@ -58,6 +55,12 @@ impl Stat {
         };
         format!("{:.d$} ({:.d$}–{:.d$})", self.median, lo, hi, d = decimals)
     }
+}
+
+/// The `p` percentile (0 to 1) of sorted, non-empty `s` by nearest rank.
+pub fn nearest_rank(s: &[f64], p: f64) -> f64 {
+    let i = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    s[i]
 }
 
 #[cfg(test)]
