@@ -28,6 +28,8 @@ pub struct Built {
     pub render: PathBuf,
     /// `libfake_nvml.so`.
     pub nvml: PathBuf,
+    /// `hook-rusage`.
+    pub rusage: PathBuf,
 }
 
 impl Built {
@@ -56,6 +58,7 @@ impl Built {
             calib: get("tool-calib")?,
             render: get("render-scale")?,
             nvml: get("libfake_nvml.so")?,
+            rusage: get("hook-rusage")?,
         })
     }
 }
@@ -170,6 +173,7 @@ impl World {
             calib: snap(&built.calib)?,
             render: snap(&built.render)?,
             nvml: snap(&built.nvml)?,
+            rusage: snap(&built.rusage)?,
         };
         let rust_charm = |name: &str, yaml: &Path| -> Result<PathBuf, BenchError> {
             let c = d.join("charms").join(name);

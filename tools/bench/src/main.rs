@@ -63,9 +63,9 @@ struct Opts {
     /// capped to 5..=11 there unless this is given): many, for a median that a 2-core VM's
     /// spread moves less, or for a profiler to sample.
     samples_10k: Option<usize>,
-    /// Runs of the controller's changed hook under `/usr/bin/time` per size (`--rss-runs`):
-    /// peak RSS is their maximum, minor faults their median (which varies with where address
-    /// randomisation puts the heap: more runs, a steadier median).
+    /// Runs of the controller's changed hook under `hook-rusage` per size (`--rss-runs`):
+    /// peak RSS is their maximum; minor faults (which vary with where address randomisation
+    /// puts the heap: more runs, a steadier median) and user/system CPU time their medians.
     rss_runs: u32,
     enlist_max: u32,
     enlist_budget: Duration,
@@ -617,11 +617,19 @@ fn run() -> Result<()> {
             &same,
         );
         b.push(row);
-        // Peak RSS of the hook process, under /usr/bin/time.
-        let (rss, faults) = peak_rss(&b, &mut sim, rel, n, opts.rss_runs, &mut flips)?;
+        // Peak RSS, faults and CPU time of the hook process, under hook-rusage.
+        let usage = hook_usage(&b, &mut sim, rel, n, opts.rss_runs, &mut flips)?;
         if let Some(r) = b.rows.iter_mut().rev().nth(1) {
-            r.peak_rss_kib = rss;
-            r.minor_faults = faults;
+            r.peak_rss_kib = usage.peak_rss_kib;
+            r.minor_faults = usage.minor_faults;
+        }
+        if let (Some(user), Some(sys)) = (usage.user_ms, usage.sys_ms) {
+            b.notes.push(format!(
+                "controller `slurmd-relation-changed` (node changed) at {n} units, CPU time \
+                 under `hook-rusage` (the hook process and the hook tools and stand-ins it \
+                 waited for; median of {} runs): user {user:.2} ms, system {sys:.2} ms",
+                usage.runs
+            ));
         }
         // The ops baseline in the very same hook context.
         let ops_n = if n >= 10_000 {
@@ -934,31 +942,37 @@ fn toggle(sim: &mut Simulator, rel: u32, k: u32, flips: &mut HashMap<u32, bool>)
     .map_err(|e| BenchError::Setup(format!("toggle slurmd/{k}: {e}")))
 }
 
-/// Peak RSS (KiB, the maximum over `runs` runs) and minor page faults (their median) of the
-/// controller's `slurmd-relation-changed` process.
-fn peak_rss(
+/// What `hook-rusage` saw of the controller's changed hook over a row's runs.
+#[derive(Debug, Default)]
+struct HookUsage {
+    /// Peak RSS, KiB: the maximum over the runs.
+    peak_rss_kib: Option<u64>,
+    /// Minor page faults: the median.
+    minor_faults: Option<u64>,
+    /// User and system CPU time, ms (the process and the children it waited for): medians.
+    user_ms: Option<f64>,
+    sys_ms: Option<f64>,
+    /// Runs measured.
+    runs: usize,
+}
+
+/// Peak RSS, minor page faults and CPU time of the controller's `slurmd-relation-changed`
+/// process, over `runs` runs under `hook-rusage`.
+fn hook_usage(
     b: &Bench,
     sim: &mut Simulator,
     rel: u32,
     n: u32,
     runs: u32,
     flips: &mut HashMap<u32, bool>,
-) -> Result<(Option<u64>, Option<u64>)> {
-    let time = Path::new("/usr/bin/time");
-    if !time.is_file() {
-        return Ok((None, None));
-    }
-    let out = b.world.dir.path().join("rss.txt");
+) -> Result<HookUsage> {
+    let out = b.world.dir.path().join("rusage.txt");
     let saved = sim
         .with_model(|m| m.units.get("slurmctld/0").map(|u| u.extras.clone()))
         .unwrap_or_default();
     let mut with = saved.clone();
     with.command_prefix = vec![
-        time.display().to_string(),
-        "-f".into(),
-        "%M %R".into(),
-        "-a".into(),
-        "-o".into(),
+        b.world.built.rusage.display().to_string(),
         out.display().to_string(),
     ];
     let _ = std::fs::remove_file(&out);
@@ -977,22 +991,29 @@ fn peak_rss(
     sim.set_unit_extras("slurmctld/0", saved)?;
     res?;
     let text = std::fs::read_to_string(&out).unwrap_or_default();
-    let runs: Vec<(u64, u64)> = text
+    let runs: Vec<[u64; 4]> = text
         .lines()
         .filter_map(|l| {
-            let (rss, faults) = l.trim().split_once(' ')?;
-            Some((rss.parse().ok()?, faults.parse().ok()?))
+            let f: Vec<u64> = l.split(' ').filter_map(|v| v.parse().ok()).collect();
+            f.try_into().ok()
         })
         .collect();
-    let mut faults: Vec<u64> = runs.iter().map(|r| r.1).collect();
-    faults.sort_unstable();
-    Ok((
-        runs.iter().map(|r| r.0).max(),
-        faults.get(faults.len() / 2).copied(),
-    ))
+    let median = |i: usize| {
+        let mut v: Vec<u64> = runs.iter().map(|r| r[i]).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied()
+    };
+    let ms = |us: Option<u64>| us.map(|u| u as f64 / 1000.0);
+    Ok(HookUsage {
+        peak_rss_kib: runs.iter().map(|r| r[0]).max(),
+        minor_faults: median(1),
+        user_ms: ms(median(2)),
+        sys_ms: ms(median(3)),
+        runs: runs.len(),
+    })
 }
 
-/// `render-scale` under `/usr/bin/time` (peak RSS) at `n` nodes.
+/// `render-scale` at `n` nodes (its times and its own peak RSS, `VmHWM`).
 fn render_scale(b: &Bench, tfile: &Path, pfile: &Path, n: u32) -> Result<serde_json::Value> {
     let out = std::process::Command::new(&b.world.built.render)
         .arg(tfile)
