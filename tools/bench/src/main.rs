@@ -1194,7 +1194,10 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
     );
     let _ = writeln!(s, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in &b.rows {
-        let ratio = if r.charm == "ops" {
+        let ratio = if r.charm == "ops" && r.wall_ms.n == 0 {
+            // not measured (`--ops-samples-10k 0`): no ratio to show
+            "–".to_owned()
+        } else if r.charm == "ops" {
             b.rows
                 .iter()
                 .find(|x| x.charm == "rust" && x.hook == r.hook && x.units == r.units)
