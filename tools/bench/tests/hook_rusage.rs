@@ -14,27 +14,26 @@ fn usage_lines(out: &std::path::Path) -> Vec<[u64; 4]> {
         .collect()
 }
 
+/// Runs `script` under `/bin/sh` through `hook-rusage`, its usage appended to `out`.
+fn run_sh(out: &std::path::Path, script: &str) -> Option<i32> {
+    Command::new(env!("CARGO_BIN_EXE_hook-rusage"))
+        .arg(out)
+        .args(["/bin/sh", "-c", script])
+        .status()
+        .unwrap()
+        .code()
+}
+
 #[test]
 fn reports_usage_and_passes_the_status_on() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("usage.txt");
-    let bin = env!("CARGO_BIN_EXE_hook-rusage");
     // a child that spends about 100 ms of user time in a loop (few system calls) and exits 3
     let busy = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3";
-    let status = Command::new(bin)
-        .arg(&out)
-        .args(["/bin/sh", "-c", busy])
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(3), "the command's exit status");
+    assert_eq!(run_sh(&out, busy), Some(3), "the command's exit status");
     // one that holds a 32 MiB string (fresh pages) made by children it waits for
     let big = "x=$(head -c 33554432 /dev/zero | tr '\\0' a); exit 0";
-    let quiet = Command::new(bin)
-        .arg(&out)
-        .args(["/bin/sh", "-c", big])
-        .status()
-        .unwrap();
-    assert_eq!(quiet.code(), Some(0));
+    assert_eq!(run_sh(&out, big), Some(0));
     let lines = usage_lines(&out);
     assert_eq!(lines.len(), 2, "one line per run, appended");
     let [_, _, user_us, sys_us] = lines[0];
