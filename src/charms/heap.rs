@@ -8,11 +8,11 @@ use std::ops::Range;
 
 /// Sets up the hook's heap. Tells glibc's allocator to keep the memory a hook frees for the
 /// hook's later allocations: no block is given its own mapping (up to 32 MiB, glibc's
-/// ceiling) and the heap is never trimmed. A hook is a process of a few milliseconds; every page it gets from the kernel is a
-/// page fault, and a page given back and asked for again is a second one. Measured on the
-/// benchmark machine (`target/release/page-probe`): a fresh page costs about 2.5 µs there, and
-/// a controller `slurmd-relation-changed` at 10,000 units takes about 380 faults fewer
-/// (docs/BENCHMARKS.md, issue 13, thirteenth pass). The heap then grows once, by a reserve
+/// ceiling) and the heap is never trimmed. A hook is a process of a few milliseconds; every
+/// page it gets from the kernel is a page fault, and a page given back and asked for again is
+/// a second one. Measured on the benchmark machine (`target/release/page-probe`): a fresh page
+/// costs about 2.5 µs there, and a controller `slurmd-relation-changed` at 10,000 units takes
+/// about 380 faults fewer (docs/BENCHMARKS.md, issue 13, thirteenth pass). The heap then grows once, by a reserve
 /// whose first part is backed by huge pages (`heap_in_huge_pages`). The memory goes back to
 /// the system when the hook exits. `main` calls it first thing, on the main thread (whose
 /// allocations are the heap's). Returns the range advised to use huge pages, if any

@@ -216,8 +216,8 @@ fn check_renders(
 impl NodeRecord {
     /// Checks a node line and its GRES records together and makes the record: only the
     /// parameters the relation carries, GPU records (`Name=gpu`, typed, with device files) and
-    /// shared records on them (`shard`/`mps`, see `interface::node_sharing`), `Gres` agreeing with the records (same types, each count equal to its devices),
-    /// no device file twice, and every check the renderer makes on one node
+    /// shared records on them (`shard`/`mps`, see `interface::node_sharing`), `Gres` agreeing
+    /// with the records (same types, each count equal to its devices), no device file twice, and every check the renderer makes on one node
     /// ([`crate::slurm::check_slurm_conf`], [`crate::slurm::check_gres_conf`],
     /// [`crate::slurm::check_consistency`] on a cluster of this node alone).
     pub fn new(

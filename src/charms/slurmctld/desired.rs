@@ -92,8 +92,8 @@ pub struct Plan {
     /// gres.conf text.
     pub gres_conf: Option<String>,
     /// Why rendering failed (the old files stay): the blocked status's text, made from the
-    /// typed error ([`ParametersError`], the renderer's [`crate::slurm::ConfigError`], the `auth-type`
-    /// refusal) when the plan is made.
+    /// typed error ([`ParametersError`], the renderer's [`crate::slurm::ConfigError`], the
+    /// `auth-type` refusal) when the plan is made.
     pub render_error: Option<String>,
     /// Nodes in the files, in acceptance order.
     pub nodes: AcceptedNodes,

@@ -943,7 +943,7 @@ fn toggle(sim: &mut Simulator, rel: u32, k: u32, flips: &mut HashMap<u32, bool>)
 }
 
 /// What `hook-rusage` saw of the controller's changed hook over a row's runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct HookUsage {
     /// Peak RSS, KiB: the maximum over the runs.
     peak_rss_kib: Option<u64>,
