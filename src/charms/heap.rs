@@ -12,11 +12,11 @@ use std::ops::Range;
 /// page it gets from the kernel is a page fault, and a page given back and asked for again is
 /// a second one. Measured on the benchmark machine (`target/release/page-probe`): a fresh page
 /// costs about 2.5 µs there, and a controller `slurmd-relation-changed` at 10,000 units takes
-/// about 380 faults fewer (docs/BENCHMARKS.md, issue 13, thirteenth pass). The heap then grows once, by a reserve
-/// whose first part is backed by huge pages (`heap_in_huge_pages`). The memory goes back to
-/// the system when the hook exits. `main` calls it first thing, on the main thread (whose
-/// allocations are the heap's). Returns the range advised to use huge pages, if any
-/// (`tests/heap_pages.rs` checks the kernel's flags on it).
+/// about 380 faults fewer (docs/BENCHMARKS.md, issue 13, thirteenth pass). The heap then
+/// grows once, by a reserve whose first part is backed by huge pages (`heap_in_huge_pages`).
+/// The memory goes back to the system when the hook exits. `main` calls it first thing, on
+/// the main thread (whose allocations are the heap's). Returns the range advised to use huge
+/// pages, if any (`tests/heap_pages.rs` checks the kernel's flags on it).
 pub fn set_up_heap() -> Option<Range<usize>> {
     // SAFETY: `mallopt` only sets allocator parameters (under the allocator's lock); it changes
     // no allocation already made. A refusal (return 0) leaves glibc's defaults, which are
