@@ -81,6 +81,15 @@ impl MemoSession {
         }
     }
 
+    /// A session that keeps every list of `earlier` for the next render, used or not: what a
+    /// plan that renders without it leaves (the controller's plan from node groups).
+    pub fn keeping(earlier: HostlistMemo) -> Self {
+        Self {
+            now: earlier,
+            ..Self::default()
+        }
+    }
+
     /// The hostlist of `names` ([`compress`](super::hostlist::compress)) and the index of
     /// their first name in natural order (`0` for no names): found in the memo for a list of
     /// [`MEMO_FROM`] names or more seen before, else made.

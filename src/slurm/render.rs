@@ -67,8 +67,9 @@ fn push_num(out: &mut String, key: &str, value: u64) {
     push_u64(out, value);
 }
 
-/// Everything on a node line after `NodeName=<names>`.
-fn node_tail(n: &NodeConf) -> String {
+/// A node line after its `NodeName=<names>`: what nodes of one shape share (the controller's
+/// plan from node groups writes a line per group with it).
+pub fn node_tail(n: &NodeConf) -> String {
     let mut s = String::with_capacity(160);
     let nums = [
         ("CPUs", n.cpus.map(u64::from)),

@@ -217,6 +217,10 @@ pub struct Cache {
     /// did not change instead of compressing it again ([`crate::slurm::MemoSession`]).
     #[serde(default, skip_serializing_if = "HostlistMemo::is_empty")]
     pub hostlists: HostlistMemo,
+    /// The node groups of the last plan, when it kept them ([`super::node_groups`]): the next
+    /// hook plans from them when its units only moved between groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_groups: Option<super::node_groups::NodeGroups>,
 }
 
 /// One entry of [`Cache::shapes`].

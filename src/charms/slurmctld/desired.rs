@@ -5,6 +5,7 @@
 use super::accepted_nodes::AcceptedNodes;
 use super::cache::{Applied, Cache, CachedRelation, OVERSIZED_MARK, OversizedValue, fnv1a};
 use super::grouped::Grouped;
+use super::node_groups::{self, NodeGroups};
 use super::owners::{Owners, settle, settle_flagged};
 use super::unit_name::UnitName;
 use crate::interface::{
@@ -119,6 +120,18 @@ pub struct Plan {
     /// The hostlists this render used and made (the next render's memo, once the hook's
     /// other node lists are added: [`super::refusal::fingerprints`]).
     pub hostlists: MemoSession,
+    /// How many nodes are in the files: the status's count.
+    pub node_count: usize,
+    /// How many GPUs (GRES counts) those nodes have: the status's count.
+    pub gres_count: u64,
+    /// The nodes' fingerprints when the plan made them already (the plan from node groups,
+    /// [`super::group_plan`], which lists no [`Plan::nodes`]); otherwise they are made from
+    /// [`Plan::nodes`] when slurmctld is brought in line.
+    pub fingerprints: Option<Grouped>,
+    /// The node groups the next hook may plan from ([`super::node_groups`]); `None` when this
+    /// outcome is not one they stand for (a unit or application left out, a new node, a
+    /// render error, more than [`super::node_groups::MAX_GROUPS`] groups).
+    pub node_groups: Option<NodeGroups>,
 }
 
 /// Records that `who` (a unit of relation `key`) is left out, for the status and its verdict.
@@ -199,14 +212,32 @@ pub enum ShapeError {
 
 /// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
 /// again) once per hook.
-struct Shape {
-    digest: u64,
-    node: Arc<NodeConf>,
-    lines: NodeRecords,
-    gres: String,
+pub(super) struct Shape {
+    /// Its key in [`Cache::shapes`].
+    pub(super) key: String,
+    /// [`shape_digest`] of the key: where its nodes' fingerprints start.
+    pub(super) digest: u64,
+    /// Its node line (placeholder name).
+    pub(super) node: Arc<NodeConf>,
+    /// Its gres.conf records.
+    pub(super) lines: NodeRecords,
+    /// Its `Gres=` value (what the applied record keeps per node).
+    pub(super) gres: String,
 }
 
-fn load_shape(key: &str, cache: &Cache, memo: &mut RecordsMemo) -> Result<Shape, ShapeError> {
+impl Shape {
+    /// GPUs (and other GRES) a node of this shape has: what the status counts.
+    pub(super) fn gres_count(&self) -> u64 {
+        self.node.gres.iter().map(|g| g.count).sum()
+    }
+}
+
+/// Reads shape `key` of the cache (see [`Shape`]).
+pub(super) fn load_shape(
+    key: &str,
+    cache: &Cache,
+    memo: &mut RecordsMemo,
+) -> Result<Shape, ShapeError> {
     let stored = cache.shapes.get(key).ok_or(ShapeError::MissingShape)?;
     let list = match &stored.gres {
         Some(k) => Some(
@@ -224,6 +255,7 @@ fn load_shape(key: &str, cache: &Cache, memo: &mut RecordsMemo) -> Result<Shape,
     let gres = record.gres_string();
     let (node, lines) = record.into_parts();
     Ok(Shape {
+        key: key.to_owned(),
         // the key is the hash of both stored parts: it stands for the shape's content
         digest: shape_digest(key),
         node: Arc::new(node),
@@ -317,8 +349,8 @@ pub fn plan_with_owners(
     // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
     // than 10,000 inserts), and where each name is.
     let mut accepted_nodes: Vec<(NodeName, AcceptedNode)> = Vec::new();
-    // Accepted node name → index into `shapes`.
-    let mut accepted: Vec<(&NodeName, usize)> = Vec::new();
+    // Accepted node name → index into `shapes`, and its relation's key.
+    let mut accepted: Vec<(&NodeName, usize, &str)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: FxHashMap<&str, Result<usize, ShapeError>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
@@ -479,7 +511,7 @@ pub fn plan_with_owners(
                     shape_digest: shapes[index].digest,
                 },
             ));
-            accepted.push((name, index));
+            accepted.push((name, index, key.as_str()));
             part_nodes.push(name.clone());
         }
         part.node_names = part_nodes;
@@ -499,7 +531,7 @@ pub fn plan_with_owners(
         .iter()
         .zip(&accepted_nodes)
         .filter(|(_, (_, n))| n.new_node)
-        .map(|(&(name, _), _)| name.clone())
+        .map(|(&(name, _, _), _)| name.clone())
         .collect();
     let nodes = AcceptedNodes::from_iter(accepted_nodes);
     let mut slurm = SlurmConf::new(
@@ -518,14 +550,14 @@ pub fn plan_with_owners(
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| e.to_string());
-    sort_naturally(&mut accepted, |&(name, _)| name.as_str());
+    sort_naturally(&mut accepted, |&(name, _, _)| name.as_str());
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     // One gres.conf group per record list (shapes that differ only in their node line share one).
     let mut gres_group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     let mut gres_groups: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
-    for &(name, index) in &accepted {
+    for &(name, index, _) in &accepted {
         let shape = &shapes[index];
         let group = *group_of[index].get_or_insert_with(|| {
             slurm.node_groups.push(NodeGroup {
@@ -594,27 +626,42 @@ pub fn plan_with_owners(
     }
     // The model is done with: its DownNodes set (the only line) is what was applied.
     let down = slurm.down_nodes.pop().map(|d| d.nodes).unwrap_or_default();
-    let applied = Applied {
-        nodes: Grouped::from_pairs_remembering(
+    let owners = Owners {
+        partitions: partition_owners,
+        default_partition,
+    };
+    let clean = rejected.is_empty()
+        && waiting_apps.is_empty()
+        && default_missing.is_none()
+        && render_error.is_none()
+        && down.is_empty();
+    let node_groups = match (clean, &slurm_text, &gres_text) {
+        (true, Some(slurm_conf), Some(gres_conf)) => NodeGroups::of_plan(
+            node_groups::basis(settings, relations, &owners),
             accepted
                 .iter()
-                .map(|&(name, index)| (name.as_str(), shapes[index].gres.as_str())),
+                .map(|&(name, index, rel)| (rel, shapes[index].key.as_str(), name.as_str())),
+            slurm_conf,
+            gres_conf,
+        ),
+        _ => None,
+    };
+    let node_count = accepted.len();
+    let gres_count = accepted
+        .iter()
+        .map(|&(_, index, _)| shapes[index].gres_count())
+        .sum();
+    let applied = applied(
+        Grouped::from_pairs_remembering(
+            accepted
+                .iter()
+                .map(|&(name, index, _)| (name.as_str(), shapes[index].gres.as_str())),
             &mut hostlists,
         ),
         down,
-        files_hash: files_hash(
-            slurm_text.as_deref().unwrap_or_default().as_bytes(),
-            gres_text.as_deref().unwrap_or_default().as_bytes(),
-            CGROUP_CONF_TEXT.as_bytes(),
-        ),
-        base_hash: fnv1a(&[
-            without_down_nodes(slurm_text.as_deref().unwrap_or_default()).as_bytes(),
-            b"\0",
-            gres_text.as_deref().unwrap_or_default().as_bytes(),
-            b"\0",
-            CGROUP_CONF_TEXT.as_bytes(),
-        ]),
-    };
+        slurm_text.as_deref().unwrap_or_default(),
+        gres_text.as_deref().unwrap_or_default(),
+    );
     Plan {
         slurm_conf: slurm_text,
         gres_conf: gres_text,
@@ -624,14 +671,41 @@ pub fn plan_with_owners(
         waiting_apps,
         applied,
         owner_changes,
-        owners: Owners {
-            partitions: partition_owners,
-            default_partition,
-        },
+        owners,
         verdicts,
         default_missing,
         spent_models: (slurm, gres),
         hostlists,
+        node_count,
+        gres_count,
+        fingerprints: None,
+        node_groups,
+    }
+}
+
+/// What slurmctld runs once it took `slurm_conf` and `gres_conf`: each node's `Gres=` value,
+/// the new nodes, and the files' hashes.
+pub(super) fn applied(
+    nodes: Grouped,
+    down: BTreeSet<NodeName>,
+    slurm_conf: &str,
+    gres_conf: &str,
+) -> Applied {
+    Applied {
+        nodes,
+        down,
+        files_hash: files_hash(
+            slurm_conf.as_bytes(),
+            gres_conf.as_bytes(),
+            CGROUP_CONF_TEXT.as_bytes(),
+        ),
+        base_hash: fnv1a(&[
+            without_down_nodes(slurm_conf).as_bytes(),
+            b"\0",
+            gres_conf.as_bytes(),
+            b"\0",
+            CGROUP_CONF_TEXT.as_bytes(),
+        ]),
     }
 }
 

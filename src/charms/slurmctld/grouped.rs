@@ -97,6 +97,13 @@ impl Grouped {
         )
     }
 
+    /// The map whose value → hostlist entries are given; each hostlist must be
+    /// [`crate::slurm::hostlist::compress`]'s form of its names (as they are made from
+    /// [`crate::slurm::hostlist::compress_with_first`]), so the map equals one made from pairs.
+    pub(super) fn from_hostlists(entries: BTreeMap<String, String>) -> Self {
+        Grouped(entries)
+    }
+
     /// The grouped form of a per-node map.
     pub fn from_map(map: &ByNode) -> Self {
         Self::from_pairs(map.iter().map(|(n, v)| (n.as_str(), v.as_str())))

@@ -9,6 +9,7 @@ use super::accepted::{AppliedRecordRef, Refusal};
 use super::cache::{Applied, Cache, content_hash, fnv1a};
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
+use super::group_plan;
 use super::grouped::Grouped;
 use super::index::{IndexWrite, OnDisk, plan_index};
 use super::key_secret::{
@@ -208,9 +209,20 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         .as_ref()
         .ok()
         .and_then(|host| cluster_info(&obs.cache, &secret, obs.settings.auth, host));
+    // Nodes that only moved between the cache's node groups: planned from the groups.
+    let from_groups = group_plan::plan(&obs.settings, &obs.cache);
     let owners = std::mem::take(&mut obs.cache.owners);
-    let memo = MemoSession::new(std::mem::take(&mut obs.cache.hostlists));
-    let mut rendered = desired::plan_with_owners(&obs.settings, &obs.cache, owners, memo);
+    let memo = std::mem::take(&mut obs.cache.hostlists);
+    let mut rendered = match from_groups {
+        Some(mut rendered) => {
+            rendered.owners = owners;
+            rendered.hostlists = MemoSession::keeping(memo);
+            rendered
+        }
+        None => {
+            desired::plan_with_owners(&obs.settings, &obs.cache, owners, MemoSession::new(memo))
+        }
+    };
     let mut hostlists = std::mem::take(&mut rendered.hostlists);
     let mut cache = std::mem::take(&mut obs.cache);
     let mut relation_data = Vec::new();
@@ -229,6 +241,11 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         rendered.gres_conf = None;
     }
     cache.owners = std::mem::take(&mut rendered.owners);
+    // the groups stand for the files rendered: none when this hook writes none
+    cache.node_groups = rendered
+        .node_groups
+        .take()
+        .filter(|_| rendered.render_error.is_none());
     // the units are those the files were rendered from
     cache.set_owners(&rendered.owner_changes);
     // moved, not copied: it holds a fingerprint per node
@@ -348,8 +365,12 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 }
                 // Same files, same nodes: the accepted fingerprints carry over (computing them
                 // is O(nodes), paid only when slurmctld is brought in line).
-                let mut computed = (decision.reload != Reload::Nothing)
-                    .then(|| refusal::fingerprints(&rendered.nodes, &mut hostlists));
+                let mut computed = (decision.reload != Reload::Nothing).then(|| {
+                    rendered
+                        .fingerprints
+                        .take()
+                        .unwrap_or_else(|| refusal::fingerprints(&rendered.nodes, &mut hostlists))
+                });
                 let fingerprints = computed.as_ref().unwrap_or(&record.fingerprints);
                 let same_record = had_record
                     && record.pending.is_none()
@@ -453,12 +474,21 @@ impl ControllerPlan {
         let Some(CacheWrite { cache, .. }) = &self.cache else {
             return Some((refusal, OnRefusal::default()));
         };
-        refusal.units = refusal::changed_units(
-            &self.spent.nodes,
-            &self.accepted_fingerprints,
-            &record.offered_fingerprints,
-            cache,
-        );
+        refusal.units = if self.spent.nodes.is_empty() {
+            // planned from node groups: no node list, the units are found in the cache
+            refusal::changed_units_in_cache(
+                &self.accepted_fingerprints,
+                &record.offered_fingerprints,
+                cache,
+            )
+        } else {
+            refusal::changed_units(
+                &self.spent.nodes,
+                &self.accepted_fingerprints,
+                &record.offered_fingerprints,
+                cache,
+            )
+        };
         let on = on_refusal(cache, &record.verdicts, &refusal);
         Some((refusal, on))
     }
@@ -666,18 +696,13 @@ fn status(cache: &Cache, rendered: &Rendered) -> Status {
     if cache.relations.is_empty() {
         return Status::new(StatusKind::Blocked, "Need relation: slurmd");
     }
-    if rendered.nodes.is_empty() {
+    if rendered.node_count == 0 {
         let mut msg = "Waiting for slurmd nodes".to_string();
         push_problems(&mut msg, rendered);
         return Status::new(StatusKind::Waiting, short(&msg, 300));
     }
-    let gpus: u64 = rendered
-        .nodes
-        .values()
-        .flat_map(|n| n.node.gres.iter())
-        .map(|g| g.count)
-        .sum();
-    let n = rendered.nodes.len();
+    let gpus = rendered.gres_count;
+    let n = rendered.node_count;
     let mut msg = format!(
         "{n} node{}, {gpus} GPU{}",
         if n == 1 { "" } else { "s" },

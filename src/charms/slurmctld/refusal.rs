@@ -47,13 +47,8 @@ pub fn fingerprints(nodes: &AcceptedNodes, memo: &mut MemoSession) -> Grouped {
             continue;
         }
         last = Some(key);
-        done.entry(key).or_insert_with(|| {
-            let mut h = fnv::FnvHasher::with_key(n.shape_digest);
-            h.write(n.app.as_bytes());
-            h.write(b"\n");
-            h.write(if n.new_node { b"1" } else { b"0" });
-            format!("{:016x}", h.finish())
-        });
+        done.entry(key)
+            .or_insert_with(|| fingerprint(n.shape_digest, &n.app, n.new_node));
     }
     let mut last: Option<((u64, &str, bool), &str)> = None;
     Grouped::from_pairs_remembering(
@@ -68,6 +63,16 @@ pub fn fingerprints(nodes: &AcceptedNodes, memo: &mut MemoSession) -> Grouped {
         }),
         memo,
     )
+}
+
+/// The fingerprint of a node of the shape whose [`AcceptedNode::shape_digest`] is
+/// `shape_digest`, of application `app`, new or not.
+pub fn fingerprint(shape_digest: u64, app: &str, new_node: bool) -> String {
+    let mut h = fnv::FnvHasher::with_key(shape_digest);
+    h.write(app.as_bytes());
+    h.write(b"\n");
+    h.write(if new_node { b"1" } else { b"0" });
+    format!("{:016x}", h.finish())
 }
 
 /// Two fingerprint keys are equal (the application by pointer first: the nodes of one
@@ -115,6 +120,38 @@ pub fn changed_units(
             .map(|(k, _)| k.clone());
         if let Some(key) = key {
             out.insert(unit, key);
+        }
+    }
+    out
+}
+
+/// [`changed_units`] for a plan that lists no nodes (the plan from node groups,
+/// [`super::group_plan`]): each changed node's unit is the one of `cache` that owns its name.
+/// O(units), paid only when slurmctld refuses the files.
+pub fn changed_units_in_cache(
+    accepted: &Grouped,
+    new: &Grouped,
+    cache: &Cache,
+) -> BTreeMap<String, String> {
+    let changed: Option<rustc_hash::FxHashSet<String>> = match Grouped::diff(accepted, new) {
+        Ok(d) => Some(d.added.into_iter().chain(d.changed).collect()),
+        Err(_) => None,
+    };
+    if changed.as_ref().is_some_and(|c| c.is_empty()) {
+        return BTreeMap::new();
+    }
+    let mut out = BTreeMap::new();
+    for (key, rel) in &cache.relations {
+        for (unit, record) in rel.units.iter() {
+            let Some(name) = record
+                .name
+                .filter(|_| record.owner && record.rejected.is_none())
+            else {
+                continue;
+            };
+            if changed.as_ref().is_none_or(|c| c.contains(name.as_str())) {
+                out.insert(unit.to_owned(), key.clone());
+            }
         }
     }
     out

@@ -244,6 +244,13 @@ impl Units {
         self.read.get(i).map(|e| self.read_record(e))
     }
 
+    /// The record of `unit` as the cache file held it (edits since not seen); `None` when it
+    /// was not one of the file's entries (added since, or stored as rejected).
+    pub fn as_read(&self, unit: &str) -> Option<UnitRecord<'_>> {
+        let i = self.find_read(unit)?;
+        self.read.get(i).map(|e| self.read_record(e))
+    }
+
     /// Whether `unit` has a record.
     pub fn contains_key(&self, unit: &str) -> bool {
         self.get(unit).is_some()
