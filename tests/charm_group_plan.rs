@@ -282,6 +282,11 @@ fn moves_between_groups_are_planned_from_them_and_nothing_else_is() {
             "{v:?}"
         );
     }
+    // another node new (in DownNodes) while one moves: planned from groups
+    assert!(planned_from_groups(
+        &two_shapes,
+        &[&[(0, 5, Value::Own(1, 1, true))], &[to_other(0)]],
+    ));
     // other settings than those the groups were made with: the full plan
     let first = first_cache(&two_shapes);
     let plan = full(&first);

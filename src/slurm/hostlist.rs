@@ -249,6 +249,29 @@ pub fn contains(list: &str, name: &str) -> Result<bool, HostlistError> {
     Ok(false)
 }
 
+/// `list`'s names as one prefix and the runs of their numbers (ascending, as written), when
+/// `list` is one name or one `prefix[ranges]` item whose numbers carry no leading zeros (how
+/// [`compress`] writes a list of such names); `None` for anything else. What
+/// [`crate::slurm::hostlist_runs::NumberRuns`] edits without making the names.
+pub(crate) fn one_prefix_runs(list: &str) -> Option<(&str, Vec<(u64, u64)>)> {
+    let items = parse_items(list).ok()?;
+    let [(pieces, _)] = items.as_slice() else {
+        return None;
+    };
+    match compressed(pieces)? {
+        Compressed::Name(name) => {
+            let (prefix, digits, value) = numbered_name(name)?;
+            (digits > 0 && digits == written_digits(value, 0))
+                .then(|| (prefix, vec![(value, value)]))
+        }
+        Compressed::Run(prefix, ranges) => ranges
+            .iter()
+            .map(|&(l, h, width)| (width == written_digits(l, 0)).then_some((l, h)))
+            .collect::<Option<Vec<_>>>()
+            .map(|runs| (prefix, runs)),
+    }
+}
+
 /// The name a [`NumberedName`] stands for.
 pub fn numbered_to_string((prefix, digits, value): NumberedName<'_>) -> String {
     let mut name = String::with_capacity(prefix.len() + digits);

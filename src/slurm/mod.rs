@@ -13,6 +13,7 @@ mod gres_types;
 mod gres_wire;
 pub mod hostlist;
 pub mod hostlist_memo;
+pub mod hostlist_runs;
 pub mod keys;
 pub mod lexer;
 pub mod node;

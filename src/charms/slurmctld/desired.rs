@@ -350,7 +350,7 @@ pub fn plan_with_owners(
     // than 10,000 inserts), and where each name is.
     let mut accepted_nodes: Vec<(NodeName, AcceptedNode)> = Vec::new();
     // Accepted node name → index into `shapes`, and its relation's key.
-    let mut accepted: Vec<(&NodeName, usize, &str)> = Vec::new();
+    let mut accepted: Vec<(&NodeName, usize, &str, bool)> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: FxHashMap<&str, Result<usize, ShapeError>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
@@ -511,7 +511,7 @@ pub fn plan_with_owners(
                     shape_digest: shapes[index].digest,
                 },
             ));
-            accepted.push((name, index, key.as_str()));
+            accepted.push((name, index, key.as_str(), cached.new_node));
             part_nodes.push(name.clone());
         }
         part.node_names = part_nodes;
@@ -529,9 +529,8 @@ pub fn plan_with_owners(
     // The new nodes, by the names checked at ingest (`accepted` is in `accepted_nodes` order).
     let down: BTreeSet<NodeName> = accepted
         .iter()
-        .zip(&accepted_nodes)
-        .filter(|(_, (_, n))| n.new_node)
-        .map(|(&(name, _, _), _)| name.clone())
+        .filter(|a| a.3)
+        .map(|a| a.0.clone())
         .collect();
     let nodes = AcceptedNodes::from_iter(accepted_nodes);
     let mut slurm = SlurmConf::new(
@@ -550,14 +549,14 @@ pub fn plan_with_owners(
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| e.to_string());
-    sort_naturally(&mut accepted, |&(name, _, _)| name.as_str());
+    sort_naturally(&mut accepted, |a| a.0.as_str());
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     // One gres.conf group per record list (shapes that differ only in their node line share one).
     let mut gres_group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     let mut gres_groups: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
-    for &(name, index, _) in &accepted {
+    for &(name, index, _, _) in &accepted {
         let shape = &shapes[index];
         let group = *group_of[index].get_or_insert_with(|| {
             slurm.node_groups.push(NodeGroup {
@@ -633,29 +632,25 @@ pub fn plan_with_owners(
     let clean = rejected.is_empty()
         && waiting_apps.is_empty()
         && default_missing.is_none()
-        && render_error.is_none()
-        && down.is_empty();
+        && render_error.is_none();
     let node_groups = match (clean, &slurm_text, &gres_text) {
         (true, Some(slurm_conf), Some(gres_conf)) => NodeGroups::of_plan(
             node_groups::basis(settings, relations, &owners),
-            accepted
-                .iter()
-                .map(|&(name, index, rel)| (rel, shapes[index].key.as_str(), name.as_str())),
+            accepted.iter().map(|&(name, index, rel, new_node)| {
+                (rel, shapes[index].key.as_str(), new_node, name.as_str())
+            }),
             slurm_conf,
             gres_conf,
         ),
         _ => None,
     };
     let node_count = accepted.len();
-    let gres_count = accepted
-        .iter()
-        .map(|&(_, index, _)| shapes[index].gres_count())
-        .sum();
+    let gres_count = accepted.iter().map(|a| shapes[a.1].gres_count()).sum();
     let applied = applied(
         Grouped::from_pairs_remembering(
             accepted
                 .iter()
-                .map(|&(name, index, _)| (name.as_str(), shapes[index].gres.as_str())),
+                .map(|&(name, index, _, _)| (name.as_str(), shapes[index].gres.as_str())),
             &mut hostlists,
         ),
         down,

@@ -14,7 +14,9 @@ use super::node_groups::{MAX_GROUPS, NodeGroup, NodeGroups, basis};
 use super::refusal::fingerprint;
 use crate::interface::RecordsMemo;
 use crate::slurm::hostlist::{compress_with_first, count, expand, natural_key};
+use crate::slurm::hostlist_runs::NumberRuns;
 use crate::slurm::render::{node_tail, render_gres_records};
+use crate::slurm::types::NodeName;
 use crate::slurm::{GresConf, MemoSession, SlurmConf};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,7 +71,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
     for ((relation, shape), change) in moves {
         match groups
             .iter_mut()
-            .position(|g| g.relation == relation && g.shape == shape)
+            .position(|g| g.relation == relation && g.shape == shape && !g.new_node)
         {
             Some(i) => {
                 if !edit(&mut groups[i], &change)? {
@@ -86,7 +88,10 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
                 edit(&mut group, &change)?.then_some(())?;
                 let at = groups
                     .iter()
-                    .position(|g| (g.relation.as_str(), g.shape.as_str()) > (relation, shape))
+                    .position(|g| {
+                        (g.relation.as_str(), g.shape.as_str(), g.new_node)
+                            > (relation, shape, false)
+                    })
                     .unwrap_or(groups.len());
                 groups.insert(at, group);
             }
@@ -110,9 +115,16 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
     }
     let slurm_conf = made.slurm_conf(table)?;
     let gres_conf = made.gres_conf(table)?;
+    // the new nodes did not change (no changed unit is or was new)
+    let mut down = BTreeSet::new();
+    for g in groups.iter().filter(|g| g.new_node) {
+        for name in expand(&g.hostlist).ok()? {
+            down.insert(NodeName::try_from(name.as_str()).ok()?);
+        }
+    }
     let applied = applied(
         made.union_by(|g| made.shapes[&g.shape].gres.clone())?,
-        BTreeSet::new(),
+        down,
         &slurm_conf,
         &gres_conf,
     );
@@ -121,7 +133,7 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
             .relations
             .get(&g.relation)
             .map_or("", |r| r.app.as_str());
-        fingerprint(made.shapes[&g.shape].digest, app, false)
+        fingerprint(made.shapes[&g.shape].digest, app, g.new_node)
     })?;
     let mut node_count = 0;
     let mut gres_count = 0;
@@ -157,6 +169,20 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
 /// Takes `change.out` out of `group` and puts `change.into` in; `Some(false)` when no name is
 /// left, `None` when a name to take out is not there or one to put in is.
 fn edit(group: &mut NodeGroup, change: &Move) -> Option<bool> {
+    // one prefix, numbered names (`gpu-[0-4,6-9999]`): a step per run
+    if let Some(mut runs) = NumberRuns::of(&group.hostlist) {
+        let done = change.out.iter().all(|n| runs.remove(n).is_some())
+            && change.into.iter().all(|n| runs.insert(n).is_some());
+        if done {
+            let Some((first, hostlist)) = runs.to_hostlist() else {
+                return Some(false);
+            };
+            group.first = first;
+            group.hostlist = hostlist;
+            return Some(true);
+        }
+    }
+    // any other names: made, edited and compressed again
     let mut names = expand(&group.hostlist).ok()?;
     let before = names.len();
     names.retain(|n| !change.out.contains(&n.as_str()));
@@ -297,6 +323,12 @@ impl<'g> Made<'g> {
 
 /// The names of several groups as one hostlist and its first name.
 fn union(groups: &[&NodeGroup]) -> Option<(String, String)> {
+    let runs = groups.iter().try_fold(NumberRuns::of("")?, |all, g| {
+        all.union(&NumberRuns::of(&g.hostlist)?)
+    });
+    if let Some(runs) = runs {
+        return runs.to_hostlist();
+    }
     let mut names = Vec::new();
     for g in groups {
         names.extend(expand(&g.hostlist).ok()?);

@@ -1,4 +1,4 @@
-//! The controller's node groups: per relation and node shape, the names of its accepted nodes
+//! The controller's node groups: per relation, node shape and `new_node`, the names of its accepted nodes
 //! as one hostlist, kept in the relation cache with the parts of slurm.conf and gres.conf
 //! around their node lines. A changed hook in which nodes only move between groups that
 //! exist (a node's memory or GPUs change to those of other nodes of its application) then
@@ -7,7 +7,7 @@
 //! rather than O(units): issue 13's "the controller pays for what changed").
 //!
 //! The groups are kept only for an outcome they describe completely: every unit and
-//! application accepted, no new node (`DownNodes`), files rendered, one slurm.conf node line
+//! application accepted, files rendered, one slurm.conf node line
 //! per shape, at most [`MAX_GROUPS`] groups. With them goes the hash of every other input of
 //! the plan ([`basis`]): settings, relations, partition owners. Any hook that is not such a
 //! move plans in full, and the full plan makes the groups again.
@@ -34,7 +34,7 @@ pub struct NodeGroups {
     /// basis is the same.
     #[serde(rename = "b")]
     pub basis: String,
-    /// The groups, by relation key and shape key.
+    /// The groups, by relation key, shape key and `new_node`.
     #[serde(rename = "g")]
     pub groups: Vec<NodeGroup>,
     /// slurm.conf up to its first node line.
@@ -57,6 +57,9 @@ pub struct NodeGroup {
     /// The shape's key in [`super::cache::Cache::shapes`].
     #[serde(rename = "s")]
     pub shape: String,
+    /// The nodes are new (in `DownNodes` until `node-configured`).
+    #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_node: bool,
     /// The first name in natural order: where the group's line goes.
     #[serde(rename = "f")]
     pub first: String,
@@ -84,24 +87,27 @@ pub fn basis(
 }
 
 impl NodeGroups {
-    /// The groups of a full plan's accepted nodes (relation key, shape key, name) and its
-    /// files; `None` when the files do not have one node line per shape, or there are more
-    /// than [`MAX_GROUPS`] groups.
+    /// The groups of a full plan's accepted nodes (relation key, shape key, `new_node`, name)
+    /// and its files; `None` when the files do not have one node line per shape, or there are
+    /// more than [`MAX_GROUPS`] groups.
     pub fn of_plan<'a>(
         basis: String,
-        nodes: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+        nodes: impl Iterator<Item = (&'a str, &'a str, bool, &'a str)>,
         slurm_conf: &str,
         gres_conf: &str,
     ) -> Option<NodeGroups> {
-        let mut by_group: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
-        for (relation, shape, name) in nodes {
-            by_group.entry((relation, shape)).or_default().push(name);
+        let mut by_group: BTreeMap<(&str, &str, bool), Vec<&str>> = BTreeMap::new();
+        for (relation, shape, new_node, name) in nodes {
+            by_group
+                .entry((relation, shape, new_node))
+                .or_default()
+                .push(name);
             if by_group.len() > MAX_GROUPS {
                 return None;
             }
         }
         let (slurm_head, lines, slurm_tail) = split_node_lines(slurm_conf)?;
-        let mut shapes: Vec<&str> = by_group.keys().map(|(_, s)| *s).collect();
+        let mut shapes: Vec<&str> = by_group.keys().map(|(_, s, _)| *s).collect();
         shapes.sort_unstable();
         shapes.dedup();
         // shapes folded into one line, or nodes listed one by one (`NodeAddr`): not groups
@@ -114,11 +120,12 @@ impl NodeGroups {
         }
         let groups = by_group
             .into_iter()
-            .map(|((relation, shape), names)| {
+            .map(|((relation, shape, new_node), names)| {
                 let (first, hostlist) = compress_with_first(&names);
                 NodeGroup {
                     relation: relation.to_owned(),
                     shape: shape.to_owned(),
+                    new_node,
                     first: names.get(first).copied().unwrap_or_default().to_owned(),
                     hostlist,
                 }
@@ -176,9 +183,9 @@ mod tests {
     #[test]
     fn groups_are_kept_only_with_one_node_line_per_shape() {
         let nodes = [
-            ("r:1", "s1", "n2"),
-            ("r:1", "s1", "n1"),
-            ("r:1", "s2", "n3"),
+            ("r:1", "s1", false, "n2"),
+            ("r:1", "s1", false, "n1"),
+            ("r:1", "s2", false, "n3"),
         ];
         let slurm = "# h\nNodeName=n[1-2] CPUs=1\nNodeName=n3 CPUs=2\nPartitionName=p\n";
         let groups = NodeGroups::of_plan("b".into(), nodes.into_iter(), slurm, "# h\n").unwrap();
@@ -193,7 +200,7 @@ mod tests {
             None
         );
         let shapes: Vec<String> = (0..=MAX_GROUPS).map(|i| format!("s{i}")).collect();
-        let many_shapes = shapes.iter().map(|s| ("r:1", s.as_str(), "n"));
+        let many_shapes = shapes.iter().map(|s| ("r:1", s.as_str(), false, "n"));
         assert_eq!(
             NodeGroups::of_plan("b".into(), many_shapes, slurm, "# h\n"),
             None
