@@ -301,6 +301,25 @@ fn moves_between_groups_are_planned_from_them_and_nothing_else_is() {
         ..settings()
     };
     assert!(group_plan::plan(&other, &cache).is_none());
+    // groups damaged in the cache file (a wrong first name, a hostlist that does not read):
+    // the full plan
+    for damage in [("first", "g-9"), ("hostlist", "g-[")] {
+        let mut damaged = cache.clone();
+        let tables = damaged.node_groups.as_mut().unwrap();
+        let other = tables
+            .groups
+            .iter_mut()
+            .find(|g| g.relation == "slurmd:2")
+            .unwrap();
+        match damage.0 {
+            "first" => other.first = damage.1.into(),
+            _ => other.hostlist = damage.1.into(),
+        }
+        assert!(
+            group_plan::plan(&settings(), &damaged).is_none(),
+            "{damage:?}"
+        );
+    }
     // once the cluster is clean again, moves are planned from groups again
     assert!(planned_from_groups(
         &two_shapes,

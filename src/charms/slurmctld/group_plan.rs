@@ -13,7 +13,7 @@ use super::grouped::Grouped;
 use super::node_groups::{MAX_GROUPS, NodeGroup, NodeGroups, basis};
 use super::refusal::fingerprint;
 use crate::interface::RecordsMemo;
-use crate::slurm::hostlist::{compress_with_first, count, expand, natural_key};
+use crate::slurm::hostlist::{compress_with_first, contains, count, expand, natural_key};
 use crate::slurm::hostlist_runs::NumberRuns;
 use crate::slurm::render::{node_tail, render_gres_records};
 use crate::slurm::types::NodeName;
@@ -251,7 +251,7 @@ impl<'g> Made<'g> {
         by.into_iter()
             .map(|(k, gs)| {
                 let merged = match gs.as_slice() {
-                    [one] => (one.first.clone(), one.hostlist.clone()),
+                    [one] => read(one)?,
                     many => union(many)?,
                 };
                 Some((k, merged))
@@ -319,6 +319,19 @@ impl<'g> Made<'g> {
         }
         Some(text)
     }
+}
+
+/// A group's first name and hostlist as the cache file holds them (a boundary: a list of
+/// one prefix is read into runs and must be written as they write it, with its first name;
+/// any other must name its first name).
+fn read(group: &NodeGroup) -> Option<(String, String)> {
+    if let Some(runs) = NumberRuns::of(&group.hostlist) {
+        let made = runs.to_hostlist()?;
+        return (made.0 == group.first && made.1 == group.hostlist).then_some(made);
+    }
+    contains(&group.hostlist, &group.first)
+        .ok()?
+        .then(|| (group.first.clone(), group.hostlist.clone()))
 }
 
 /// The names of several groups as one hostlist and its first name.

@@ -302,6 +302,35 @@ mod tests {
     }
 
     #[test]
+    fn without_a_node_list_the_changed_nodes_units_are_their_names_owners() {
+        let mut cache = Cache::default();
+        let mut rel = super::super::cache::CachedRelation {
+            app: "x".into(),
+            ..Default::default()
+        };
+        let node = |name: &str, owner: bool, rejected: bool| super::super::cache::CachedNode {
+            name: Some(NodeName::try_from(name).unwrap()),
+            owner,
+            rejected: rejected.then(|| "bad".to_string()),
+            ..Default::default()
+        };
+        rel.units.insert("x/0".into(), node("a", true, false));
+        rel.units.insert("x/1".into(), node("b", true, false));
+        // claims `b` too, but does not own it
+        rel.units.insert("x/2".into(), node("b", false, false));
+        rel.units.insert("x/3".into(), node("c", true, false));
+        rel.units.insert("x/4".into(), node("d", true, true));
+        cache.relations.insert("slurmd:1".into(), rel);
+        let map = |pairs: &[(&str, &str)]| Grouped::from_pairs(pairs.iter().copied());
+        let accepted = map(&[("a", "1"), ("b", "1"), ("c", "3")]);
+        let new = map(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]);
+        let told = changed_units_in_cache(&accepted, &new, &cache);
+        assert_eq!(told.keys().collect::<Vec<_>>(), ["x/1"]);
+        assert_eq!(told["x/1"], "slurmd:1");
+        assert!(changed_units_in_cache(&new, &new, &cache).is_empty());
+    }
+
+    #[test]
     fn verdicts_and_names() {
         let refusal = Refusal {
             files_hash: "h".into(),
