@@ -23,7 +23,8 @@ fn split(name: &str) -> Option<(&str, u64)> {
 }
 
 impl NumberRuns {
-    /// The runs of `list` (see [`one_prefix_runs`]); an empty list has no prefix yet, and
+    /// The runs of `list` (one name or one `prefix[ranges]` item, numbers without leading
+    /// zeros; `None` for any other form); an empty list has no prefix yet, and
     /// takes the first name put in.
     pub fn of(list: &str) -> Option<Self> {
         if list.is_empty() {

@@ -1,8 +1,8 @@
 //! The controller's plan from node groups ([`super::node_groups`]): when the units changed
 //! since the cache was read only moved between groups (same name, same relation, still
-//! accepted and not new, whatever their shape), the files, the applied
-//! record's maps, the fingerprints and the status's counts are made from a line per group,
-//! and the two hostlists each move touches are edited. What it makes equals what the full
+//! accepted and not new, whatever their shape), the files, the applied record's maps, the
+//! fingerprints and the status's counts are made from a line per group, and the two
+//! hostlists each move touches are edited. What it makes equals what the full
 //! plan ([`super::desired::plan_with_owners`]) makes from the same cache (tests/
 //! charm_group_plan.rs drives both through random changes); anything else is left to the
 //! full plan (`None`).
@@ -28,8 +28,9 @@ struct Move<'a> {
 }
 
 /// The plan of this hook made from the cache's node groups, or `None` when the hook is not a
-/// move between groups (or the `GresTypes` the files list would change) (the caller then plans in full). The plan's `hostlists` and
-/// `owners` are left empty for the caller to fill (it holds them).
+/// move between groups or the `GresTypes` the files list would change (the caller then plans
+/// in full). The plan's `hostlists` and `owners` are left empty for the caller to fill (it
+/// holds them).
 pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
     let table = cache.node_groups.as_ref()?;
     if table.basis != basis(settings, &cache.relations, &cache.owners) {

@@ -1,16 +1,16 @@
-//! The controller's node groups: per relation, node shape and `new_node`, the names of its accepted nodes
-//! as one hostlist, kept in the relation cache with the parts of slurm.conf and gres.conf
-//! around their node lines. A changed hook in which nodes only move between groups that
-//! exist (a node's memory or GPUs change to those of other nodes of its application) then
-//! plans from the groups ([`super::group_plan`]): it edits two hostlists and assembles the
-//! files from a line per group, instead of walking every unit (O(groups + changed units)
-//! rather than O(units): issue 13's "the controller pays for what changed").
+//! The controller's node groups: per relation, node shape and `new_node`, the names of its
+//! accepted nodes as one hostlist, kept in the relation cache with the parts of slurm.conf and
+//! gres.conf around their node lines. A changed hook in which nodes only move between groups
+//! (a node's memory or GPUs change, its name and application stay) then plans from the groups
+//! ([`super::group_plan`]): it edits the hostlists the moves touch and assembles the files
+//! from a line per group, instead of walking every unit (O(groups + changed units) rather than
+//! O(units): issue 13's "the controller pays for what changed").
 //!
 //! The groups are kept only for an outcome they describe completely: every unit and
-//! application accepted, files rendered, one slurm.conf node line
-//! per shape, at most [`MAX_GROUPS`] groups. With them goes the hash of every other input of
-//! the plan ([`basis`]): settings, relations, partition owners. Any hook that is not such a
-//! move plans in full, and the full plan makes the groups again.
+//! application accepted, files rendered, one slurm.conf node line per shape, at most
+//! [`MAX_GROUPS`] groups. With them goes the hash of every other input of the plan
+//! ([`basis`]): settings, relations, partition owners. Any hook that is not such a move plans
+//! in full, and the full plan makes the groups again.
 
 use super::cache::{CachedRelation, content_hash};
 use super::desired::Settings;
