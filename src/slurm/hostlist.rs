@@ -249,6 +249,13 @@ pub fn contains(list: &str, name: &str) -> Result<bool, HostlistError> {
     Ok(false)
 }
 
+/// `name` as the text before its trailing number and that number, when the number is written
+/// without leading zeros (`gpu-7`, not `gpu-07` or `gpu-`).
+pub(crate) fn unpadded_number(name: &str) -> Option<(&str, u64)> {
+    let (prefix, digits, value) = numbered_name(name)?;
+    (digits > 0 && digits == written_digits(value, 0)).then_some((prefix, value))
+}
+
 /// `list`'s names as one prefix and the runs of their numbers (ascending, as written), when
 /// `list` is one name or one `prefix[ranges]` item whose numbers carry no leading zeros (how
 /// [`compress`] writes a list of such names); `None` for anything else. What
@@ -260,9 +267,8 @@ pub(crate) fn one_prefix_runs(list: &str) -> Option<(&str, Vec<(u64, u64)>)> {
     };
     match compressed(pieces)? {
         Compressed::Name(name) => {
-            let (prefix, digits, value) = numbered_name(name)?;
-            (digits > 0 && digits == written_digits(value, 0))
-                .then(|| (prefix, vec![(value, value)]))
+            let (prefix, value) = unpadded_number(name)?;
+            Some((prefix, vec![(value, value)]))
         }
         Compressed::Run(prefix, ranges) => ranges
             .iter()

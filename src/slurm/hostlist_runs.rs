@@ -5,7 +5,7 @@
 //! is the text [`compress`](super::hostlist::compress) writes for the same names (the tests
 //! hold the two to it); lists of any other form are left to `expand` and `compress`.
 
-use super::hostlist::{numbered_name, one_prefix_runs, push_num, push_ranges};
+use super::hostlist::{one_prefix_runs, push_num, push_ranges, unpadded_number};
 
 /// A hostlist of one prefix and numbers without leading zeros, as sorted disjoint runs with a
 /// gap between each two.
@@ -13,13 +13,6 @@ use super::hostlist::{numbered_name, one_prefix_runs, push_num, push_ranges};
 pub struct NumberRuns {
     prefix: String,
     runs: Vec<(u64, u64)>,
-}
-
-/// `name` as its prefix and number, when the number has no leading zeros.
-fn split(name: &str) -> Option<(&str, u64)> {
-    let (prefix, digits, value) = numbered_name(name)?;
-    let unpadded = digits > 0 && digits == value.checked_ilog10().map_or(1, |d| d as usize + 1);
-    unpadded.then_some((prefix, value))
 }
 
 impl NumberRuns {
@@ -63,7 +56,7 @@ impl NumberRuns {
 
     /// The number of `name`, when it is one of this prefix without leading zeros.
     fn number(&self, name: &str) -> Option<u64> {
-        let (prefix, value) = split(name)?;
+        let (prefix, value) = unpadded_number(name)?;
         (self.runs.is_empty() || prefix == self.prefix).then_some(value)
     }
 
@@ -90,7 +83,7 @@ impl NumberRuns {
     pub fn insert(&mut self, name: &str) -> Option<()> {
         let v = self.number(name)?;
         if self.runs.is_empty() {
-            self.prefix = split(name)?.0.to_owned();
+            self.prefix = unpadded_number(name)?.0.to_owned();
         }
         let i = self.runs.partition_point(|&(_, hi)| hi < v);
         if self.runs.get(i).is_some_and(|&(lo, _)| lo <= v) {

@@ -129,8 +129,8 @@ pub struct Plan {
     /// [`Plan::nodes`] when slurmctld is brought in line.
     pub fingerprints: Option<Grouped>,
     /// The node groups the next hook may plan from ([`super::node_groups`]); `None` when this
-    /// outcome is not one they stand for (a unit or application left out, a new node, a
-    /// render error, more than [`super::node_groups::MAX_GROUPS`] groups).
+    /// outcome is not one they stand for (a unit or application left out, a render error,
+    /// more than [`super::node_groups::MAX_GROUPS`] groups).
     pub node_groups: Option<NodeGroups>,
 }
 
@@ -208,6 +208,16 @@ pub enum ShapeError {
     /// The stored parts are not a valid record any more.
     #[error(transparent)]
     Record(#[from] InterfaceError),
+}
+
+/// A node the plan accepted.
+struct Accepted<'a> {
+    name: &'a NodeName,
+    /// Where its shape is in the plan's list of shapes.
+    shape: usize,
+    /// Its relation's cache key.
+    relation: &'a str,
+    new_node: bool,
 }
 
 /// A shape of the cache, read (the cache file is a boundary: parsed into a [`NodeRecord`]
@@ -349,8 +359,8 @@ pub fn plan_with_owners(
     // Accepted nodes in acceptance order (made a map once, at the end: one bulk build rather
     // than 10,000 inserts), and where each name is.
     let mut accepted_nodes: Vec<(NodeName, AcceptedNode)> = Vec::new();
-    // Accepted node name → index into `shapes`, and its relation's key.
-    let mut accepted: Vec<(&NodeName, usize, &str, bool)> = Vec::new();
+    // The accepted nodes by name, with where their shapes are in `shapes`.
+    let mut accepted: Vec<Accepted> = Vec::new();
     let mut partitions: Vec<Partition> = Vec::new();
     let mut shape_index: FxHashMap<&str, Result<usize, ShapeError>> = FxHashMap::default();
     let mut shapes: Vec<Shape> = Vec::new();
@@ -511,7 +521,12 @@ pub fn plan_with_owners(
                     shape_digest: shapes[index].digest,
                 },
             ));
-            accepted.push((name, index, key.as_str(), cached.new_node));
+            accepted.push(Accepted {
+                name,
+                shape: index,
+                relation: key,
+                new_node: cached.new_node,
+            });
             part_nodes.push(name.clone());
         }
         part.node_names = part_nodes;
@@ -529,8 +544,8 @@ pub fn plan_with_owners(
     // The new nodes, by the names checked at ingest (`accepted` is in `accepted_nodes` order).
     let down: BTreeSet<NodeName> = accepted
         .iter()
-        .filter(|a| a.3)
-        .map(|a| a.0.clone())
+        .filter(|a| a.new_node)
+        .map(|a| a.name.clone())
         .collect();
     let nodes = AcceptedNodes::from_iter(accepted_nodes);
     let mut slurm = SlurmConf::new(
@@ -549,14 +564,17 @@ pub fn plan_with_owners(
     let mut render_error = apply_parameters(&mut slurm, &settings.slurm_conf_parameters)
         .err()
         .map(|e| e.to_string());
-    sort_naturally(&mut accepted, |a| a.0.as_str());
+    sort_naturally(&mut accepted, |a| a.name.as_str());
     // One group per shape, in the order of its first node: the shape's line is shared, not
     // copied per node, and checked and folded once per shape.
     let mut group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     // One gres.conf group per record list (shapes that differ only in their node line share one).
     let mut gres_group_of: Vec<Option<usize>> = vec![None; shapes.len()];
     let mut gres_groups: FxHashMap<*const Vec<GresLine>, usize> = FxHashMap::default();
-    for &(name, index, _, _) in &accepted {
+    for &Accepted {
+        name, shape: index, ..
+    } in &accepted
+    {
         let shape = &shapes[index];
         let group = *group_of[index].get_or_insert_with(|| {
             slurm.node_groups.push(NodeGroup {
@@ -636,8 +654,9 @@ pub fn plan_with_owners(
     let node_groups = match (clean, &slurm_text, &gres_text) {
         (true, Some(slurm_conf), Some(gres_conf)) => NodeGroups::of_plan(
             node_groups::basis(settings, relations, &owners),
-            accepted.iter().map(|&(name, index, rel, new_node)| {
-                (rel, shapes[index].key.as_str(), new_node, name.as_str())
+            accepted.iter().map(|a| {
+                let shape = shapes[a.shape].key.as_str();
+                (a.relation, shape, a.new_node, a.name.as_str())
             }),
             slurm_conf,
             gres_conf,
@@ -645,12 +664,12 @@ pub fn plan_with_owners(
         _ => None,
     };
     let node_count = accepted.len();
-    let gres_count = accepted.iter().map(|a| shapes[a.1].gres_count()).sum();
+    let gres_count = accepted.iter().map(|a| shapes[a.shape].gres_count()).sum();
     let applied = applied(
         Grouped::from_pairs_remembering(
             accepted
                 .iter()
-                .map(|&(name, index, _, _)| (name.as_str(), shapes[index].gres.as_str())),
+                .map(|a| (a.name.as_str(), shapes[a.shape].gres.as_str())),
             &mut hostlists,
         ),
         down,

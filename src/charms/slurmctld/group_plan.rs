@@ -68,7 +68,12 @@ pub fn plan(settings: &Settings, cache: &Cache) -> Option<Plan> {
             }
         }
     }
-    let mut groups = table.groups.clone();
+    // the cache file is a boundary: each stored group is checked once, here
+    let mut groups = table
+        .groups
+        .iter()
+        .map(read)
+        .collect::<Option<Vec<NodeGroup>>>()?;
     for ((relation, shape), change) in moves {
         match groups
             .iter_mut()
@@ -199,10 +204,7 @@ fn edit(group: &mut NodeGroup, change: &Move) -> Option<bool> {
     if names.is_empty() {
         return Some(false);
     }
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (first, hostlist) = compress_with_first(&refs);
-    group.first = refs.get(first)?.to_string();
-    group.hostlist = hostlist;
+    (group.first, group.hostlist) = compressed(&names)?;
     Some(true)
 }
 
@@ -252,7 +254,7 @@ impl<'g> Made<'g> {
         by.into_iter()
             .map(|(k, gs)| {
                 let merged = match gs.as_slice() {
-                    [one] => read(one)?,
+                    [one] => (one.first.clone(), one.hostlist.clone()),
                     many => union(many)?,
                 };
                 Some((k, merged))
@@ -322,17 +324,15 @@ impl<'g> Made<'g> {
     }
 }
 
-/// A group's first name and hostlist as the cache file holds them (a boundary: a list of
-/// one prefix is read into runs and must be written as they write it, with its first name;
-/// any other must name its first name).
-fn read(group: &NodeGroup) -> Option<(String, String)> {
-    if let Some(runs) = NumberRuns::of(&group.hostlist) {
-        let made = runs.to_hostlist()?;
-        return (made.0 == group.first && made.1 == group.hostlist).then_some(made);
-    }
-    contains(&group.hostlist, &group.first)
-        .ok()?
-        .then(|| (group.first.clone(), group.hostlist.clone()))
+/// A group as the cache file holds it, checked (a boundary: a list of one prefix is read into
+/// runs and must be written as they write it, with its first name; any other must name its
+/// first name); `None` when it is not so.
+fn read(group: &NodeGroup) -> Option<NodeGroup> {
+    let valid = match NumberRuns::of(&group.hostlist) {
+        Some(runs) => runs.to_hostlist()? == (group.first.clone(), group.hostlist.clone()),
+        None => contains(&group.hostlist, &group.first).ok()?,
+    };
+    valid.then(|| group.clone())
 }
 
 /// The names of several groups as one hostlist and its first name.
@@ -347,6 +347,11 @@ fn union(groups: &[&NodeGroup]) -> Option<(String, String)> {
     for g in groups {
         names.extend(expand(&g.hostlist).ok()?);
     }
+    compressed(&names)
+}
+
+/// The first name in natural order and the hostlist of `names` (not empty).
+fn compressed(names: &[String]) -> Option<(String, String)> {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (first, hostlist) = compress_with_first(&refs);
     Some((refs.get(first)?.to_string(), hostlist))
