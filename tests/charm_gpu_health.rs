@@ -136,6 +136,16 @@ fn each_fault_drains_with_its_own_words() {
             json!({"nvmlDeviceGetTotalEccErrors": 15}),
             "GPU is lost (fallen off the bus)",
         ),
+        (
+            "health",
+            json!({"retired_pages_pending": true}),
+            "retired pages pending (GPU reset needed)",
+        ),
+        (
+            "errors",
+            json!({"nvmlDeviceGetHandleByIndex_v2": 999}),
+            "NVML cannot open it (an internal driver error occurred)",
+        ),
     ] {
         c.set_sinfo("idle|none");
         c.fault(1, key, value);
@@ -170,4 +180,61 @@ fn a_new_fault_replaces_the_charms_older_reason() {
         c.hook(),
         [drain("gpu 0 (00000000:3B:00.0): row remapping failed")]
     );
+}
+
+/// Sets (or, with `null`, clears) a top-level `errors` entry of the fake NVML on slurmd/0: a
+/// failure of every call of that name, for NVML as a whole.
+fn nvml_error(c: &Cluster, call: &str, code: Value) {
+    let path = c.root("slurmd/0").join("nvml.json");
+    let mut cfg: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    cfg["errors"][call] = code;
+    if let Some(errors) = cfg["errors"].as_object_mut() {
+        errors.retain(|_, v| !v.is_null());
+    }
+    std::fs::write(&path, cfg.to_string()).unwrap();
+}
+
+/// NVML failing as a whole (it cannot count the GPUs, or cannot start) drains the node with
+/// every remembered GPU named, keeps the published record (the controller keeps this node's
+/// GPUs), and resumes once NVML answers again.
+#[test]
+fn nvml_failing_as_a_whole_drains_and_keeps_the_published_node() {
+    let mut c = cluster();
+    let published = |c: &Cluster| c.sim.unit_bag(rel(c), "slurmd/0")["node"].clone();
+    let before = published(&c);
+    let gres_before = c.gres_conf();
+    for (call, code, words) in [
+        (
+            "nvmlDeviceGetCount_v2",
+            15,
+            "GPU is lost (fallen off the bus)",
+        ),
+        (
+            "nvmlInit_v2",
+            999,
+            "NVML cannot read it (an internal driver error occurred)",
+        ),
+    ] {
+        c.set_sinfo("idle|none");
+        nvml_error(&c, call, json!(code));
+        let reason =
+            format!("gpu 0 (00000000:3B:00.0): {words}; gpu 1 (00000000:D8:00.0): {words}");
+        assert_eq!(c.hook(), [drain(&reason)], "{call}");
+        let (kind, message) = c.status("slurmd/0");
+        assert_eq!(kind, "blocked", "{call}");
+        assert!(
+            message.starts_with("gpu 0 (00000000:3B:00.0): "),
+            "{message}"
+        );
+        assert_eq!(published(&c), before, "{call}: the published node is kept");
+        assert_eq!(
+            c.gres_conf(),
+            gres_before,
+            "{call}: the controller keeps the GPUs"
+        );
+        nvml_error(&c, call, Value::Null);
+        c.set_sinfo(&format!("drained|slurmd-charm: {reason}"));
+        assert_eq!(c.hook(), [RESUME], "{call}");
+        assert_eq!(c.status("slurmd/0").0, "active", "{call}");
+    }
 }

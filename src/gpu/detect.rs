@@ -16,7 +16,7 @@ use super::links::{links_row, normalize_bus_id};
 use super::model::{Gpu, Inventory, MigInstance};
 use super::naming::{mig_profile, mig_type, slurm_type};
 use super::sanity::{drop_shared_minors, implausible_mig};
-use crate::slurm::types::{CoreList, DevicePath, GresType, MultipleFiles};
+use crate::slurm::types::{CoreList, DevicePath, GresType, MultipleFiles, VocabError};
 
 /// Highest NVLink index NVML knows (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -368,22 +368,31 @@ fn read_mig(
                 slot,
                 reason,
             }),
-            Err(MigSkip::Unreadable(reason)) => findings.push(Finding::MigInstanceSkipped {
+            Err(skip) => findings.push(Finding::MigInstanceSkipped {
                 minor,
                 slot,
-                reason,
+                reason: skip.to_string(),
             }),
         }
     }
     out
 }
 
-/// Why a MIG instance is left out.
+/// Why a MIG instance is left out (the text becomes the finding's reason).
+#[derive(Debug, thiserror::Error)]
 enum MigSkip {
     /// NVML could not read it (or the nvidia-caps minors are missing).
+    #[error("{0}")]
     Unreadable(String),
     /// NVML's attributes of it cannot be true ([`implausible_mig`]).
+    #[error("{0}")]
     Implausible(String),
+    /// Its profile makes no type Slurm accepts.
+    #[error("no usable Slurm type: {0}")]
+    NoSlurmType(#[source] VocabError),
+    /// Its device files are not ones Slurm accepts.
+    #[error("{0}")]
+    DeviceFiles(#[source] VocabError),
 }
 
 impl From<String> for MigSkip {
@@ -425,16 +434,16 @@ fn read_mig_instance(
              (is the nvidia-caps module loaded?)"
         )));
     };
-    let slurm_type = GresType::try_from(mig_type(parent_name, &profile))
-        .map_err(|e| format!("no usable Slurm type: {e}"))?;
+    let slurm_type =
+        GresType::try_from(mig_type(parent_name, &profile)).map_err(MigSkip::NoSlurmType)?;
     let files = MultipleFiles::new(vec![
         DevicePath::nvidia(minor),
         DevicePath::try_from(format!("/dev/nvidia-caps/nvidia-cap{gi_minor}"))
-            .map_err(|e| e.to_string())?,
+            .map_err(MigSkip::DeviceFiles)?,
         DevicePath::try_from(format!("/dev/nvidia-caps/nvidia-cap{ci_minor}"))
-            .map_err(|e| e.to_string())?,
+            .map_err(MigSkip::DeviceFiles)?,
     ])
-    .map_err(|e| e.to_string())?;
+    .map_err(MigSkip::DeviceFiles)?;
     Ok(MigInstance {
         uuid,
         gpu_instance_id: gi,

@@ -24,3 +24,22 @@ pub enum GpuError {
     #[error("NVML could not count the GPUs: {0}; check the NVIDIA driver with `nvidia-smi`")]
     DeviceCount(NvmlError),
 }
+
+impl GpuError {
+    /// True when NVML said a GPU fell off the bus (`NVML_ERROR_GPU_IS_LOST`).
+    pub fn gpu_lost(&self) -> bool {
+        matches!(
+            self,
+            GpuError::Init(NvmlError::GpuLost) | GpuError::DeviceCount(NvmlError::GpuLost)
+        )
+    }
+
+    /// What NVML said, without the advice: short enough for a drain reason per GPU.
+    pub fn nvml_reason(&self) -> String {
+        match self {
+            GpuError::NoPermission => "no permission".to_string(),
+            GpuError::BrokenLibrary(symbol) => format!("incomplete library: {symbol}"),
+            GpuError::Init(e) | GpuError::DeviceCount(e) => e.to_string(),
+        }
+    }
+}

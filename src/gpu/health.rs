@@ -10,6 +10,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::GpuError;
+
 /// One thing wrong with one GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
@@ -31,6 +33,12 @@ pub enum Fault {
     },
     /// A GPU seen by an earlier hook is not listed by NVML any more.
     Disappeared,
+    /// NVML as a whole fails (it cannot start or count the GPUs), so no GPU seen by an earlier
+    /// hook can be checked or used.
+    Unreadable {
+        /// What NVML said.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Fault {
@@ -42,6 +50,7 @@ impl fmt::Display for Fault {
             Fault::RowRemapFailure => write!(f, "row remapping failed"),
             Fault::CannotOpen { reason } => write!(f, "NVML cannot open it ({reason})"),
             Fault::Disappeared => write!(f, "disappeared since the last check"),
+            Fault::Unreadable { reason } => write!(f, "NVML cannot read it ({reason})"),
         }
     }
 }
@@ -169,6 +178,34 @@ pub fn assess(now: &[DeviceHealth], known: &[KnownGpu]) -> HealthReport {
         problems,
         known: remembered,
     }
+}
+
+/// The health when NVML fails as a whole (`error`: it cannot start or count the GPUs): every
+/// remembered GPU is failing, lost when NVML said so, unreadable otherwise. With none
+/// remembered there is nothing to report (a node that never had a GPU, or a first hook).
+pub fn assess_unreadable(error: &GpuError, known: &[KnownGpu]) -> Option<HealthReport> {
+    if known.is_empty() {
+        return None;
+    }
+    let fault = if error.gpu_lost() {
+        Fault::Lost
+    } else {
+        Fault::Unreadable {
+            reason: error.nvml_reason(),
+        }
+    };
+    let problems = known
+        .iter()
+        .map(|k| GpuProblem {
+            index: k.index,
+            pci_bus_id: Some(k.pci_bus_id.clone()),
+            fault: fault.clone(),
+        })
+        .collect();
+    Some(HealthReport {
+        problems,
+        known: known.to_vec(),
+    })
 }
 
 /// Parses the remembered GPUs from unit state (JSON list); empty or absent is none.

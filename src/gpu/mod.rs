@@ -38,7 +38,8 @@
 //! - **Health** ([`DeviceHealth`], [`assess`]): per NVML index, GPU lost (`GPU_IS_LOST` from any
 //!   call), uncorrectable ECC errors (volatile counter), retired pages pending, a row-remap
 //!   failure, a handle NVML cannot open; [`assess`] adds GPUs remembered from the last hook that
-//!   NVML no longer lists.
+//!   NVML no longer lists; [`assess_unreadable`] makes every remembered GPU failing when NVML
+//!   fails as a whole (a [`GpuError`], e.g. `GPU_IS_LOST` from `nvmlDeviceGetCount`).
 //! - **Sanity** (`src/gpu/sanity.rs`): GPUs sharing a minor number, MIG instances with
 //!   impossible sizes and names that give no Slurm type are left out with a blocking
 //!   [`Finding`] naming them.
@@ -65,7 +66,8 @@ pub use error::GpuError;
 pub use features::{GpuFeatures, gpu_features, merge_features};
 pub use finding::Finding;
 pub use health::{
-    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, encode_known, parse_known,
+    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, assess_unreadable,
+    encode_known, parse_known,
 };
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};

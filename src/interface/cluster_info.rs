@@ -77,11 +77,11 @@ pub enum AuthKind {
 
 impl AuthKind {
     /// Parses the option value (`munge` or `slurm`).
-    pub fn parse(value: &str) -> Result<Self, String> {
+    pub fn parse(value: &str) -> Result<Self, UnknownAuthType> {
         match value.trim() {
             "" | "munge" => Ok(AuthKind::Munge),
             "slurm" => Ok(AuthKind::Slurm),
-            other => Err(format!("{other:?} is not munge or slurm")),
+            other => Err(UnknownAuthType(other.to_string())),
         }
     }
 
@@ -93,6 +93,11 @@ impl AuthKind {
         }
     }
 }
+
+/// An `auth-type` value that names neither authentication the charms support.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not munge or slurm")]
+pub struct UnknownAuthType(pub String);
 
 /// The content key of the munge key in the controller's secret.
 pub const MUNGE_KEY_SECRET_FIELD: &str = "munge-key";
@@ -168,7 +173,7 @@ impl TryFrom<ClusterInfoWire> for ClusterInfo {
             slurmctld_host: w.slurmctld_host,
             nhc_params: w.nhc_params.filter(|s| s != "#").unwrap_or_default(),
             auth: AuthKind::parse(w.auth_type.as_deref().unwrap_or_default())
-                .map_err(|e| invalid("auth_type", e))?,
+                .map_err(|e| invalid("auth_type", e.to_string()))?,
         })
     }
 }

@@ -510,11 +510,30 @@ pub fn serialize<S: Serializer>(units: &Units, s: S) -> Result<S::Ok, S::Error> 
     .serialize(s)
 }
 
-/// Why an entry does not read back: the message, with the entry it is about.
-fn bad_entry(text: &str, entry: usize, why: &str) -> String {
+/// Why the cached unit entries do not read back; the cache is then rebuilt from Juju.
+#[derive(Debug, thiserror::Error)]
+enum EntriesError {
+    /// More text than the entry offsets can address.
+    #[error("cached unit entries of {0} bytes are more than this charm writes")]
+    TooLarge(usize),
+    /// One entry is not as [`serialize`] writes it.
+    #[error("cached unit entry {entry:?}: {why}")]
+    BadEntry {
+        /// The entry, as stored.
+        entry: String,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+/// Why an entry does not read back, with the entry it is about.
+fn bad_entry(text: &str, entry: usize, why: &str) -> EntriesError {
     let rest = text.get(entry..).unwrap_or_default();
     let shown = rest.split(',').next().unwrap_or_default();
-    format!("cached unit entry {shown:?}: {why}")
+    EntriesError::BadEntry {
+        entry: shown.to_string(),
+        why: why.to_string(),
+    }
 }
 
 /// Splits and checks the entries of `text` in one pass over its separators (spaces and
@@ -522,14 +541,14 @@ fn bad_entry(text: &str, entry: usize, why: &str) -> String {
 /// entries separated by single commas, a valid name, flags 0 to 3, units in strictly
 /// increasing order. So an entry read is exactly as [`serialize`] writes it, and a run of
 /// them is written back as its slice of `text`.
-fn read_entries(text: &str) -> Result<Vec<ReadEntry>, String> {
+fn read_entries(text: &str) -> Result<Vec<ReadEntry>, EntriesError> {
     let bytes = text.as_bytes();
     let mut read: Vec<ReadEntry> = Vec::new();
     if bytes.is_empty() {
         return Ok(read);
     }
     let Ok(len) = u32::try_from(bytes.len()) else {
-        return Err(format!("cached unit entries of {} bytes", bytes.len()));
+        return Err(EntriesError::TooLarge(bytes.len()));
     };
     read.reserve(memchr::memchr_iter(b',', bytes).count() + 1);
     let field = |r: &Range<u32>| {

@@ -178,8 +178,10 @@ pub fn desired(obs: &Observed) -> Desired {
             publish_node = Some(raw);
         }
         gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
-        if obs.gpu_sharing.is_err() {
-            // A bad `gpu-sharing` changes nothing: the published record stays as it is.
+        if obs.gpu_sharing.is_err() || obs.inventory.is_err() {
+            // A bad `gpu-sharing`, or NVML failing as a whole, changes nothing: the published
+            // record stays as it is (the health check drains the node meanwhile), so the
+            // controller never drops this node's GPUs because NVML failed for a while.
             if obs.own_node_raw.is_some() {
                 publish_node = None;
                 gres_changed = false;

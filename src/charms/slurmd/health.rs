@@ -8,7 +8,7 @@
 
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::util::short;
-use crate::gpu::{HealthReport, assess, encode_known, parse_known};
+use crate::gpu::{HealthReport, assess, assess_unreadable, encode_known, parse_known};
 use juju_runtime::{Status, StatusKind};
 
 use super::observe::Observed;
@@ -91,9 +91,9 @@ pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, Sin
     })
 }
 
-/// The health report of this hook, when the inventory was read.
+/// The health report of this hook: from the inventory when it was read; when NVML fails as a
+/// whole, every remembered GPU is failing ([`assess_unreadable`]).
 pub fn report(obs: &Observed) -> Option<HealthReport> {
-    let inv = obs.inventory.as_ref().ok()?;
     let known = match parse_known(obs.known_gpus_raw.as_deref()) {
         Ok(_) if accepts_missing(obs) => Vec::new(),
         Ok(k) => k,
@@ -102,7 +102,10 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
             Vec::new()
         }
     };
-    Some(assess(&inv.health, &known))
+    match &obs.inventory {
+        Ok(inv) => Some(assess(&inv.health, &known)),
+        Err(e) => assess_unreadable(e, &known),
+    }
 }
 
 /// True in `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
