@@ -196,11 +196,21 @@ fn an_owned_node_name_stays_with_its_owner_whatever_the_claim_order() {
     );
     // evil/0 comes first by unit number, but evil/1 owns the name
     publish(&mut c, "evil/0", "shared-0", 8);
-    for round in 0..3 {
+    for round in 0..5 {
         if round == 2 {
             // the owner changes its record but not its name: it keeps the name
             publish(&mut c, "evil/1", "shared-0", 16);
             assert!(c.slurm_conf().contains("CPUs=16"), "{}", c.slurm_conf());
+        }
+        if round == 3 {
+            // a full rebuild of the relation cache (charm upgraded) keeps who came first
+            c.sim.upgrade_charm("slurmctld", None).unwrap();
+            c.assert_no_errors();
+        }
+        if round == 4 {
+            // so does the one a leader election makes
+            c.sim.set_leader("slurmctld/0").unwrap();
+            c.assert_no_errors();
         }
         let conf = c.slurm_conf();
         assert!(conf.contains("Nodes=shared-0"), "{conf}");

@@ -492,6 +492,30 @@ impl Cache {
         }
     }
 
+    /// Keeps first-come ownership across a full rebuild from Juju (leader elected, charm
+    /// upgraded, an event the cache did not know): the partition owners of `previous` (the
+    /// cache as loaded), and the owner flag of each unit that still publishes the node name it
+    /// owned there. Without this a rebuild would settle every name by relation id and unit
+    /// number, and an owner on a later relation could lose its name to a newcomer.
+    pub fn keep_ownership_of(&mut self, previous: &Cache) {
+        self.owners = previous.owners.clone();
+        let mut kept = Vec::new();
+        for (key, unit, record) in previous.units_in_order() {
+            let Some(name) = record.name.filter(|_| record.owner) else {
+                continue;
+            };
+            let same_name = self
+                .relations
+                .get(key)
+                .and_then(|r| r.units.get(unit))
+                .is_some_and(|now| now.name == Some(name));
+            if same_name {
+                kept.push((key.to_owned(), unit.to_owned(), true));
+            }
+        }
+        self.set_owners(&kept);
+    }
+
     /// Every cached unit in the cache's order (relations by key, then units by name), with
     /// its relation's key and its record.
     pub fn units_in_order(&self) -> impl Iterator<Item = (&str, &str, UnitRecord<'_>)> {

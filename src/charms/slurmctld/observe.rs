@@ -345,7 +345,9 @@ pub fn observe<B: SecretBackend>(
     }
     if let Some(why) = &rebuild {
         tracing::info!("rebuilding the relation cache in full ({why})");
+        let previous = std::mem::take(&mut cache);
         cache = rebuild_cache(ctx, backend, prefetched)?;
+        cache.keep_ownership_of(&previous);
     }
     cache.prune_shapes();
     let mut applied_record = applied_record;

@@ -4,8 +4,10 @@
 //! who came first never depends on the order of relation ids as strings (`"slurmd:10"` sorts
 //! before `"slurmd:2"`) or of application names: a later claim on an owned name is rejected
 //! for the newcomer alone. A name is released when its owner no longer claims it (the unit or
-//! relation left, or it now publishes another name); claims that arrive in the same hook (a
-//! full rebuild) are ordered by relation id as a number, then by unit number.
+//! relation left, or it now publishes another name); claims that arrive in the same hook are
+//! ordered by relation id as a number, then by unit number. A full rebuild of the cache
+//! (leader elected, charm upgraded) keeps the owners the loaded cache had
+//! ([`super::cache::Cache::keep_ownership_of`]).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
