@@ -148,6 +148,99 @@ fn a_hanging_slurmd_c_costs_its_limit_and_is_named() {
 }
 
 #[test]
+fn a_controller_lookup_that_hangs_costs_its_limit_and_leaves_nothing_behind() {
+    let mut c = three_nodes();
+    // A resolver that does not answer: `getent` (how slurmd looks up the controller's name)
+    // hangs on slurmd/0's host, and answers as the real one does elsewhere.
+    let getent = c.dir.path().join("fakes/getent");
+    std::fs::write(
+        &getent,
+        "#!/bin/sh\n\
+         echo \"getent $*\" >> \"$SLURM_CHARMS_ROOT/commands.log\"\n\
+         if [ -f \"$SLURM_CHARMS_ROOT/sleep-getent\" ]; then exec sleep 29.73; fi\n\
+         exec /usr/bin/getent \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&getent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(c.root("slurmd/0").join("sleep-getent"), "").unwrap();
+    // No steady record: this update-status runs in full and checks the controller.
+    let steady = c
+        .root("slurmd/0")
+        .join("var/lib/slurm-charms/slurmd/steady.json");
+    let _ = std::fs::remove_file(steady);
+    c.clear_commands("slurmd/0");
+    let started = Instant::now();
+    c.sim.queue_hook("slurmd/0", Hook::UpdateStatus);
+    c.sim.settle().unwrap();
+    let took = started.elapsed();
+    c.assert_no_errors();
+    // The lookup's 1 s limit, not the 29.73 s hang (the rest is margin for a loaded machine).
+    assert!(took < Duration::from_secs(10), "the hook took {took:?}");
+    // The lookup ran (the hook asked about the controller) and was killed with its process:
+    // nothing of it is left, looked for until well before the hang would have ended.
+    let lookups = c.commands("slurmd/0");
+    assert!(
+        lookups.iter().any(|l| l.starts_with("getent ahosts ")),
+        "{lookups:?}"
+    );
+    let left = left_after_kill("sleep 29.73", started + Duration::from_secs(20));
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let (st, msg) = c.status("slurmd/0");
+    assert_ne!(st, "error", "{msg}");
+}
+
+#[test]
+fn a_hanging_systemctl_restart_costs_its_limit_and_is_named() {
+    let mut c = three_nodes();
+    // `systemctl restart` hangs (a unit stuck in its stop or start job); the other systemctl
+    // calls answer at once.
+    std::fs::write(c.root("slurmctld/0").join("sleep-systemctl-restart"), "600").unwrap();
+    c.clear_commands("slurmctld/0");
+    let started = Instant::now();
+    c.sim.add_unit("slurmd", 1).unwrap();
+    let took = started.elapsed();
+    eprintln!("add-unit with a hanging restart took {took:?}");
+    // The hook fails (Juju: fix the cause, then `juju resolve`), naming the command and limit.
+    let failed: Vec<String> = c
+        .sim
+        .records()
+        .iter()
+        .filter(|r| !r.succeeded())
+        .map(|r| format!("{} {}: {}", r.unit, r.hook, r.stderr))
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(
+        failed[0].starts_with("slurmctld/0 ")
+            && failed[0].contains("`systemctl restart slurmctld` did not finish within 30s"),
+        "{failed:#?}"
+    );
+    let restarts = c
+        .commands("slurmctld/0")
+        .iter()
+        .filter(|l| l.starts_with("systemctl restart"))
+        .count();
+    assert!(restarts >= 1, "the new node needed a restart");
+    // Each restart is killed at its 30 s limit, not after the 600 s hang (the rest is margin
+    // for the other hooks of the add-unit and a loaded machine).
+    assert!(
+        took < Duration::from_secs(30 * restarts as u64 + 40),
+        "{restarts} restarts, the add-unit took {took:?}"
+    );
+    assert_eq!(c.status("slurmctld/0").0, "error");
+    // Once the service answers again, `juju resolve` retries the hook and the node is enlisted.
+    std::fs::remove_file(c.root("slurmctld/0").join("sleep-systemctl-restart")).unwrap();
+    c.sim.resolve("slurmctld/0").unwrap();
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "active", "{msg}");
+    assert!(
+        c.slurm_conf().contains("Nodes=slurmd-[0-3]"),
+        "{}",
+        c.slurm_conf()
+    );
+}
+
+#[test]
 fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     let mut c = three_nodes();
     // A hostile application: the slurmd charm's metadata, a `dispatch` that does nothing.

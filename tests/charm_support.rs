@@ -17,7 +17,7 @@ pub fn repo() -> PathBuf {
 /// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth. Marker
 /// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
 /// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
-/// makes the program sleep that many seconds first; `slurm-version.txt` (e.g. `24.11.5`) is the
+/// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the
 /// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8.
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
@@ -36,6 +36,7 @@ case "$name $1" in
   "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
 esac
 if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name")"; fi
+if [ -f "$SLURM_CHARMS_ROOT/sleep-$name-$1" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name-$1")"; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name-$1" ]; then echo "$name $1 failed (test): $(cat "$SLURM_CHARMS_ROOT/fail-$name-$1")" >&2; exit 1; fi
 exit 0
