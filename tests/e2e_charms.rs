@@ -338,6 +338,19 @@ fn auth_slurm_scenario(suite: Suite) {
         let (st, msg) = s.status(u);
         assert_eq!(st, "active", "{u}: {msg}");
     }
+    s.watch
+        .lap("auth/slurm: both nodes IDLE, srun works without munged");
+    // The rest of the scenario under auth/slurm: add a unit (its host gets slurm.key; munged
+    // is stopped there too once it runs), bad data, remove it, a GPU change.
+    add_break_remove_and_change_gpus(&mut s);
+    for host in [&ctl, &n1, &n2] {
+        let r = s.cluster.run(host, "systemctl", &["is-active", "munge"]);
+        assert!(!r.success(), "{host}: munged runs again");
+    }
+    for u in ["slurmctld/0", "slurmd/0", "slurmd/1"] {
+        let (st, msg) = s.status(u);
+        assert_eq!(st, "active", "{u} after the changes: {msg}");
+    }
     // rotate-key is refused under auth/slurm (a running job's slurmstepd keeps the old
     // slurm.key: tried, its completion was refused and the job stayed RUNNING), nothing changes.
     let key_before = std::fs::read(s.cluster.root(&ctl).join("etc/slurm/slurm.key")).unwrap();
@@ -360,7 +373,12 @@ fn auth_slurm_scenario(suite: Suite) {
         "REQUEST_CONFIG has authentication error",
         "Protocol authentication error",
         "_prepare_run_dir: /run/slurm exists but is owned by root, not SlurmUser",
-    ];
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain(removed_unit_lines())
+    .collect::<Vec<_>>();
+    let provoked: Vec<&str> = provoked.iter().map(String::as_str).collect();
     let complaints = e2e::daemon_complaints(&s.cluster, &provoked);
     assert!(
         complaints.is_empty(),
@@ -376,120 +394,13 @@ fn auth_slurm_scenario(suite: Suite) {
     e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
 }
 
-/// The whole scenario (module doc) with every host on `suite`'s Slurm.
-fn charms_drive_real_slurm(suite: Suite) {
-    let name = format!("e2e_charms_drive_real_slurm on Slurm {}", suite.slurm());
-    if !e2e::should_run_on(&name, suite) {
-        return;
-    }
-    let mut s = start(suite);
-    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
-    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
-    let extras = extras_for(&s);
-    let extras = std::sync::Arc::new(extras);
-    let (e1, e2) = (extras.clone(), extras.clone());
-
-    // Deploy and integrate: install, leader-elected, config-changed, start, relation hooks.
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmctld", &ctl_charm)
-                .config("default-partition", "slurmd")
-                .extras_fn(move |u| e1(u)),
-        )
-        .expect("deploy slurmctld");
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmd", &node_charm)
-                .units(2)
-                .extras_fn(move |u| e2(u)),
-        )
-        .expect("deploy slurmd");
-    for (unit, host) in &s.hosts {
-        if let Some(addr) = s.sim.unit_address(unit) {
-            assert_eq!(addr, s.cluster.host(host).addr, "address of {unit}");
-        }
-    }
-    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
-    s.assert_no_hook_errors();
-    s.watch
-        .lap("deploy slurmctld + 2 slurmd, integrate (hooks)");
-    for u in ["slurmd/0", "slurmd/1"] {
-        s.node_configured(u);
-    }
-    s.sim.update_status(None).expect("update-status");
-    s.assert_no_hook_errors();
-    s.watch.lap("node-configured x2, update-status");
-
+/// The middle of the scenario, the same under either authentication: a third unit joins and
+/// becomes schedulable, then publishes bad data (the controller keeps every other node and
+/// itself working), is removed (its node goes, slurmctld keeps running), and a node's GPUs
+/// change (update-status converges). Ends with slurmd/0's node at three T4s.
+fn add_break_remove_and_change_gpus(s: &mut Scenario) {
     let (n1, n2) = (machine(1).0, machine(2).0);
     let ctl = s.ctl().to_string();
-    // No slurmd dies at start, 22.05.8 included (docs/e2e.md, "slurmd dies at start").
-    for (n, gres) in [(&n1, T4_2), (&n2, H100_4)] {
-        s.cluster.wait_node_idle_alive(&ctl, n, gres, REGISTER);
-    }
-    s.watch.lap("both nodes IDLE with their Gres");
-    s.print_file("etc/slurm/gres.conf");
-    s.print_file("etc/slurm/slurm.conf");
-    s.print("sinfo", "sinfo", &[]);
-    s.print("scontrol show node", "scontrol", &["show", "node"]);
-    for u in ["slurmctld/0", "slurmd/0", "slurmd/1"] {
-        let (st, msg) = s.status(u);
-        assert_eq!(st, "active", "{u}: {msg}");
-    }
-
-    // GPUs are schedulable by type, with the device index Slurm assigns.
-    let env = s.srun_env(&["--gres=gpu:tesla_t4:1", "-w", &n1]);
-    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
-    let env = s.srun_env(&["--gres=gpu:tesla_t4:2", "-w", &n1]);
-    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0,1"), "{env}");
-    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:1", "-w", &n2]);
-    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
-    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:4", "-w", &n2]);
-    assert_eq!(
-        env_var(&env, "CUDA_VISIBLE_DEVICES"),
-        Some("0,1,2,3"),
-        "{env}"
-    );
-    // The charm's cgroup.conf (ConstrainDevices=yes): a job opens only the GPU it was given
-    // (the fake nodes have no driver: the granted one answers ENXIO, the other EPERM).
-    let r = s
-        .cluster
-        .run(
-            &ctl,
-            "srun",
-            &[
-                "--gres=gpu:nvidia_h100_80gb_hbm3:1",
-                "-w",
-                &n2,
-                "bash",
-                "-c",
-                "for d in /dev/nvidia0 /dev/nvidia3; do head -c1 $d 2>&1 || true; done",
-            ],
-        )
-        .ok();
-    assert!(
-        r.stdout
-            .contains("/dev/nvidia0' for reading: No such device or address"),
-        "{r}"
-    );
-    assert!(
-        r.stdout
-            .contains("/dev/nvidia3' for reading: Operation not permitted"),
-        "{r}"
-    );
-    for ask in [
-        "--gres=gpu:tesla_t4:3",
-        "--gres=gpu:nvidia_h100_80gb_hbm3:5",
-        "--gres=gpu:9",
-    ] {
-        let r = s.cluster.run(&ctl, "srun", &[ask, "true"]).fails();
-        assert!(
-            r.stderr
-                .contains("Requested node configuration is not available"),
-            "{r}"
-        );
-    }
-    s.watch.lap("srun checks");
-
     // A third unit joins, becomes schedulable, then publishes bad data: the controller must
     // keep every other node (and itself) working.
     let added = s.sim.add_unit("slurmd", 1).expect("add-unit");
@@ -607,6 +518,135 @@ fn charms_drive_real_slurm(suite: Suite) {
         "{env}"
     );
     s.watch.lap("GPU change on slurmd/0 converged");
+}
+
+/// Lines the middle of the scenario provokes on purpose: the removed unit's slurmd talks to
+/// the controller until its machine goes away.
+fn removed_unit_lines() -> Vec<String> {
+    let n3 = machine(3).0;
+    vec![
+        format!("lookup failure for node \"{n3}\""),
+        format!("Node {n3} has vanished from configuration"),
+        format!("slurmd registered on unknown node {n3}"),
+        format!("_slurm_rpc_node_registration node={n3}: No such file or directory"),
+    ]
+}
+
+/// The whole scenario (module doc) with every host on `suite`'s Slurm.
+fn charms_drive_real_slurm(suite: Suite) {
+    let name = format!("e2e_charms_drive_real_slurm on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
+        return;
+    }
+    let mut s = start(suite);
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
+    let extras = extras_for(&s);
+    let extras = std::sync::Arc::new(extras);
+    let (e1, e2) = (extras.clone(), extras.clone());
+
+    // Deploy and integrate: install, leader-elected, config-changed, start, relation hooks.
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmctld", &ctl_charm)
+                .config("default-partition", "slurmd")
+                .extras_fn(move |u| e1(u)),
+        )
+        .expect("deploy slurmctld");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmd", &node_charm)
+                .units(2)
+                .extras_fn(move |u| e2(u)),
+        )
+        .expect("deploy slurmd");
+    for (unit, host) in &s.hosts {
+        if let Some(addr) = s.sim.unit_address(unit) {
+            assert_eq!(addr, s.cluster.host(host).addr, "address of {unit}");
+        }
+    }
+    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
+    s.assert_no_hook_errors();
+    s.watch
+        .lap("deploy slurmctld + 2 slurmd, integrate (hooks)");
+    for u in ["slurmd/0", "slurmd/1"] {
+        s.node_configured(u);
+    }
+    s.sim.update_status(None).expect("update-status");
+    s.assert_no_hook_errors();
+    s.watch.lap("node-configured x2, update-status");
+
+    let (n1, n2) = (machine(1).0, machine(2).0);
+    let ctl = s.ctl().to_string();
+    // No slurmd dies at start, 22.05.8 included (docs/e2e.md, "slurmd dies at start").
+    for (n, gres) in [(&n1, T4_2), (&n2, H100_4)] {
+        s.cluster.wait_node_idle_alive(&ctl, n, gres, REGISTER);
+    }
+    s.watch.lap("both nodes IDLE with their Gres");
+    s.print_file("etc/slurm/gres.conf");
+    s.print_file("etc/slurm/slurm.conf");
+    s.print("sinfo", "sinfo", &[]);
+    s.print("scontrol show node", "scontrol", &["show", "node"]);
+    for u in ["slurmctld/0", "slurmd/0", "slurmd/1"] {
+        let (st, msg) = s.status(u);
+        assert_eq!(st, "active", "{u}: {msg}");
+    }
+
+    // GPUs are schedulable by type, with the device index Slurm assigns.
+    let env = s.srun_env(&["--gres=gpu:tesla_t4:1", "-w", &n1]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:tesla_t4:2", "-w", &n1]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0,1"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:1", "-w", &n2]);
+    assert_eq!(env_var(&env, "CUDA_VISIBLE_DEVICES"), Some("0"), "{env}");
+    let env = s.srun_env(&["--gres=gpu:nvidia_h100_80gb_hbm3:4", "-w", &n2]);
+    assert_eq!(
+        env_var(&env, "CUDA_VISIBLE_DEVICES"),
+        Some("0,1,2,3"),
+        "{env}"
+    );
+    // The charm's cgroup.conf (ConstrainDevices=yes): a job opens only the GPU it was given
+    // (the fake nodes have no driver: the granted one answers ENXIO, the other EPERM).
+    let r = s
+        .cluster
+        .run(
+            &ctl,
+            "srun",
+            &[
+                "--gres=gpu:nvidia_h100_80gb_hbm3:1",
+                "-w",
+                &n2,
+                "bash",
+                "-c",
+                "for d in /dev/nvidia0 /dev/nvidia3; do head -c1 $d 2>&1 || true; done",
+            ],
+        )
+        .ok();
+    assert!(
+        r.stdout
+            .contains("/dev/nvidia0' for reading: No such device or address"),
+        "{r}"
+    );
+    assert!(
+        r.stdout
+            .contains("/dev/nvidia3' for reading: Operation not permitted"),
+        "{r}"
+    );
+    for ask in [
+        "--gres=gpu:tesla_t4:3",
+        "--gres=gpu:nvidia_h100_80gb_hbm3:5",
+        "--gres=gpu:9",
+    ] {
+        let r = s.cluster.run(&ctl, "srun", &[ask, "true"]).fails();
+        assert!(
+            r.stderr
+                .contains("Requested node configuration is not available"),
+            "{r}"
+        );
+    }
+    s.watch.lap("srun checks");
+
+    add_break_remove_and_change_gpus(&mut s);
 
     // A wrong munge key on one node (munged told to use another key file, which the charm does
     // not manage) is reported in that unit's status.
@@ -727,14 +767,8 @@ fn charms_drive_real_slurm(suite: Suite) {
     }
     // Lines this scenario provokes on purpose: the removed unit's slurmd talks to the
     // controller until its machine goes away, and host 2's wrong munge key.
-    let provoked = [
-        format!("lookup failure for node \"{}\"", machine(3).0),
-        format!("Node {} has vanished from configuration", machine(3).0),
-        format!("slurmd registered on unknown node {}", machine(3).0),
-        format!(
-            "_slurm_rpc_node_registration node={}: No such file or directory",
-            machine(3).0
-        ),
+    let mut provoked = removed_unit_lines();
+    provoked.extend([
         "Munge decode failed: Invalid credential".into(),
         "has authentication error".into(),
         "Protocol authentication error".into(),
@@ -743,7 +777,7 @@ fn charms_drive_real_slurm(suite: Suite) {
         // 22.05: the configless slurmd with the wrong key gives up
         "_establish_configuration: failed to load configs".into(),
         "slurmd initialization failed".into(),
-    ];
+    ]);
     let provoked: Vec<&str> = provoked.iter().map(String::as_str).collect();
     let complaints = e2e::daemon_complaints(&s.cluster, &provoked);
     assert!(

@@ -72,13 +72,13 @@ pub fn changed(rel: &RelationId, app: &str, unit: Option<&str>) -> Event {
     })
 }
 
-/// The commands a slurmd unit runs in its first hook with valid `cluster_info` and a controller
-/// that answers: facts, slurmd's state and the probe (observe), then munge, the drop-in and
-/// slurmd (apply).
-pub const FIRST_CONFIGURE: [&str; 6] = [
+/// The commands a slurmd unit runs in its first hook with valid `cluster_info`: facts and
+/// slurmd's state (observe; no `scontrol ping`: the cluster's key is not on this host yet, and
+/// a ping with another key only makes slurmctld log an authentication error), then munge, the
+/// drop-in and slurmd (apply).
+pub const FIRST_CONFIGURE: [&str; 5] = [
     "slurmd -C",
     "systemctl is-active slurmd",
-    "scontrol ping",
     "systemctl restart munge",
     "systemctl daemon-reload",
     "systemctl restart --no-block slurmd",

@@ -14,6 +14,7 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, CmdOutput, Host, HostError};
 use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, GpuError, Inventory};
+use crate::interface::AuthKind;
 use crate::interface::{
     CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
     VERDICTS_KEY, Verdicts,
@@ -292,15 +293,25 @@ pub fn observe<B: SecretBackend>(
     };
     let inventory =
         crate::gpu::detect(&DetectOptions::from_host_root(host.root())).map_err(Arc::new);
+    let slurm_key_on_disk = host.read(SLURM_KEY)?;
     let (slurmd_active, slurmd_activating, controller) = match &cluster_info {
         Some(Ok(info)) => {
             // "activating": started and waiting for its config (Type=notify, 23.11+)
             let state = host.run(&Cmd::new("systemctl", ["is-active", "slurmd"]))?;
             let activating = !state.success() && state.stdout.trim() == "activating";
+            // Asked only once this host holds the cluster's key where the cluster's
+            // authentication reads it: a ping made with another key cannot authenticate, and
+            // only makes slurmctld log an authentication error (a new node's first hook, before
+            // this hook writes the key). The next hook asks.
+            let on_disk = match info.auth {
+                AuthKind::Munge => munge_key_on_disk.as_deref(),
+                AuthKind::Slurm => slurm_key_on_disk.as_deref(),
+            };
+            let key_in_place = matches!(&munge_key, Some(Ok(key)) if on_disk == Some(key.bytes()));
             (
                 state.success() || activating,
                 activating,
-                Some(probe_controller(host, &info.conf_server())),
+                key_in_place.then(|| probe_controller(host, &info.conf_server())),
             )
         }
         _ => (false, false, None),
@@ -342,7 +353,7 @@ pub fn observe<B: SecretBackend>(
         action,
         munge_key_on_disk,
         munge_key,
-        slurm_key_on_disk: host.read(SLURM_KEY)?,
+        slurm_key_on_disk,
         defaults_on_disk: host.read(SLURMD_DEFAULTS)?,
         drop_in_on_disk: host.read(SLURMD_DROP_IN)?,
         device_files_present: device_files(host)?,
