@@ -154,6 +154,15 @@ fn e2e_gpu_health_drains_and_resumes_26_05() {
     gpu_health(Suite::Sid);
 }
 
+/// One line for the closing record: slurmd/0's status and its node's `STATE|REASON`.
+fn phase(s: &Scenario, node: &str, what: &str) -> String {
+    let (st, msg) = s.status("slurmd/0");
+    format!(
+        "{what:<36} slurmd/0 {st}: {msg:<56} sinfo: {}",
+        s.sinfo(node)
+    )
+}
+
 fn gpu_health(suite: Suite) {
     let name = format!("e2e_gpu_health on Slurm {}", suite.slurm());
     if !e2e::should_run_on(&name, suite) {
@@ -249,6 +258,7 @@ fn gpu_health(suite: Suite) {
     s.cluster
         .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
 
+    let mut phases = vec![phase(&s, &n1, "healthy")];
     // GPU 1 of n1 reports uncorrectable ECC errors: drained with the exact reason, blocked.
     let mut cfg: Value = serde_json::from_slice(&std::fs::read(s.nvml(&n1)).unwrap()).unwrap();
     cfg["devices"][1]["health"] = json!({"ecc_uncorrected": 4});
@@ -258,6 +268,7 @@ fn gpu_health(suite: Suite) {
     e2e::eprint_block("sinfo after the ECC fault", &state);
     assert_eq!(state, format!("drained|slurmd-charm: {ECC}"));
     assert_eq!(s.status("slurmd/0"), ("blocked".into(), ECC.into()));
+    phases.push(phase(&s, &n1, "ECC fault on GPU 1"));
     let r = s
         .sim
         .run_action("slurmd/0", "detect-gpus", json!({}))
@@ -282,6 +293,7 @@ fn gpu_health(suite: Suite) {
     s.cluster
         .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
     assert_eq!(s.status("slurmd/0").0, "active");
+    phases.push(phase(&s, &n1, "fault cleared"));
     let r = s
         .cluster
         .run(
@@ -312,16 +324,20 @@ fn gpu_health(suite: Suite) {
     let operator = "drained|disk replacement".to_string();
     s.update_status();
     assert_eq!(s.sinfo(&n1), operator);
+    phases.push(phase(&s, &n1, "operator's drain"));
     cfg["devices"][1]["health"] = json!({"row_remap_failure": true});
     std::fs::write(s.nvml(&n1), cfg.to_string()).unwrap();
     s.update_status();
     assert_eq!(s.sinfo(&n1), operator);
     assert_eq!(s.status("slurmd/0").0, "blocked");
+    phases.push(phase(&s, &n1, "operator's drain + row-remap fault"));
     cfg["devices"][1]["health"] = json!({});
     std::fs::write(s.nvml(&n1), cfg.to_string()).unwrap();
     s.update_status();
     assert_eq!(s.sinfo(&n1), operator);
     assert_eq!(s.status("slurmd/0").0, "active");
+    phases.push(phase(&s, &n1, "operator's drain, fault cleared"));
+    e2e::eprint_block("slurmd/0 status and the node in Slurm", &phases.join("\n"));
     // The drain reason is logged at info level, but it contains the word "errors".
     let complaints = e2e::daemon_complaints(&s.cluster, &["reason set to: slurmd-charm: "]);
     assert!(complaints.is_empty(), "{}", complaints.join("\n"));
