@@ -202,13 +202,7 @@ fn a_hanging_systemctl_restart_costs_its_limit_and_is_named() {
     let took = started.elapsed();
     eprintln!("add-unit with a hanging restart took {took:?}");
     // The hook fails (Juju: fix the cause, then `juju resolve`), naming the command and limit.
-    let failed: Vec<String> = c
-        .sim
-        .records()
-        .iter()
-        .filter(|r| !r.succeeded())
-        .map(|r| format!("{} {}: {}", r.unit, r.hook, r.stderr))
-        .collect();
+    let failed = c.failed_hooks();
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert!(
         failed[0].starts_with("slurmctld/0 ")

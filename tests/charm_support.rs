@@ -324,15 +324,19 @@ impl Cluster {
         (s.status.clone(), s.message.clone())
     }
 
-    /// Asserts no unit is in error, printing the failing hooks' stderr otherwise.
-    pub fn assert_no_errors(&self) {
-        let failed: Vec<String> = self
-            .sim
+    /// Every hook that failed so far: `<unit> <hook>: <stderr>`.
+    pub fn failed_hooks(&self) -> Vec<String> {
+        self.sim
             .records()
             .iter()
             .filter(|r| !r.succeeded())
             .map(|r| format!("{} {}: {}", r.unit, r.hook, r.stderr))
-            .collect();
+            .collect()
+    }
+
+    /// Asserts no unit is in error, printing the failing hooks' stderr otherwise.
+    pub fn assert_no_errors(&self) {
+        let failed = self.failed_hooks();
         assert!(failed.is_empty(), "failed hooks:\n{}", failed.join("\n"));
     }
 }
