@@ -285,25 +285,7 @@ fn auth_slurm_scenario(suite: Suite) {
         return;
     }
     let mut s = start(suite);
-    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
-    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
-    let extras = std::sync::Arc::new(extras_for(&s));
-    let (e1, e2) = (extras.clone(), extras.clone());
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmctld", &ctl_charm)
-                .config("default-partition", "slurmd")
-                .config("auth-type", "slurm")
-                .extras_fn(move |u| e1(u)),
-        )
-        .expect("deploy slurmctld");
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmd", &node_charm)
-                .units(2)
-                .extras_fn(move |u| e2(u)),
-        )
-        .expect("deploy slurmd");
+    deploy_controller_and_two_nodes(&mut s, &[("auth-type", "slurm")]);
     s.sim.integrate("slurmd", "slurmctld").expect("integrate");
     s.assert_no_hook_errors();
     for u in ["slurmd/0", "slurmd/1"] {
@@ -392,6 +374,29 @@ fn auth_slurm_scenario(suite: Suite) {
     drop(cluster);
     watch.lap("teardown");
     e2e::eprint_block(&format!("wall time ({name})"), &watch.report());
+}
+
+/// Deploys slurmctld (`default-partition=slurmd` plus `ctl_config`) and two slurmd units on the
+/// scenario's hosts, not yet integrated.
+fn deploy_controller_and_two_nodes(s: &mut Scenario, ctl_config: &[(&str, &str)]) {
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
+    let extras = std::sync::Arc::new(extras_for(s));
+    let (e1, e2) = (extras.clone(), extras);
+    let mut ctl = DeploySpec::new("slurmctld", &ctl_charm).config("default-partition", "slurmd");
+    for (key, value) in ctl_config {
+        ctl = ctl.config(key, *value);
+    }
+    s.sim
+        .deploy(ctl.extras_fn(move |u| e1(u)))
+        .expect("deploy slurmctld");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmd", &node_charm)
+                .units(2)
+                .extras_fn(move |u| e2(u)),
+        )
+        .expect("deploy slurmd");
 }
 
 /// The middle of the scenario, the same under either authentication: a third unit joins and
@@ -539,27 +544,9 @@ fn charms_drive_real_slurm(suite: Suite) {
         return;
     }
     let mut s = start(suite);
-    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
-    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
-    let extras = extras_for(&s);
-    let extras = std::sync::Arc::new(extras);
-    let (e1, e2) = (extras.clone(), extras.clone());
 
     // Deploy and integrate: install, leader-elected, config-changed, start, relation hooks.
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmctld", &ctl_charm)
-                .config("default-partition", "slurmd")
-                .extras_fn(move |u| e1(u)),
-        )
-        .expect("deploy slurmctld");
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmd", &node_charm)
-                .units(2)
-                .extras_fn(move |u| e2(u)),
-        )
-        .expect("deploy slurmd");
+    deploy_controller_and_two_nodes(&mut s, &[]);
     for (unit, host) in &s.hosts {
         if let Some(addr) = s.sim.unit_address(unit) {
             assert_eq!(addr, s.cluster.host(host).addr, "address of {unit}");

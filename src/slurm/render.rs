@@ -288,10 +288,7 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a, '_>) 
         (names, foldable.then_some(SansName(n)), n)
     });
     for (hl, node) in fold(nodes, hostlists) {
-        out.push_str("NodeName=");
-        out.push_str(&hl);
-        out.push_str(&node_tail(node));
-        out.push('\n');
+        push_node_line(&mut out, &hl, &node_tail(node));
     }
     let mut sets: Vec<_> = conf.node_sets.iter().collect();
     sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -439,15 +436,32 @@ fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a, '_>) ->
         .chain(grouped)
         .map(|(names, rs)| (names, Some(ids.id(rs)), rs.as_slice()));
     for (hl, records) in fold(nodes, hostlists) {
-        for r in records {
-            out.push_str("NodeName=");
-            out.push_str(&hl);
-            out.push(' ');
-            push_record(&mut out, r);
-            out.push('\n');
-        }
+        push_gres_lines(&mut out, &hl, records);
     }
     out
+}
+
+/// Appends one slurm.conf node line: `NodeName=<hostlist>` and `tail` ([`node_tail`]), what
+/// the nodes share. The one writer of node lines (the full render and the controller's plan
+/// from node groups).
+pub fn push_node_line(out: &mut String, hostlist: &str, tail: &str) {
+    out.push_str("NodeName=");
+    out.push_str(hostlist);
+    out.push_str(tail);
+    out.push('\n');
+}
+
+/// Appends the gres.conf lines of `records` for the nodes of `hostlist`, one per record. The
+/// one writer of node records in gres.conf (the full render and the controller's plan from
+/// node groups).
+pub fn push_gres_lines(out: &mut String, hostlist: &str, records: &[GresLine]) {
+    for r in records {
+        out.push_str("NodeName=");
+        out.push_str(hostlist);
+        out.push(' ');
+        push_record(out, r);
+        out.push('\n');
+    }
 }
 
 /// Both rendered files.

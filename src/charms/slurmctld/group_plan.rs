@@ -15,7 +15,7 @@ use super::refusal::fingerprint;
 use crate::interface::RecordsMemo;
 use crate::slurm::hostlist::{compress_with_first, contains, count, expand, natural_key};
 use crate::slurm::hostlist_runs::NumberRuns;
-use crate::slurm::render::{node_tail, render_gres_records};
+use crate::slurm::render::{node_tail, push_gres_lines, push_node_line};
 use crate::slurm::types::NodeName;
 use crate::slurm::{GresConf, MemoSession, SlurmConf};
 use std::collections::{BTreeMap, BTreeSet};
@@ -287,7 +287,9 @@ impl<'g> Made<'g> {
             if listed || !tails.insert(tail.clone()) {
                 return None;
             }
-            out.push((first, format!("NodeName={hostlist}{tail}\n")));
+            let mut line = String::new();
+            push_node_line(&mut line, &hostlist, &tail);
+            out.push((first, line));
         }
         out.sort_by(|a, b| natural_key(&a.0).cmp(&natural_key(&b.0)));
         let mut text = table.slurm_head.clone();
@@ -302,7 +304,7 @@ impl<'g> Made<'g> {
     /// the nodes of every shape with that list.
     fn gres_conf(&self, table: &NodeGroups) -> Option<String> {
         let list_of = |g: &NodeGroup| self.cache.shapes.get(&g.shape).and_then(|s| s.gres.clone());
-        let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+        let mut lines: Vec<(String, String)> = Vec::new();
         for (list, (first, hostlist)) in self.merged(list_of)? {
             let Some(list) = list else { continue };
             let shape = self
@@ -311,14 +313,15 @@ impl<'g> Made<'g> {
                 .find(|g| list_of(g).as_deref() == Some(list.as_str()))
                 .map(|g| &self.shapes[&g.shape])?;
             if !shape.lines.is_empty() {
-                lines.push((first, render_gres_records(&hostlist, &shape.lines)));
+                let mut text = String::new();
+                push_gres_lines(&mut text, &hostlist, &shape.lines);
+                lines.push((first, text));
             }
         }
         lines.sort_by(|a, b| natural_key(&a.0).cmp(&natural_key(&b.0)));
         let mut text = table.gres_head.clone();
-        for line in lines.into_iter().flat_map(|(_, l)| l) {
-            text.push_str(&line);
-            text.push('\n');
+        for (_, chunk) in lines {
+            text.push_str(&chunk);
         }
         Some(text)
     }
