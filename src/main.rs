@@ -7,8 +7,6 @@ use juju_runtime::{HookContext, HookTools, fail_before_hook, install_logging, ru
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // The range it returns is for tests; a heap it could not set up only makes the hook slower.
-    let _ = slurm_charms::charms::heap::set_up_heap();
     // A second subscriber cannot exist in this binary; if installing fails anyway, logs are lost
     // but the hook still runs and failures still reach stderr.
     let log = install_logging().unwrap_or_default();

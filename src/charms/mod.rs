@@ -11,8 +11,8 @@
 //! kind and host, for tests.
 
 pub mod action_failure;
+pub mod common;
 pub mod error;
-pub mod heap;
 pub mod host;
 pub mod plan;
 pub mod slurmctld;
@@ -72,7 +72,7 @@ pub fn run<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
 ) -> Result<(), CharmError> {
     let kind = CharmKind::from_charm_dir(&ctx.charm_dir)?;
     let runner = SystemRunner;
-    let host = Host::new(Host::root_from_env(), &runner).exiting_after_hook();
+    let host = Host::new(Host::root_from_env(), &runner);
     run_with(kind, ctx, backend, &host)
 }
 

@@ -97,3 +97,8 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
     })?;
     Ok(value)
 }
+
+/// The largest relation value (`node`, `partition`) the controller accepts, in bytes: one limit
+/// for both sides, so a node never publishes a record the controller would refuse (a real
+/// record is a few hundred bytes; Juju itself allows far more).
+pub const MAX_RECORD_LEN: usize = 64 * 1024;

@@ -20,7 +20,7 @@ use super::InterfaceError;
 use crate::slurm::keys::{NODE_HARDWARE_KEYS, concat_keys};
 use crate::slurm::types::{GresDevices, NodeName};
 use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, NodeRecords, SlurmConf};
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -122,11 +122,11 @@ struct NodeLineWire {
 /// ([`NodeRecord::from_shape_parts_memo`]).
 #[derive(Debug, Default)]
 pub struct RecordsMemo {
-    by_text: FxHashMap<Box<str>, NodeRecords>,
-    by_content: FxHashSet<NodeRecords>,
+    by_text: HashMap<Box<str>, NodeRecords>,
+    by_content: HashSet<NodeRecords>,
     /// Lists (held above, so their addresses stay theirs) that passed the checks on the
     /// records alone as part of a record.
-    checked: FxHashSet<*const Vec<GresLine>>,
+    checked: HashSet<*const Vec<GresLine>>,
 }
 
 impl RecordsMemo {

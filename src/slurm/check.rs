@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::HashMap;
 
 use super::error::ConfigError;
 use super::gres_conf::{AutoDetect, GresConf, GresLine, ListIds, NodeRecords};
@@ -61,7 +61,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     // Every node name in `node_lines` order, and where each is in it (partitions' `node_names`
     // are looked for along it: see [`check_partition_nodes`]).
     let mut order: Vec<&str> = Vec::with_capacity(conf.node_count());
-    let mut names: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut names: HashMap<&str, usize> = HashMap::default();
     names.reserve(conf.node_count());
     // Grouped nodes share their fields: those are checked once per group, naming its first node.
     for (node, group) in conf.node_lines() {
@@ -152,7 +152,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
             });
         }
     }
-    let mut down = FxHashSet::default();
+    let mut down = HashSet::new();
     for d in &conf.down_nodes {
         d.validate()?;
         for n in &d.nodes {
@@ -186,7 +186,7 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
 fn check_partition_nodes<'a>(
     p: &'a Partition,
     order: &[&str],
-    names: &FxHashMap<&str, usize>,
+    names: &HashMap<&str, usize>,
     sets: &HashSet<&str>,
 ) -> Option<&'a str> {
     let unknown_ref = p.nodes.iter().find(|n| match n {
@@ -252,7 +252,7 @@ fn check_node_records<'a>(
     // Nodes have few GRES names: a Vec beats a map.
     let mut by_name: Vec<(&str, NameSummary)> = Vec::new();
     // (GRES name, File= device) seen so far: a device belongs to one record of a name.
-    let mut files: FxHashSet<(&str, String)> = FxHashSet::default();
+    let mut files: HashSet<(&str, String)> = HashSet::default();
     for r in records {
         check_record(node, r)?;
         if let Some(super::types::GresDevices::File(f)) = &r.devices {
@@ -305,7 +305,7 @@ pub fn check_gres_conf(conf: &GresConf) -> Result<(), ConfigError> {
     check_one_list_per_node(conf)?;
     // Nodes of one shape share one list: each shared list is checked once, and the error names
     // the first node, in name order, whose list fails (as when every node's list was checked).
-    let mut fails: FxHashMap<*const Vec<GresLine>, bool> = FxHashMap::default();
+    let mut fails: HashMap<*const Vec<GresLine>, bool> = HashMap::default();
     let mut fails = |records: &NodeRecords| {
         *fails.entry(Arc::as_ptr(records)).or_insert_with(|| {
             check_node_records("*", conf.global.iter().chain(records.iter())).is_err()
@@ -357,7 +357,7 @@ fn check_one_list_per_node(conf: &GresConf) -> Result<(), ConfigError> {
     if ids.distinct() < 2 {
         return Ok(());
     }
-    let mut list_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut list_of: HashMap<&str, usize> = HashMap::default();
     let places = listed
         .map(|(name, records)| (std::slice::from_ref(name), records))
         .chain(groups().map(|g| (g.names.as_slice(), &g.records)));
@@ -398,7 +398,7 @@ pub fn check_consistency(slurm: &SlurmConf, gres: &GresConf) -> Result<(), Confi
     // Nodes of one shape share one list: each shared list is looked at once, and the error
     // names the first node, in name order, whose list has such a name (as when every node's
     // list was looked at).
-    let mut seen: FxHashMap<*const Vec<GresLine>, Option<usize>> = FxHashMap::default();
+    let mut seen: HashMap<*const Vec<GresLine>, Option<usize>> = HashMap::default();
     let mut unknown_in = |records: &NodeRecords| {
         *seen
             .entry(Arc::as_ptr(records))
@@ -472,7 +472,7 @@ struct RecordsOf<'a> {
     /// (group, position) where the next name is looked for first.
     next: (usize, usize),
     /// Every node with records, by name, made at the first name not found at `next`.
-    by_name: Option<FxHashMap<&'a str, Found<'a>>>,
+    by_name: Option<HashMap<&'a str, Found<'a>>>,
 }
 
 /// Where [`RecordsOf`] found a name: (group, position; `usize::MAX` for `nodes`), records.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
 
 use super::error::ConfigError;
 use super::types::{
@@ -254,8 +254,8 @@ impl GresConf {
 /// list is hashed by content once, not once per node.
 #[derive(Default)]
 pub(crate) struct ListIds<'a> {
-    by_ptr: FxHashMap<*const Vec<GresLine>, usize>,
-    by_content: FxHashMap<&'a [GresLine], usize>,
+    by_ptr: HashMap<*const Vec<GresLine>, usize>,
+    by_content: HashMap<&'a [GresLine], usize>,
 }
 
 impl<'a> ListIds<'a> {

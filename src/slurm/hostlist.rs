@@ -5,7 +5,7 @@
 //! the minimum width of every number of that range; several bracket groups expand as a product.
 //! [`compress`] writes only one bracket group, for the numeric run at the end of a name.
 
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
 use std::cmp::Ordering;
 
 use super::error::HostlistError;
@@ -247,35 +247,6 @@ pub fn contains(list: &str, name: &str) -> Result<bool, HostlistError> {
         }
     }
     Ok(false)
-}
-
-/// `name` as the text before its trailing number and that number, when the number is written
-/// without leading zeros (`gpu-7`, not `gpu-07` or `gpu-`).
-pub(crate) fn unpadded_number(name: &str) -> Option<(&str, u64)> {
-    let (prefix, digits, value) = numbered_name(name)?;
-    (digits > 0 && digits == written_digits(value, 0)).then_some((prefix, value))
-}
-
-/// `list`'s names as one prefix and the runs of their numbers (ascending, as written), when
-/// `list` is one name or one `prefix[ranges]` item whose numbers carry no leading zeros (how
-/// [`compress`] writes a list of such names); `None` for anything else. What
-/// [`crate::slurm::hostlist_runs::NumberRuns`] edits without making the names.
-pub(crate) fn one_prefix_runs(list: &str) -> Option<(&str, Vec<(u64, u64)>)> {
-    let items = parse_items(list).ok()?;
-    let [(pieces, _)] = items.as_slice() else {
-        return None;
-    };
-    match compressed(pieces)? {
-        Compressed::Name(name) => {
-            let (prefix, value) = unpadded_number(name)?;
-            Some((prefix, vec![(value, value)]))
-        }
-        Compressed::Run(prefix, ranges) => ranges
-            .iter()
-            .map(|&(l, h, width)| (width == written_digits(l, 0)).then_some((l, h)))
-            .collect::<Option<Vec<_>>>()
-            .map(|runs| (prefix, runs)),
-    }
 }
 
 /// The name a [`NumberedName`] stands for.
@@ -551,7 +522,7 @@ fn compress_any<S: AsRef<str>>(names: &[S]) -> String {
     // Names by prefix: whether the bare prefix is itself a name, and the numbers that follow it
     // (value, digits). Each name costs one hash of its prefix; only the distinct prefixes and
     // each prefix's numbers are sorted (10,000 `gpu-N`: one prefix, 10,000 integers).
-    let mut by_prefix: FxHashMap<&str, Numbered> = FxHashMap::default();
+    let mut by_prefix: HashMap<&str, Numbered> = HashMap::default();
     // Names of one prefix mostly come in a run (`gpu-1`, `gpu-2`, …): their numbers are
     // gathered here and handed to the map once per run, not hashed in one by one.
     let mut run: (&str, Vec<(u64, usize)>) = ("", Vec::new());
@@ -694,7 +665,7 @@ fn compress_ascending<S: AsRef<str>>(names: &[S]) -> Option<String> {
 /// Moves a run's numbers to its prefix in `by_prefix` (the run's own vector when the prefix
 /// has none yet), leaving the run empty.
 fn hand_over<'a>(
-    by_prefix: &mut FxHashMap<&'a str, Numbered>,
+    by_prefix: &mut HashMap<&'a str, Numbered>,
     run: &mut (&'a str, Vec<(u64, usize)>),
 ) {
     if run.1.is_empty() {

@@ -12,8 +12,6 @@ pub mod gres_conf;
 mod gres_types;
 mod gres_wire;
 pub mod hostlist;
-pub mod hostlist_memo;
-pub mod hostlist_runs;
 pub mod keys;
 pub mod lexer;
 pub mod node;
@@ -31,7 +29,6 @@ pub mod version;
 pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresGroup, GresLine, NodeRecords};
-pub use hostlist_memo::{HostlistMemo, MemoSession};
 pub use keys::GlobalKey;
 pub use node::{GresSpec, NodeConf, NodeSetting, NodeState};
 pub use node_group::NodeGroup;
@@ -44,7 +41,7 @@ pub use parse::{parse_gres_conf, parse_slurm_conf};
 pub use partition::{DownNodes, NodeSet, Partition, PartitionSetting, PartitionState};
 pub use record_entry::{NodeEntry, PartitionEntry, RecordEntry};
 pub use render::{
-    RenderedFiles, render_files, render_files_remembering, render_gres_conf, render_slurm_conf,
+    RenderedFiles, render_files, render_gres_conf, render_slurm_conf,
 };
 pub use slurm_conf::SlurmConf;
 pub use validate::validate_token;

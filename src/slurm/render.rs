@@ -9,15 +9,14 @@ use std::hash::{Hash, Hasher};
 use super::check::{check_consistency, check_gres_conf, check_slurm_conf, same_text};
 use super::error::ConfigError;
 use super::gres_conf::{GresConf, GresLine, ListIds};
-use super::hostlist::{compress, natural_cmp, natural_key};
-use super::hostlist_memo::MemoSession;
+use super::hostlist::{compress, compress_with_first, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
 use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
 use super::types::{Feature, GresDevices, NodeName, NodeRef, Reason};
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
 
 /// First line of every rendered file.
 pub const HEADER: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n";
@@ -175,26 +174,17 @@ impl Hash for SansName<'_> {
 /// Lists of fewer names are compressed again where they come back ([`Hostlists`]).
 const KEEP_FROM: usize = 256;
 
-/// The long hostlists written in one render, kept with their names: the controller's partition
-/// and gres.conf lines name the nodes of its slurm.conf node lines again, in the same order, so
-/// a list of thousands of names is compressed (and its first name found) once, then found again
-/// by comparing names by pointer (the models share each name's text), not once per line. A list
-/// not met yet in this render is looked up in the memo of earlier renders ([`MemoSession`]).
-struct Hostlists<'a, 'm> {
+/// The long hostlists written in one render, kept with their names: partition and gres.conf
+/// lines name the nodes of slurm.conf's node lines again, in the same order, so a list of
+/// thousands of names is compressed (and its first name found) once per render, then found
+/// again by comparing names by pointer (the models share each name's text).
+#[derive(Default)]
+struct Hostlists<'a> {
     /// Names (as given), their first name in natural order, their hostlist.
     kept: Vec<(Vec<&'a str>, &'a str, String)>,
-    /// The hostlists of earlier renders.
-    memo: &'m mut MemoSession,
 }
 
-impl<'a, 'm> Hostlists<'a, 'm> {
-    fn new(memo: &'m mut MemoSession) -> Self {
-        Self {
-            kept: Vec::new(),
-            memo,
-        }
-    }
-
+impl<'a> Hostlists<'a> {
     /// The hostlist of `names` ([`compress`]) and their first name in natural order.
     fn get(&mut self, names: Vec<&'a str>) -> (&'a str, String) {
         let keep = names.len() >= KEEP_FROM;
@@ -204,7 +194,7 @@ impl<'a, 'm> Hostlists<'a, 'm> {
         if keep && let Some((_, first, hostlist)) = self.kept.iter().find(|k| same(&k.0)) {
             return (first, hostlist.clone());
         }
-        let (at, hostlist) = self.memo.hostlist(&names);
+        let (at, hostlist) = compress_with_first(&names);
         let first = names.get(at).copied().unwrap_or_default();
         if keep {
             self.kept.push((names, first, hostlist.clone()));
@@ -218,12 +208,12 @@ impl<'a, 'm> Hostlists<'a, 'm> {
 /// the names of one item: each gets its own line).
 fn fold<'a, K: Hash + Eq, T: Copy>(
     items: impl Iterator<Item = (NodeNames<'a>, Option<K>, T)>,
-    hostlists: &mut Hostlists<'a, '_>,
+    hostlists: &mut Hostlists<'a>,
 ) -> Vec<(String, T)> {
     let (low, high) = items.size_hint();
     let capacity = high.unwrap_or(low);
     // Groups in first-seen order (input is usually sorted, which makes the final sort cheap).
-    let mut index: FxHashMap<K, usize> = FxHashMap::default();
+    let mut index: HashMap<K, usize> = HashMap::default();
     index.reserve(capacity);
     let mut groups: Vec<(T, Vec<&'a str>)> = Vec::with_capacity(capacity);
     for (names, key, item) in items {
@@ -257,28 +247,13 @@ pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
     check_slurm_conf(conf)?;
     Ok(write_slurm_conf(
         conf,
-        &mut Hostlists::new(&mut MemoSession::default()),
+        &mut Hostlists::default(),
     ))
 }
 
-fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a, '_>) -> String {
+fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> String {
     let mut out = String::with_capacity(1024 + conf.node_count() * 192);
-    out.push_str(HEADER);
-    let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
-    for h in &conf.slurmctld_hosts {
-        let _ = writeln!(out, "SlurmctldHost={h}");
-    }
-    for key in GlobalKey::ALL {
-        if let Some(v) = conf.owned.get(&key) {
-            let _ = writeln!(out, "{}={v}", key.as_str());
-        }
-    }
-    for (k, v) in &conf.extra {
-        let _ = writeln!(out, "{k}={v}");
-    }
-    for i in &conf.includes {
-        let _ = writeln!(out, "Include {i}");
-    }
+    write_head(&mut out, conf);
     // Listed nodes one by one, grouped nodes once per group ([`crate::slurm::NodeGroup`]).
     let nodes = conf.node_lines().map(|(n, names)| {
         let foldable = !n
@@ -306,24 +281,14 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a, '_>) 
     let mut parts: Vec<_> = conf.partitions.iter().collect();
     parts.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     for p in parts {
-        let _ = write!(out, "PartitionName={}", p.name);
-        if p.has_nodes() {
+        let nodes = p.has_nodes().then(|| {
             // `compress` sorts and drops repeats: the names count as if they were in the set.
             let mut nodes: Vec<&str> = Vec::with_capacity(p.nodes.len() + p.node_names.len());
             nodes.extend(p.nodes.iter().map(NodeRef::as_str));
             nodes.extend(p.node_names.iter().map(NodeName::as_str));
-            push_kv(&mut out, "Nodes", &hostlists.get(nodes).1);
-        }
-        if p.default {
-            push_kv(&mut out, "Default", "YES");
-        }
-        if let Some(s) = p.state {
-            push_kv(&mut out, "State", s.as_str());
-        }
-        for e in &p.extra {
-            push_kv(&mut out, e.key(), e.value());
-        }
-        out.push('\n');
+            hostlists.get(nodes).1
+        });
+        push_partition_line(&mut out, p, nodes.as_deref());
     }
     // Lines with the same (state, reason) merged, in that order, as
     // [`super::slurm_conf::merge_down_nodes`] does (without copying the names).
@@ -337,18 +302,86 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a, '_>) 
         if nodes.is_empty() {
             continue;
         }
-        out.push_str("DownNodes=");
-        out.push_str(&compress(&nodes));
-        if let Some(s) = state {
-            push_kv(&mut out, "State", s.as_str());
-        }
-        if let Some(r) = reason {
-            out.push_str(" Reason=");
-            push_quoted(&mut out, r);
-        }
-        out.push('\n');
+        push_down_nodes_line(&mut out, &compress(&nodes), state, reason);
     }
     out
+}
+
+/// Appends one `PartitionName=` line, its nodes given as a hostlist (`None`: no `Nodes=`). The
+/// one writer of partition lines (the full render and the controller's render from its store).
+pub fn push_partition_line(out: &mut String, p: &super::Partition, nodes: Option<&str>) {
+    out.push_str("PartitionName=");
+    out.push_str(p.name.as_str());
+    if let Some(nodes) = nodes {
+        push_kv(out, "Nodes", nodes);
+    }
+    if p.default {
+        push_kv(out, "Default", "YES");
+    }
+    if let Some(s) = p.state {
+        push_kv(out, "State", s.as_str());
+    }
+    for e in &p.extra {
+        push_kv(out, e.key(), e.value());
+    }
+    out.push('\n');
+}
+
+/// Appends one `DownNodes=` line for the nodes of `hostlist`. The one writer of DownNodes lines.
+pub fn push_down_nodes_line(
+    out: &mut String,
+    hostlist: &str,
+    state: Option<NodeState>,
+    reason: Option<&str>,
+) {
+    out.push_str("DownNodes=");
+    out.push_str(hostlist);
+    if let Some(s) = state {
+        push_kv(out, "State", s.as_str());
+    }
+    if let Some(r) = reason {
+        out.push_str(" Reason=");
+        push_quoted(out, r);
+    }
+    out.push('\n');
+}
+
+/// The start of slurm.conf up to its node lines (header, cluster, controller, global keys,
+/// includes), after checking `conf` as [`render_slurm_conf`] does: the controller renders its
+/// node, partition and DownNodes lines from records checked when they arrived, after this.
+pub fn render_slurm_conf_head(conf: &SlurmConf) -> Result<String, ConfigError> {
+    check_slurm_conf(conf)?;
+    let mut out = String::with_capacity(1024);
+    write_head(&mut out, conf);
+    Ok(out)
+}
+
+/// Writes slurm.conf's lines before its nodes.
+fn write_head(out: &mut String, conf: &SlurmConf) {
+    out.push_str(HEADER);
+    let _ = writeln!(out, "ClusterName={}", conf.cluster_name);
+    for h in &conf.slurmctld_hosts {
+        let _ = writeln!(out, "SlurmctldHost={h}");
+    }
+    for key in GlobalKey::ALL {
+        if let Some(v) = conf.owned.get(&key) {
+            let _ = writeln!(out, "{}={v}", key.as_str());
+        }
+    }
+    for (k, v) in &conf.extra {
+        let _ = writeln!(out, "{k}={v}");
+    }
+    for i in &conf.includes {
+        let _ = writeln!(out, "Include {i}");
+    }
+}
+
+/// One gres.conf record's text after `NodeName=<names> ` (what [`push_gres_lines`] writes per
+/// record).
+pub fn gres_record_text(r: &GresLine) -> String {
+    let mut s = String::with_capacity(96);
+    push_record(&mut s, r);
+    s
 }
 
 /// Writes one record: the one gres.conf writer (the `detect-gpus` action's preview uses it
@@ -402,11 +435,11 @@ pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
     check_gres_conf(conf)?;
     Ok(write_gres_conf(
         conf,
-        &mut Hostlists::new(&mut MemoSession::default()),
+        &mut Hostlists::default(),
     ))
 }
 
-fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a, '_>) -> String {
+fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> String {
     let mut out = String::with_capacity(128 + (conf.nodes.len() + conf.node_groups.len()) * 128);
     out.push_str(HEADER);
     if let Some(a) = conf.auto_detect {
@@ -476,22 +509,11 @@ pub struct RenderedFiles {
 /// Renders both files after checking them against each other ([`check_consistency`]):
 /// GRES counts and type strings must agree per node.
 pub fn render_files(slurm: &SlurmConf, gres: &GresConf) -> Result<RenderedFiles, ConfigError> {
-    render_files_remembering(slurm, gres, &mut MemoSession::default())
-}
-
-/// [`render_files`], reusing the hostlists of earlier renders that `memo` holds and adding
-/// this render's long lists to it: the same files, without compressing again a long list that
-/// has not changed (the controller keeps the memo in its relation cache).
-pub fn render_files_remembering(
-    slurm: &SlurmConf,
-    gres: &GresConf,
-    memo: &mut MemoSession,
-) -> Result<RenderedFiles, ConfigError> {
     check_slurm_conf(slurm)?;
     check_gres_conf(gres)?;
     check_consistency(slurm, gres)?;
     // gres.conf's lines name slurm.conf's nodes again: their hostlists are made once.
-    let mut hostlists = Hostlists::new(memo);
+    let mut hostlists = Hostlists::default();
     Ok(RenderedFiles {
         slurm_conf: write_slurm_conf(slurm, &mut hostlists),
         gres_conf: write_gres_conf(gres, &mut hostlists),
@@ -500,7 +522,7 @@ pub fn render_files_remembering(
 
 #[cfg(test)]
 mod tests {
-    use super::{Hostlists, KEEP_FROM, MemoSession, compress};
+    use super::{Hostlists, KEEP_FROM, compress};
     use crate::slurm::hostlist::natural_cmp;
 
     fn names(n: usize) -> Vec<String> {
@@ -522,8 +544,7 @@ mod tests {
         c.reverse();
         let a_copy = a.clone();
         let short = names(3);
-        let mut memo = MemoSession::default();
-        let mut hostlists = Hostlists::new(&mut memo);
+        let mut hostlists = Hostlists::default();
         for _ in 0..2 {
             for list in [&a, &b, &c, &a_copy, &short] {
                 let list: Vec<&str> = list.iter().map(String::as_str).collect();

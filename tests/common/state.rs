@@ -61,10 +61,6 @@ impl State {
     }
 }
 
-/// Set (any value): hooks run with [`Host::exiting_after_hook`], as in the charm binary, so a
-/// profile counts what the binary does (`tools/bench/callgrind.sh`); memory is then not freed.
-pub const AS_BINARY_ENV: &str = "CHARM_STATE_AS_BINARY";
-
 /// Runs `event` of `kind` against `state` and returns the state afterwards.
 pub fn run(kind: CharmKind, event: Event, state: &State) -> Result<State, CharmError> {
     let (result, out) = run_to_end(kind, event, state);
@@ -100,11 +96,7 @@ pub fn run_to_end(kind: CharmKind, event: Event, state: &State) -> (Result<(), C
     for (prefix, out) in &state.command_outputs {
         runner.answer(prefix, out.clone());
     }
-    let mut host = Host::new(root.path(), &runner);
-    if std::env::var_os(AS_BINARY_ENV).is_some() {
-        // as the charm binary does: what a hook is done with is left to the kernel at exit
-        host = host.exiting_after_hook();
-    }
+    let host = Host::new(root.path(), &runner);
     let ctx = HookContext {
         unit_name: state.unit.clone(),
         app_name: state.unit.split('/').next().unwrap_or_default().into(),

@@ -96,7 +96,6 @@ impl Owner {
 pub struct Host<'r> {
     root: PathBuf,
     runner: &'r dyn Runner,
-    exits_after_hook: bool,
 }
 
 impl<'r> Host<'r> {
@@ -105,29 +104,6 @@ impl<'r> Host<'r> {
         Self {
             root: root.into(),
             runner,
-            exits_after_hook: false,
-        }
-    }
-
-    /// This host, for a process that exits as soon as its one hook is done (the charm binary
-    /// Juju runs): what [`Host::release`] is given is left to the operating system.
-    pub fn exiting_after_hook(self) -> Self {
-        Self {
-            exits_after_hook: true,
-            ..self
-        }
-    }
-
-    /// Lets go of what a hook is done with. A process that exits right after its hook
-    /// ([`Host::exiting_after_hook`]) does not free it: the kernel takes the whole heap back at
-    /// exit, while freeing the controller's per-node maps one allocation at a time was about a
-    /// tenth of its hook at 10,000 nodes (docs/BENCHMARKS.md). Anywhere else (tests, a caller
-    /// running many hooks) it is dropped as usual.
-    pub fn release<T>(&self, spent: T) {
-        if self.exits_after_hook {
-            std::mem::forget(spent);
-        } else {
-            drop(spent);
         }
     }
 

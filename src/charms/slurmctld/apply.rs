@@ -1,42 +1,40 @@
-//! Carries out the controller's plan (writes only, in a fixed order): the quick index's head
-//! removed (so a hook that fails from here on leaves the quick path off), the key secret created
+//! Carries out the controller's plan (writes only, in a fixed order): the key secret created
 //! when there is none, the secret housekeeping, the munge key (and a munge restart if it
 //! changed), the three Slurm files (each atomic, skipped when identical), what slurmctld needs
 //! (restart, reconfigure, stop or none; resume nodes that left DownNodes; clear GRES drains the
 //! restart fixed), then the key secret's grants, `cluster_info` naming it (its id filled in here,
 //! [`super::key_secret`]) and the verdicts on every relation where they changed. The status is
-//! set by the caller after this, and the cache persisted last ([`persist`]). A unit that is not
+//! set by the caller after this, and the store saved last ([`save`]). A unit that is not
 //! the leader only does its secret housekeeping and sets its status ([`standby`]).
 
-use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecordRef, Refusal, first_new_line};
-use super::cache::CACHE_PATH;
+use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
-use super::index::plan_index;
 use super::key_secret::{self, KeySecretPlan};
-use super::plan::{ControllerPlan, OnRefusal, StandbyPlan, refused_status};
+use super::plan::{ControllerPlan, StandbyPlan, refused_status};
+use super::store::{Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::interface::VERDICTS_KEY;
-use juju_runtime::{Bag, HookContext, SecretBackend, Status};
+use crate::interface::{VERDICTS_KEY, Verdicts};
+use juju_runtime::{Bag, HookContext, RelationId, SecretBackend, Status};
+use std::collections::BTreeMap;
 
-/// What applying a plan found out that the plan could not know: what the status and the cache
+/// What applying a plan found out that the plan could not know: what the status and the store
 /// then say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
-    /// slurmctld refused the new files (the accepted ones are back in place and the refusal
-    /// recorded): the status to set instead of the plan's.
-    pub refused: Option<Status>,
+    /// slurmctld refused the new files (the accepted ones are back in place): the status to
+    /// set instead of the plan's, and the refusal the store records.
+    pub refused: Option<(Status, Refusal)>,
     /// The `cluster_info` published (naming the key secret, created in this hook or not): the
-    /// cache records it on the plan's relations ([`persist`]).
+    /// store records it on the plan's relations ([`save`]).
     pub cluster_info: Option<String>,
-    /// What the refusal changed in the verdicts ([`ControllerPlan::refusal`]): the cache marks
-    /// those relations' verdicts unknown ([`persist`]).
-    pub on_refusal: Option<OnRefusal>,
+    /// The verdicts published because of a refusal (relation id, value): the store records
+    /// them ([`save`]).
+    pub refusal_verdicts: Vec<(u32, String)>,
 }
 
-/// Carries out a standby plan: the secret housekeeping, the quick index removed (a former
-/// leader's must not outlive its leadership), then the status.
+/// Carries out a standby plan: the secret housekeeping, then the status.
 pub fn standby<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
@@ -44,7 +42,6 @@ pub fn standby<B: SecretBackend>(
     plan: &StandbyPlan,
 ) -> Result<(), CharmError> {
     key_secret::apply_actions(backend, &plan.secrets)?;
-    super::index::invalidate(host)?;
     super::status_record::set_unit_status(ctx, backend, host, &plan.status)?;
     Ok(())
 }
@@ -56,10 +53,6 @@ pub fn apply<B: SecretBackend + Sync>(
     host: &Host<'_>,
     plan: &ControllerPlan,
 ) -> Result<Outcome, CharmError> {
-    if plan.invalidate_index {
-        // first: a hook that fails from here on leaves the quick path off
-        super::index::invalidate(host)?;
-    }
     // the id exists from here on (created before anything names it)
     let key_secret = match &plan.key_secret {
         Some(KeySecretPlan {
@@ -82,36 +75,12 @@ pub fn apply<B: SecretBackend + Sync>(
     }
     announce(&plan.decision);
     let write_and_reload = || -> Result<(), ReloadError> {
-        // Recorded before anything reaches slurmctld: a state directory that cannot be written
-        // fails the hook here, before a restart that every retry would then repeat.
-        if let Some(record) = &plan.applied_before {
-            // No fsync: lost in a crash, the record before it (the same but for `pending`)
-            // stands.
-            host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))
-                .map_err(|e| ReloadError::Charm(e.into()))?;
-        }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
         reload(host, &plan.decision)
     };
-    // The log so far (the reload just announced, the warnings) goes to `juju-log` while the
-    // files are written and slurmctld is reloaded: file writes, `fsync` and a process of its
-    // own, none a hook tool, so they overlap the round trip instead of adding to it. Records
-    // logged after this go out with the next flush.
-    let reloaded = if plan.decision.reload.runs() {
-        juju_runtime::flush_log_during(backend, write_and_reload)
-    } else {
-        write_and_reload()
-    };
-    let refused = match reloaded {
+    let refused = match write_and_reload() {
         Ok(()) => {
-            if let Some(record) = &plan.applied_after {
-                // No fsync: a crash that loses it leaves an older record (the pending one, or
-                // one of an earlier hook), and a record older than what slurmctld runs costs at
-                // most one needless reload, since [`super::decide`] compares it with the files
-                // rendered then; slurm.conf and gres.conf themselves were synced above.
-                host.write_unsynced(APPLIED_PATH, record, 0o600, Some(Owner::ROOT))?;
-            }
             if plan.keep_accepted {
                 // Written over the old copies, no fsync, no rename: a copy a crash left stale or
                 // torn does not match the applied record's hash, and is then not put back
@@ -123,47 +92,46 @@ pub fn apply<B: SecretBackend + Sync>(
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
         Err(ReloadError::Charm(e)) => return Err(e),
     };
-    let (refused, reason, on_refusal) = match refused {
-        Some((status, reason, on)) => (Some(status), reason, on),
-        None => (None, String::new(), None),
-    };
     let cluster_info = match key_secret {
         Some((id, Some(write))) => Some(key_secret::publish(backend, &id, write)?),
         _ => None,
     };
-    // Refused: the units whose records changed are told, with the daemon's reason.
-    let told = match &on_refusal {
-        Some(on) => on.verdicts.as_slice(),
-        None => &[],
-    };
+    // Refused: the units whose values changed since the last accepted files are told, with the
+    // daemon's reason, on their relations; the other relations get the plan's verdicts.
+    let mut told: BTreeMap<u32, Verdicts> = BTreeMap::new();
+    if let Some((_, refusal)) = &refused {
+        for relation in refusal.units.values() {
+            told.entry(*relation)
+                .or_insert_with(|| plan.verdicts.get(relation).cloned().unwrap_or_default());
+        }
+        super::refusal::tell(&mut told, refusal);
+    }
     for RelationWrite {
         relation,
         app,
         data,
     } in &plan.relation_data
     {
-        if data.contains_key(VERDICTS_KEY) && told.iter().any(|(r, _, _)| r == relation) {
+        if data.contains_key(VERDICTS_KEY) && told.contains_key(&relation.id) {
             continue;
         }
         backend.relation_set(relation, *app, data)?;
     }
-    if !told.is_empty() {
-        for (relation, base, units) in told {
-            let mut verdicts = base.clone();
-            for unit in units {
-                verdicts
-                    .0
-                    .entry(unit.clone())
-                    .or_insert_with(|| super::refusal::verdict(&reason));
-            }
-            let data = Bag::from([(VERDICTS_KEY.to_string(), verdicts.to_relation_value())]);
-            backend.relation_set(relation, true, &data)?;
-        }
+    let mut refusal_verdicts = Vec::new();
+    for (id, verdicts) in told {
+        let value = verdicts.to_relation_value();
+        let data = Bag::from([(VERDICTS_KEY.to_string(), value.clone())]);
+        backend.relation_set(
+            &RelationId::new(crate::interface::SLURMCTLD_ENDPOINT, id),
+            true,
+            &data,
+        )?;
+        refusal_verdicts.push((id, value));
     }
     Ok(Outcome {
         refused,
         cluster_info,
-        on_refusal,
+        refusal_verdicts,
     })
 }
 
@@ -208,7 +176,7 @@ fn roll_back(
     host: &Host<'_>,
     plan: &ControllerPlan,
     reason: String,
-) -> Result<(Status, String, Option<OnRefusal>), CharmError> {
+) -> Result<(Status, Refusal), CharmError> {
     let reason = crate::charms::util::short(reason.trim(), 200);
     tracing::error!("slurmctld refused the new files: {reason}");
     // The last accepted copies, read only now that they are needed, in ACCEPTED_FILES order.
@@ -239,14 +207,11 @@ fn roll_back(
             })
         })
         .collect();
-    // the copies are what slurmctld accepted when they hash as the applied record says
-    let record = plan.refused_record.as_ref();
-    let expected = record
-        .and_then(|r| r.applied.as_ref())
-        .map(|a| a.files_hash.as_str());
+    // the copies are what slurmctld accepted when they hash as the store says
+    let expected = plan.previous.0.as_ref().map(|a| a.files_hash);
     let verified = match &copies[..] {
         [Some(cgroup), Some(gres), Some(slurm)] => {
-            expected == Some(super::desired::files_hash(slurm, gres, cgroup).as_str())
+            expected == Some(super::desired::files_hash(slurm, gres, cgroup))
         }
         _ => false,
     };
@@ -266,21 +231,8 @@ fn roll_back(
             }
         }
     }
-    let (mut refusal, on_refusal) = match plan.refusal() {
-        Some((refusal, on)) => (refusal, Some(on)),
-        None => (Refusal::default(), None),
-    };
-    refusal.reason = reason;
-    refusal.input = input;
-    let bytes = AppliedRecordRef {
-        applied: record.and_then(|r| r.applied.as_ref()),
-        pending: None,
-        refused: Some(&refusal),
-        fingerprints: &plan.accepted_fingerprints,
-    }
-    .to_bytes();
-    host.write(APPLIED_PATH, &bytes, 0o600, Some(Owner::ROOT))?;
-    Ok((refused_status(&refusal), refusal.reason, on_refusal))
+    let refusal = plan.refusal(reason, input).unwrap_or_default();
+    Ok((refused_status(&refusal), refusal))
 }
 
 /// Why slurmctld could not be brought in line.
@@ -311,72 +263,38 @@ impl From<HostError> for ReloadError {
     }
 }
 
-/// Writes the cache: the last step of a hook, after the status was set, so a hook that fails
-/// anywhere before leaves the cache as it was and the retry publishes again. The cache is
-/// serialised here, into its file, and the quick index planned from its hash; call it once the
-/// rendered files are let go (the three are megabytes at 10,000 distinct nodes). The cache
-/// records what `outcome` says was published and refused.
-pub fn persist(
-    host: &Host<'_>,
-    plan: &mut ControllerPlan,
-    outcome: &Outcome,
-) -> Result<(), CharmError> {
-    let refused = outcome.refused.is_some();
-    let mut index = plan.index.take();
-    if let Some(mut write) = plan.cache.take() {
-        let published = plan
-            .key_secret
-            .as_ref()
-            .and_then(|k| k.cluster_info.as_ref());
-        if let (Some(published), Some(value)) = (published, &outcome.cluster_info) {
-            key_secret::record(&mut write.cache, published, value);
-        }
-        let on_refusal = outcome.on_refusal.as_ref();
-        if let Some(on) = on_refusal.filter(|on| refused && !on.verdicts.is_empty()) {
-            for key in &on.unknown {
-                if let Some(rel) = write.cache.relations.get_mut(key) {
-                    // Not a value any hook publishes: the next hook compares, differs, and
-                    // publishes again.
-                    rel.verdicts_published = Some(String::from("?"));
-                }
+/// Saves the store: the last step of a hook, after the status was set, so a hook that fails
+/// anywhere before leaves the store as it was and the retry publishes again. The store records
+/// what `outcome` says was published and refused.
+pub fn save(host: &Host<'_>, plan: &mut ControllerPlan, outcome: &Outcome) -> Result<(), CharmError> {
+    let Some(mut store) = plan.store.take() else {
+        return Ok(());
+    };
+    let published = plan
+        .key_secret
+        .as_ref()
+        .and_then(|k| k.cluster_info.as_ref());
+    if let (Some(published), Some(value)) = (published, &outcome.cluster_info) {
+        key_secret::record(&mut store, published, value);
+    }
+    if let Some((status, refusal)) = &outcome.refused {
+        // slurmctld still runs what it ran before
+        store.applied = plan.previous.0.clone();
+        store.accepted_seq = plan.previous.1;
+        store.refused = Some(refusal.clone());
+        store.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
+        for (id, value) in &outcome.refusal_verdicts {
+            if let Some(rel) = store.relations.get_mut(id) {
+                rel.verdicts_published = (!value.is_empty()).then(|| value.clone());
             }
         }
-        // A directory (or anything but a file) in the cache's place was read as corrupt and
-        // rebuilt; it is replaced now.
-        if host.clear_non_file(CACHE_PATH)? {
-            tracing::warn!("replaced a non-file at {CACHE_PATH} with the rebuilt cache");
-        }
-        let mut hash = None;
-        // Unsynced where the boot id names the page cache it lives in ([`super::cache`]).
-        let boot = crate::charms::host::boot_id();
-        host.write_streamed(
-            CACHE_PATH,
-            0o600,
-            Some(Owner::ROOT),
-            boot.is_none(),
-            |file| {
-                let written = write.cache.write_to(file, boot)?;
-                // the same body as the file read: that file stays
-                let changed = write.read_hash.as_deref() != Some(written.as_str());
-                hash = Some(written);
-                Ok(changed)
-            },
-        )?;
-        index = Some(plan_index(
-            write.index_before.as_ref(),
-            &write.cache,
-            hash.as_deref(),
-        ));
-        host.release(write);
     }
-    if let Some(index) = &index {
-        // the quick path stays off while slurmctld refuses the files (the status is the
-        // refusal's, not the cached one)
-        super::index::write(host, index, !plan.refusal_on_record && !refused);
+    // A directory (or anything but a file) in the store's place was read as missing and
+    // rebuilt; it is replaced now.
+    if host.clear_non_file(STORE_PATH)? {
+        tracing::warn!("replaced a non-file at {STORE_PATH} with the rebuilt store");
     }
-    if let Some(version) = &plan.version {
-        write(host, version)?;
-    }
+    host.write(STORE_PATH, &store.to_bytes(), 0o600, Some(Owner::ROOT))?;
     Ok(())
 }
 

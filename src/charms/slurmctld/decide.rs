@@ -11,10 +11,8 @@
 //! `node-configured`) is sent them in the 20.11 format and dies (docs/slurm-versions.md,
 //! "slurmd dies at start").
 
-use super::cache::Applied;
-use super::grouped::{Grouped, GroupedError};
+use super::store::Applied;
 use crate::slurm::SlurmVersion;
-use crate::slurm::types::NodeName;
 
 /// What slurmctld needs after the files are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,10 +64,6 @@ impl Decision {
     }
 }
 
-/// Most nodes leaving `DownNodes` in one hook that are each looked up in the applied map's
-/// hostlists; above it, the map's names are made once instead.
-const RESUME_LOOKUPS: usize = 16;
-
 /// Decides what slurmctld needs to go from `old` to `new`. With `old` unknown (lost cache),
 /// a restart if the files on disk changed (`files_changed`), else nothing. Without nodes
 /// slurmctld cannot run (22.05: `fatal: No PartitionName information available!`), so it is
@@ -105,42 +99,23 @@ pub fn decide(
             gres_changed: Vec::new(),
         };
     };
-    // Which nodes were added, removed or changed GRES: names are made only for the GRES values
-    // whose node sets differ. A record whose groups do not compare (a node listed twice) is
-    // treated as lost.
-    let diff = match Grouped::diff(&old.nodes, &new.nodes) {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::warn!("the applied record is unreadable ({e}); treating it as lost");
-            return decide(None, new, files_changed, version);
-        }
-    };
-    let leaving: Vec<&NodeName> = old.down.difference(&new.down).collect();
-    // A node that left `DownNodes` is resumed only if it is still a node. The few that leave
-    // per hook (a unit's `node-configured`) are looked up in the grouped map's hostlists; many
-    // at once (a whole batch) are checked against its names made once.
-    let still_nodes: Result<Vec<String>, GroupedError> = if leaving.len() <= RESUME_LOOKUPS {
-        leaving
-            .into_iter()
-            .filter_map(|n| {
-                new.nodes
-                    .contains(n)
-                    .map(|c| c.then(|| n.to_string()))
-                    .transpose()
-            })
-            .collect()
-    } else {
-        new.nodes.names().map(|names| {
-            leaving
-                .into_iter()
-                .filter(|n| names.contains(n.as_str()))
-                .map(NodeName::to_string)
-                .collect()
-        })
-    };
-    let resume = still_nodes.unwrap_or_default();
-    let gres_changed: Vec<String> = diff.changed.into_iter().collect();
-    let same_nodes = diff.added.is_empty() && diff.removed.is_empty();
+    // Which nodes were added, removed or changed GRES.
+    let added = new.nodes.keys().any(|n| !old.nodes.contains_key(n));
+    let removed = old.nodes.keys().any(|n| !new.nodes.contains_key(n));
+    let gres_changed: Vec<String> = new
+        .nodes
+        .iter()
+        .filter(|(n, g)| old.nodes.get(*n).is_some_and(|o| o != *g))
+        .map(|(n, _)| n.clone())
+        .collect();
+    // A node that left `DownNodes` is resumed only if it is still a node.
+    let resume: Vec<String> = old
+        .down
+        .difference(&new.down)
+        .filter(|n| new.nodes.contains_key(*n))
+        .cloned()
+        .collect();
+    let same_nodes = !added && !removed;
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
     } else if only_left_down_nodes(old, new) {
@@ -164,10 +139,9 @@ pub fn decide(
 
 /// True when `new` differs from `old` only in nodes that left `DownNodes`: the same nodes
 /// with the same GRES, fewer down, and the same files apart from the `DownNodes` lines
-/// ([`Applied::base_hash`], unknown in caches that predate it: then false).
+/// ([`Applied::base_hash`]).
 fn only_left_down_nodes(old: &Applied, new: &Applied) -> bool {
-    !old.base_hash.is_empty()
-        && old.base_hash == new.base_hash
+    old.base_hash == new.base_hash
         && old.nodes == new.nodes
         && new.down.len() < old.down.len()
         && new.down.is_subset(&old.down)
@@ -180,11 +154,15 @@ mod tests {
     /// `hash` is the files' hash; their hash without `DownNodes` is `hash` with the down
     /// nodes cut off, so two states that differ only in `DownNodes` share it.
     fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
+        let h = |text: &str| crate::charms::slurmctld::store::checksum(&[text.as_bytes()]);
         Applied {
-            nodes: Grouped::from_pairs(nodes.iter().copied()),
-            down: down.iter().map(|s| s.parse().unwrap()).collect(),
-            files_hash: format!("{hash}{down:?}"),
-            base_hash: hash.into(),
+            nodes: nodes
+                .iter()
+                .map(|(n, g)| (n.to_string(), g.to_string()))
+                .collect(),
+            down: down.iter().map(|s| s.to_string()).collect(),
+            files_hash: h(&format!("{hash}{down:?}")),
+            base_hash: h(hash),
         }
     }
 
@@ -264,13 +242,6 @@ mod tests {
             assert_ne!(
                 super::decide(Some(&two_new), &gres, true, v).reload,
                 Reload::Resume
-            );
-            // a cache from before `base_hash`: reconfigure, as before
-            let mut old = two_new.clone();
-            old.base_hash.clear();
-            assert_eq!(
-                super::decide(Some(&old), &one_new, true, v).reload,
-                Reload::Reconfigure
             );
         }
     }

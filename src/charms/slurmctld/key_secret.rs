@@ -16,7 +16,7 @@
 //! plan would re-render the files for nothing, and the first would already have had to decide
 //! everything the second decides.
 
-use super::cache::Cache;
+use super::store::Store;
 use crate::charms::error::CharmError;
 use crate::interface::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL,
@@ -161,9 +161,9 @@ impl ClusterInfoWrite {
 
 /// Records `value` (the `cluster_info` apply published) as published on the relations of
 /// `write` (pure; [`super::apply::persist`] calls it before the cache is written).
-pub fn record(cache: &mut Cache, write: &ClusterInfoWrite, value: &str) {
-    for rel in cache.relations.values_mut() {
-        let id = RelationId::new(rel.endpoint.clone(), rel.id);
+pub fn record(store: &mut Store, write: &ClusterInfoWrite, value: &str) {
+    for (id, rel) in store.relations.iter_mut() {
+        let id = RelationId::new(crate::interface::SLURMCTLD_ENDPOINT, *id);
         if write.relations.contains(&id) {
             rel.cluster_info_published = Some(value.to_owned());
         }

@@ -1,42 +1,33 @@
-//! The slurmctld (controller) charm.
+//! The slurmctld (controller) charm. A leader hook runs one path:
 //!
-//! Leader hooks: [`observe`] (config, the relation cache updated in memory with the event's one
-//! bag, the munge key, the key secret if one exists and Slurm files on disk, the secret the
-//! event names; reads only) → [`plan::plan`] (pure: the secret changes (the key secret to create,
-//! a revision to remove), munge key, the files rendered holistically from every current unit's
-//! record, what slurmctld needs, `cluster_info` where it changed, the status, the cache to
-//! persist) → [`apply`] (writes only, fixed order, the quick index's head first; a key secret
-//! created there gets its id into `cluster_info`, see [`key_secret`]) → `status-set` once → the
-//! cache persisted last, so a hook that fails anywhere (a hook tool included) leaves the cache in
-//! step with what Juju committed. A relation event costs a constant number of hook-tool calls
-//! (see [`cache`]). Non-leaders plan only their secret housekeeping (a refresh on
-//! `secret-changed`) and report that they stand by ([`plan::standby`]).
+//! [`observe`] (config, the store with the event applied to it, and, when that changed
+//! something, the munge key, the key secret and the Slurm files on disk; reads only) →
+//! [`plan::plan`] (pure: admit first-come → fold into hostlists → render ([`desired`]) →
+//! decide what slurmctld needs ([`decide`]); "nothing changed" is an `if` there) → [`apply`]
+//! (writes only, fixed order) → `status-set` once → the store saved last ([`apply::save`]), so a
+//! hook that fails anywhere leaves the store in step with what Juju committed. A relation event
+//! costs a constant number of hook-tool calls (see [`store`]). Non-leaders plan only their
+//! secret housekeeping and report that they stand by ([`plan::standby`]). Actions run apart
+//! ([`actions`]).
 
 pub mod accepted;
-pub mod accepted_nodes;
 pub mod actions;
 pub mod apply;
-pub mod cache;
 pub mod decide;
 pub mod desired;
 pub mod first_reads;
-pub mod group_plan;
-pub mod grouped;
-pub mod index;
 pub mod key_secret;
-pub mod node_groups;
 pub mod observe;
 pub mod owners;
 pub mod plan;
 pub mod refusal;
 pub mod rotate_key;
 pub mod status_record;
-pub mod unit_name;
-pub mod unit_table;
+pub mod store;
 
+use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;
 use crate::charms::host::Host;
-use crate::charms::slurmd::{install, set_version};
 
 use juju_runtime::{Event, HookContext, SecretBackend};
 use key_secret::EventSecret;
@@ -52,7 +43,6 @@ pub const CGROUP_CONF: &str = "/etc/slurm/cgroup.conf";
 pub const PACKAGES: &[&str] = &["slurmctld", "munge", "slurm-client"];
 
 /// Runs one slurmctld hook or action.
-#[inline(never)] // its own frame: tools/bench/callgrind.sh counts the instructions under it
 pub fn handle<B: SecretBackend + Sync>(
     ctx: &HookContext,
     backend: &B,
@@ -71,23 +61,13 @@ pub fn handle<B: SecretBackend + Sync>(
         return apply::standby(ctx, backend, host, &plan::standby(event_secret.as_ref()));
     }
     let obs = observe::observe(ctx, backend, host, first.prefetched)?;
-    let plan = plan::plan(obs, event_secret.as_ref());
+    let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
-    status_record::set_unit_status(
-        ctx,
-        backend,
-        host,
-        outcome.refused.as_ref().unwrap_or(&plan.status),
-    )?;
-    let mut plan = plan;
-    // written: their text goes (munmapped) before the cache is serialised beside the rest
-    drop(std::mem::take(&mut plan.files));
-    // The log so far goes to `juju-log` while the cache is written (a file write needs no hook
-    // tool; Juju runs one tool at a time, so the status set above stays first either way): at
-    // 10,000 units the cache's serialisation and that round trip overlap instead of adding up.
-    let persisted =
-        juju_runtime::flush_log_during(backend, || apply::persist(host, &mut plan, &outcome));
-    host.release(plan);
-    persisted
+    let status = match &outcome.refused {
+        Some((status, _)) => status,
+        None => &plan.status,
+    };
+    status_record::set_unit_status(ctx, backend, host, status)?;
+    apply::save(host, &mut plan, &outcome)
 }

@@ -1,22 +1,18 @@
-//! What a slurmctld leader hook looks at (reads only). Relation data comes from the cache
-//! ([`super::cache`]), updated in memory with the one bag the event is about; the cache is
-//! rebuilt in full only when it may be stale (leader-elected, upgrade-charm, missing or
-//! corrupt, or an event for a relation it does not know). The host part is the munge key, the
-//! three Slurm files as they are on disk, and fresh random bytes for a munge key in case the
-//! cluster has none yet.
+//! What a slurmctld leader hook looks at (reads only): config, the store with this event applied
+//! to it ([`super::store`]: a relist from Juju when it may be stale), and, when the event
+//! changed something, the munge key, the key secret, the Slurm files on disk and fresh random
+//! bytes for a munge key in case the cluster has none yet.
 
-use super::accepted::{ACCEPTED_FILES, APPLIED_PATH, AppliedRecord};
-use super::cache::{CACHE_PATH, Cache, CacheError, CachedRelation, admit_partition};
+use super::accepted::ACCEPTED_FILES;
 use super::desired::Settings;
 use super::first_reads::Prefetched;
-use super::index::{self, Unchanged};
 use super::plan::MUNGE_KEY_LEN;
+use super::store::{Change, Delta, STORE_PATH, Store, StoreError};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
+use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::error::CharmError;
 use crate::charms::host::Cmd;
 use crate::charms::host::Host;
-use crate::charms::slurmd::MUNGE_KEY;
-use crate::charms::slurmd::SLURM_KEY;
 use crate::charms::util::config_str;
 use crate::interface::{
     AuthKind, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL, MungeKeyRef,
@@ -26,8 +22,8 @@ use crate::interface::{
 };
 use crate::slurm::SlurmVersion;
 use crate::slurm::types::NodeName;
-use juju_runtime::{Bag, BagOwner, ModelBackend, RelationId, SecretBackend};
-use juju_runtime::{Event, HookContext, RelationEvent};
+use juju_runtime::{Bag, BagOwner, ModelBackend, SecretBackend};
+use juju_runtime::{Event, HookContext};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
 use std::collections::BTreeMap;
 
@@ -36,13 +32,10 @@ use std::collections::BTreeMap;
 pub struct Observed {
     /// Rendering settings from config and the host.
     pub settings: Settings,
-    /// Relation data, already updated for this event.
-    pub cache: Cache,
-    /// Why the cache was rebuilt in this hook, if it was.
+    /// The store, this event applied.
+    pub store: Store,
+    /// Why the store was rebuilt from Juju in this hook, if it was.
     pub rebuilt: Option<String>,
-    /// The body hash on the first line of the cache file read, when it was trusted (saving a
-    /// cache with the same hash is skipped; the file itself is not kept).
-    pub cache_hash: Option<String>,
     /// The munge key file's bytes.
     pub munge_key_on_disk: Option<Vec<u8>>,
     /// The controller's key secret, when it exists (from the published `cluster_info`, else
@@ -57,70 +50,20 @@ pub struct Observed {
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
-    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path: the hash of
-    /// each ([`super::cache::content_hash`], by [`Host::hash`]), read in pieces and not kept
-    /// (at 10,000 distinct nodes slurm.conf alone is megabytes); `None` when absent.
-    pub files_on_disk: BTreeMap<&'static str, Option<String>>,
-    /// The installed slurmctld's version (`slurmctld -V`); `None` when it cannot be read (the
-    /// charm then does what every version takes).
+    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
+    pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
+    /// The installed slurmctld's version; `None` when it cannot be read (the charm then does
+    /// what every version takes).
     pub slurm_version: Option<SlurmVersion>,
-    /// The version was read from `slurmctld -V` in this hook (the plan persists it).
-    pub slurm_version_fresh: bool,
-    /// What slurmctld last accepted or refused ([`super::accepted`]); `None` when absent or
-    /// unreadable.
-    pub applied_record: Option<AppliedRecord>,
     /// All three last accepted copies ([`ACCEPTED_FILES`]) exist, so a refusal can put them
-    /// back (they are read only then, by [`super::apply`]).
+    /// back.
     pub accepted_complete: bool,
-    /// The event's data equals the cached record and nothing waits to be applied: the plan
-    /// renders nothing and sets the cached status again (the files, the munge key and
-    /// goal-state were not read).
+    /// The event changed nothing in the store and nothing waits to be applied: the plan sets
+    /// the stored status again (the files, the munge key and goal-state were not read).
     pub unchanged: bool,
-    /// Related slurmd units goal-state expects, and which of them are not in the cache yet
+    /// Related slurmd units goal-state expects, and which of them are not in the store yet
     /// (asked only on relation-joined/changed, see [`enlisting`]).
     pub enlisting: Option<Enlisting>,
-    /// The quick index ([`super::index`]) showed the event changes nothing: neither the cache
-    /// nor config was read, and nothing but the status is written.
-    pub quick: bool,
-    /// The quick index on disk, when it matched the cache read (the hook then rewrites only
-    /// the buckets it changes); `None`: it is rewritten in full.
-    pub index_before: Option<index::OnDisk>,
-}
-
-impl Observed {
-    /// What the quick path observed: the status and key secret to use again, nothing else.
-    fn quick(hit: Unchanged) -> Self {
-        Observed {
-            settings: Settings {
-                cluster_name: String::new(),
-                default_partition: String::new(),
-                slurm_conf_parameters: String::new(),
-                hostname: Ok(NodeName::placeholder()),
-                auth: AuthKind::Munge,
-            },
-            cache: Cache {
-                status: Some(hit.status),
-                ..Cache::default()
-            },
-            rebuilt: None,
-            cache_hash: None,
-            munge_key_on_disk: None,
-            key_secret: Some(hit.key_secret),
-            secret_key: None,
-            auth_refused: None,
-            slurm_key_on_disk: None,
-            fresh_munge_key: Vec::new(),
-            files_on_disk: BTreeMap::new(),
-            slurm_version: None,
-            slurm_version_fresh: false,
-            applied_record: None,
-            accepted_complete: false,
-            unchanged: true,
-            enlisting: None,
-            quick: true,
-            index_before: None,
-        }
-    }
 }
 
 /// Units of an enlistment batch (`add-unit -n N`) that Juju lists in goal-state but that have
@@ -142,7 +85,7 @@ pub struct Enlisting {
 pub fn enlisting<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
-    cache: &Cache,
+    store: &Store,
 ) -> Result<Option<Enlisting>, CharmError> {
     let ours = match &ctx.event {
         Event::RelationJoined(r) | Event::RelationChanged(r) => {
@@ -162,12 +105,7 @@ pub fn enlisting<B: ModelBackend>(
             .and_then(|r| r.get(unit))
             .is_some_and(|g| g.status == "blocked")
     };
-    let known = |unit: &str| {
-        cache
-            .relations
-            .values()
-            .any(|r| r.endpoint == SLURMCTLD_ENDPOINT && r.units.contains_key(unit))
-    };
+    let known = |unit: &str| store.relations.values().any(|r| r.units.contains_key(unit));
     let pending = expected
         .iter()
         .filter(|u| !known(u) && !blocked(u))
@@ -179,49 +117,43 @@ pub fn enlisting<B: ModelBackend>(
     }))
 }
 
-/// Where the leader keeps the slurmctld version it last read, so a hook does not spawn
-/// `slurmctld -V` (the version changes only with the package: install, upgrade-charm).
-pub const VERSION_PATH: &str = "/var/lib/slurm-charms/slurmctld/slurm-version";
-
-/// The installed slurmctld's version, and whether it was read from the command just now (the
-/// plan then persists it to [`VERSION_PATH`]). Install and upgrade-charm always ask the command;
-/// other hooks use the file when it holds a version. A failure is logged, naming its source,
-/// and gives `None` (the charm then does what every version takes).
-pub fn slurm_version(
-    ctx: &HookContext,
-    host: &Host<'_>,
-) -> Result<(Option<SlurmVersion>, bool), CharmError> {
+/// The installed slurmctld's version: the one the store holds, except on install and
+/// upgrade-charm (the package may have changed) or when it holds none, when `slurmctld -V` is
+/// asked (and the store keeps its answer). A failure is logged, naming its source, and gives
+/// `None` (the charm then does what every version takes).
+pub fn slurm_version(ctx: &HookContext, host: &Host<'_>, store: &mut Store) -> Option<SlurmVersion> {
     let package_may_have_changed = matches!(ctx.event, Event::Install | Event::UpgradeCharm);
-    if !package_may_have_changed {
-        if let Some(bytes) = host.read(VERSION_PATH)? {
-            let text = String::from_utf8_lossy(&bytes);
-            match SlurmVersion::parse_v_output(&text, VERSION_PATH) {
-                Ok(v) => return Ok((Some(v), false)),
-                Err(e) => tracing::warn!("{e}; asking slurmctld again"),
-            }
+    if !package_may_have_changed && let Some(text) = &store.slurm_version {
+        match SlurmVersion::parse_v_output(text, "the controller's store") {
+            Ok(v) => return Some(v),
+            Err(e) => tracing::warn!("{e}; asking slurmctld again"),
         }
     }
     let out = match host.run(&Cmd::new("slurmctld", ["-V"])) {
         Ok(out) if out.success() => out,
         Ok(out) => {
             tracing::warn!("`slurmctld -V` failed: {}", out.stderr.trim());
-            return Ok((None, true));
+            return None;
         }
         Err(e) => {
             tracing::warn!("cannot run `slurmctld -V`: {e}");
-            return Ok((None, true));
+            return None;
         }
     };
     match SlurmVersion::parse_v_output(&out.stdout, "slurmctld -V") {
-        Ok(v) => Ok((Some(v), true)),
+        Ok(v) => {
+            store.slurm_version = Some(format!("slurm {v}"));
+            Some(v)
+        }
         Err(e) => {
             tracing::warn!("{e}");
-            Ok((None, true))
+            None
         }
     }
 }
 
-/// Reads config, the cache and the event's bag.
+/// Reads config and the store, applies the event to the store (relisting from Juju when it may
+/// be stale), and reads the host when the event changed something.
 /// `prefetched`: what [`super::first_reads`] asked for already (not asked again).
 pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
@@ -230,17 +162,58 @@ pub fn observe<B: SecretBackend>(
     prefetched: Prefetched,
 ) -> Result<Observed, CharmError> {
     let event_bag = prefetched.event_bag.transpose()?;
-    // An event whose data equals the cached record reads O(1) data (no cache body).
-    let (prefetched_bag, event_bucket) =
-        match index::unchanged(ctx, backend, host, CACHE_PATH, event_bag)? {
-            Ok(hit) => return Ok(Observed::quick(hit)),
-            Err(fallback) => (fallback.bag, fallback.bucket),
-        };
     let config = match prefetched.config {
         Some(config) => config?,
         None => backend.config_get()?,
     };
-    let (slurm_version, slurm_version_fresh) = slurm_version(ctx, host)?;
+    let loaded = match host.read(STORE_PATH) {
+        Ok(Some(raw)) => Store::from_bytes(&raw),
+        Ok(None) => Err(StoreError::Missing),
+        // a path that cannot be read (a directory, no permission) is rebuilt like a damaged
+        // file; saving replaces it
+        Err(e) => {
+            tracing::warn!("cannot read {STORE_PATH}: {e}");
+            Err(StoreError::Missing)
+        }
+    };
+    let forced = match &ctx.event {
+        Event::LeaderElected => Some("leader elected".to_owned()),
+        Event::UpgradeCharm => Some("charm upgraded".to_owned()),
+        _ => None,
+    };
+    let (mut store, mut relist) = match loaded {
+        Ok(store) => (store, forced),
+        Err(why) => (Store::default(), Some(format!("store {why}"))),
+    };
+    let mut event_bag = event_bag;
+    let mut changed = false;
+    // a unit new to the store may be one of a batch (`add-unit -n N`): goal-state is asked
+    let joining = event_unit(ctx).is_some_and(|(rel, unit)| {
+        !store
+            .relations
+            .get(&rel)
+            .is_some_and(|r| r.units.contains_key(unit))
+    });
+    if relist.is_none() {
+        match delta(ctx, backend, event_bag.take())? {
+            None => {}
+            Some(delta) => match store.apply(delta) {
+                Change::None => {}
+                Change::Changed => changed = true,
+                Change::UnknownRelation => {
+                    relist = Some("event for a relation the store does not know".into())
+                }
+            },
+        }
+    }
+    if let Some(why) = &relist {
+        tracing::info!("rebuilding the store from Juju ({why})");
+        let previous = std::mem::take(&mut store);
+        store = rebuild(ctx, backend, event_bag)?;
+        store.keep_ownership_of(&previous);
+        changed = true;
+    }
+    let slurm_version = slurm_version(ctx, host, &mut store);
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
         cluster_name = "osd-cluster".into();
@@ -253,131 +226,59 @@ pub fn observe<B: SecretBackend>(
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
         hostname: NodeName::try_from(host.hostname()?.as_str()),
     };
-    // A cache path that cannot be read (a directory, no permission) is rebuilt like a corrupt
-    // one; persisting replaces it.
-    let (raw, unreadable) = match host.read(CACHE_PATH) {
-        Ok(raw) => (raw, None),
-        Err(e) => (None, Some(e)),
+    let published = published_secret(&store);
+    // Only a relation event can leave everything as it was: any other hook (config-changed,
+    // update-status, …) reconciles the files in full.
+    let relation_event = match &ctx.event {
+        Event::RelationJoined(r) | Event::RelationChanged(r) => {
+            r.relation.endpoint == SLURMCTLD_ENDPOINT
+        }
+        _ => false,
     };
-    let loaded = match (&raw, unreadable) {
-        (_, Some(why)) => Err(CacheError::Unreadable(why)),
-        (None, None) => Err(CacheError::Missing),
-        (Some(raw), None) => Cache::from_bytes(raw),
-    };
-    let cache_hash = raw
-        .as_deref()
-        .filter(|_| loaded.is_ok())
-        .and_then(index::header_hash);
-    drop(raw);
-    let forced = match &ctx.event {
-        Event::LeaderElected => Some("leader elected"),
-        Event::UpgradeCharm => Some("charm upgraded"),
-        _ => None,
-    };
-    let (mut cache, mut rebuild) = match (loaded, forced) {
-        (Ok(c), None) => (c, None),
-        (Ok(c), Some(why)) => (c, Some(why.to_string())),
-        (Err(why), _) => (Cache::default(), Some(format!("cache {why}"))),
-    };
-    let head = index::read_head(host);
-    let mut index_before = match (&cache_hash, &rebuild, head) {
-        (Some(hash), None, Some(head)) if *hash == head.cache_hash => Some(index::OnDisk {
-            buckets: head.buckets,
-            relations: head.relations.into_keys().collect(),
-            force: None,
-            force_text: None,
-        }),
-        _ => None,
-    };
-    if let (Some(before), Some(unit)) = (&mut index_before, event_unit(ctx)) {
-        // the event's unit took the full path: its bucket is written again (a bucket that was
-        // missing or wrong is repaired)
-        before.force(&unit.0, &unit.1);
-        // the quick path read that bucket (the head lists it): the plan patches it
-        before.force_text = event_bucket
-            .filter(|(b, _)| before.force == Some(*b))
-            .map(|(_, text)| text);
-    }
-    let before = event_record(ctx, &cache);
-    let mut prefetched = prefetched_bag;
-    if rebuild.is_none() && !update_with(ctx, backend, &mut cache, prefetched.take())? {
-        rebuild = Some("event for a relation the cache does not know".into());
-        index_before = None;
-    }
-    let applied_record = host
-        .read(APPLIED_PATH)
-        .ok()
-        .flatten()
-        .and_then(|raw| AppliedRecord::from_bytes(&raw));
-    let published = published_secret(&cache);
-    // A refusal by slurmctld is in the status the unit shows, not in the cached one: such a
-    // hook runs in full so the status stays the refusal's.
-    let refused = applied_record.as_ref().is_some_and(|r| r.refused.is_some());
-    let unchanged = !refused
-        && rebuild.is_none()
-        && before.is_some()
-        && before == event_record(ctx, &cache)
-        && !cache.reload_deferred
-        && cache.status.is_some()
+    let unchanged = relation_event
+        && !changed
+        && !store.reload_deferred
+        && store.refused.is_none()
+        && store.status.is_some()
         && published.is_some();
+    let mut observed = Observed {
+        settings,
+        store,
+        rebuilt: relist,
+        munge_key_on_disk: None,
+        key_secret: published,
+        secret_key: None,
+        auth_refused,
+        slurm_key_on_disk: None,
+        fresh_munge_key: Vec::new(),
+        files_on_disk: BTreeMap::new(),
+        slurm_version,
+        accepted_complete: false,
+        unchanged,
+        enlisting: None,
+    };
     if unchanged {
-        return Ok(Observed {
-            key_secret: published,
-            secret_key: None,
-            auth_refused: None,
-            slurm_key_on_disk: None,
-            applied_record,
-            accepted_complete: false,
-            settings,
-            cache,
-            rebuilt: None,
-            cache_hash,
-            munge_key_on_disk: None,
-            fresh_munge_key: Vec::new(),
-            files_on_disk: BTreeMap::new(),
-            slurm_version,
-            slurm_version_fresh,
-            unchanged: true,
-            enlisting: None,
-            quick: false,
-            index_before,
-        });
+        return Ok(observed);
     }
-    if let Some(why) = &rebuild {
-        tracing::info!("rebuilding the relation cache in full ({why})");
-        let previous = std::mem::take(&mut cache);
-        cache = rebuild_cache(ctx, backend, prefetched)?;
-        cache.keep_ownership_of(&previous);
-    }
-    cache.prune_shapes();
-    let mut applied_record = applied_record;
-    // The applied record is the one copy of what slurmctld runs (written as soon as slurmctld
-    // took the files); moved into the cache for the plan, not copied.
-    cache.applied = applied_record.as_mut().and_then(|r| r.applied.take());
-    let accepted_complete = ACCEPTED_FILES
+    observed.accepted_complete = ACCEPTED_FILES
         .iter()
         .all(|(_, copy)| host.path(copy).is_file());
-    // a unit new to the cache may be one of a batch; a deferred reload needs to know whether
-    // the batch is complete. A change to a known unit is applied at once.
-    let joining = matches!(before, Some((None, _)));
-    let enlisting = if joining || cache.reload_deferred {
-        enlisting(ctx, backend, &cache)?
-    } else {
-        None
-    };
-    let mut files_on_disk = BTreeMap::new();
-    for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
-        files_on_disk.insert(path, host.hash(path)?);
+    // a deferred reload needs to know whether the batch is complete; a change to a known unit
+    // is applied at once
+    if joining || observed.store.reload_deferred {
+        observed.enlisting = enlisting(ctx, backend, &observed.store)?;
     }
-    let munge_key_on_disk = host.read(MUNGE_KEY)?;
-    let key_secret = match published_secret(&cache) {
-        Some(id) => Some(id),
-        None => backend
+    for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
+        observed.files_on_disk.insert(path, host.read(path)?);
+    }
+    observed.munge_key_on_disk = host.read(MUNGE_KEY)?;
+    if observed.key_secret.is_none() {
+        observed.key_secret = backend
             .secret_info_get(&SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned()))?
-            .map(|info| info.id),
-    };
-    let secret_key = match &key_secret {
-        Some(id) if must_read_key(&ctx.event, munge_key_on_disk.is_some()) => {
+            .map(|info| info.id);
+    }
+    observed.secret_key = match &observed.key_secret {
+        Some(id) if must_read_key(&ctx.event, observed.munge_key_on_disk.is_some()) => {
             let content = backend.secret_get(
                 &SecretRef::Id(id.clone()),
                 &[MUNGE_KEY_SECRET_FIELD],
@@ -387,27 +288,9 @@ pub fn observe<B: SecretBackend>(
         }
         _ => None,
     };
-    Ok(Observed {
-        settings,
-        cache,
-        rebuilt: rebuild,
-        cache_hash,
-        munge_key_on_disk,
-        auth_refused,
-        slurm_key_on_disk: host.read(SLURM_KEY)?,
-        key_secret,
-        secret_key,
-        fresh_munge_key: host.random_bytes(MUNGE_KEY_LEN)?,
-        files_on_disk,
-        slurm_version,
-        slurm_version_fresh,
-        applied_record,
-        accepted_complete,
-        unchanged: false,
-        enlisting,
-        quick: false,
-        index_before,
-    })
+    observed.slurm_key_on_disk = host.read(SLURM_KEY)?;
+    observed.fresh_munge_key = host.random_bytes(MUNGE_KEY_LEN)?;
+    Ok(observed)
 }
 
 /// `auth-type` parsed and checked against the installed Slurm: `slurm` needs 23.11+ (an unknown
@@ -454,8 +337,8 @@ pub enum AuthTypeError {
 }
 
 /// The key secret named by a `cluster_info` this leader published (any relation).
-pub(super) fn published_secret(cache: &Cache) -> Option<SecretId> {
-    cache
+pub(super) fn published_secret(store: &Store) -> Option<SecretId> {
+    store
         .relations
         .values()
         .filter_map(|r| r.cluster_info_published.as_deref())
@@ -482,146 +365,93 @@ pub fn must_read_key(event: &Event, on_disk: bool) -> bool {
     may_change || !on_disk
 }
 
-/// What a relation-joined/changed of our endpoint is about, as the cache holds it: the remote
-/// unit's record (or none), the remote application's partition. `None` for other events.
-fn event_record(
-    ctx: &HookContext,
-    cache: &Cache,
-) -> Option<(Option<super::cache::CachedNode>, Option<String>)> {
+/// `(relation id, unit)` of a relation-joined/changed of our endpoint about a unit.
+fn event_unit(ctx: &HookContext) -> Option<(u32, &str)> {
     let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
         return None;
     };
-    if r.relation.endpoint != SLURMCTLD_ENDPOINT {
-        return None;
-    }
-    let entry = cache.relations.get(&key(&r.relation))?;
-    let unit = r
-        .remote_unit
-        .as_ref()
-        .and_then(|u| entry.units.get(u).map(|r| r.to_node()));
-    Some((unit, entry.partition.clone()))
+    let unit = r.remote_unit.as_deref()?;
+    (r.relation.endpoint == SLURMCTLD_ENDPOINT).then_some((r.relation.id, unit))
 }
 
-/// `(relation key, unit)` of a relation-joined/changed of our endpoint about a unit.
-fn event_unit(ctx: &HookContext) -> Option<(String, String)> {
-    let (Event::RelationJoined(r) | Event::RelationChanged(r)) = &ctx.event else {
-        return None;
-    };
-    let unit = r.remote_unit.clone()?;
-    (r.relation.endpoint == SLURMCTLD_ENDPOINT).then(|| (key(&r.relation), unit))
+/// The value of `key` in `bag`, when present and not empty.
+fn value(bag: &Bag, key: &str) -> Option<String> {
+    bag.get(key).filter(|v| !v.is_empty()).cloned()
 }
 
-fn key(rel: &RelationId) -> String {
-    rel.to_string()
-}
-
-/// Applies the one change this event is about. Returns false when the cache cannot take it
-/// (it does not know the relation) and must be rebuilt.
-pub fn update_for_event<B: ModelBackend>(
-    ctx: &HookContext,
-    backend: &B,
-    cache: &mut Cache,
-) -> Result<bool, CharmError> {
-    update_with(ctx, backend, cache, None)
-}
-
-/// [`update_for_event`], given the event's bag when the quick path already read it.
-fn update_with<B: ModelBackend>(
-    ctx: &HookContext,
-    backend: &B,
-    cache: &mut Cache,
-    prefetched: Option<Bag>,
-) -> Result<bool, CharmError> {
-    let mut prefetched = prefetched;
-    let mut get = |rel: &RelationId, owner: BagOwner| match prefetched.take() {
-        Some(bag) => Ok(bag),
-        None => backend.relation_get(rel, &owner),
-    };
-    let ours = |r: &RelationEvent| r.relation.endpoint == SLURMCTLD_ENDPOINT;
-    match &ctx.event {
-        Event::RelationCreated(r) if ours(r) => {
-            // The remote leader may have written `partition` already (units installed first).
-            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
-            let entry = cache
-                .relations
-                .entry(key(&r.relation))
-                .or_insert_with(|| CachedRelation {
-                    endpoint: r.relation.endpoint.clone(),
-                    id: r.relation.id,
-                    app: r.remote_app.clone(),
-                    ..Default::default()
-                });
-            entry.partition = bag
-                .get(PARTITION_KEY)
-                .filter(|v| !v.is_empty())
-                .map(|v| admit_partition(v));
-        }
-        Event::RelationJoined(r) | Event::RelationChanged(r) if ours(r) => {
-            let k = key(&r.relation);
-            if !cache.relations.contains_key(&k) {
-                return Ok(false);
-            }
-            match &r.remote_unit {
-                Some(unit) => {
-                    let bag = get(&r.relation, BagOwner::Unit(unit.clone()))?;
-                    let node = bag
-                        .get(NODE_KEY)
-                        .filter(|v| !v.is_empty())
-                        .map(|v| cache.ingest_node(v));
-                    if let Some(entry) = cache.relations.get_mut(&k) {
-                        match node {
-                            Some(mut node) => {
-                                // a unit keeps owning its name while it publishes that name
-                                let before = entry.units.get(unit);
-                                node.owner =
-                                    before.is_some_and(|b| b.owner && b.name == node.name.as_ref());
-                                entry.units.insert(unit.clone(), node)
-                            }
-                            None => entry.units.remove(unit),
-                        };
-                    }
-                }
-                None => {
-                    let bag = get(&r.relation, BagOwner::App(r.remote_app.clone()))?;
-                    if let Some(entry) = cache.relations.get_mut(&k) {
-                        entry.partition = bag
-                            .get(PARTITION_KEY)
-                            .filter(|v| !v.is_empty())
-                            .map(|v| admit_partition(v));
-                    }
-                }
-            }
-        }
-        Event::RelationDeparted(r) if ours(r) => {
-            let Some(entry) = cache.relations.get_mut(&key(&r.relation)) else {
-                return Ok(false);
-            };
-            let departing = r.departing_unit.as_ref().or(r.remote_unit.as_ref());
-            if let Some(unit) = departing.filter(|u| **u != ctx.unit_name) {
-                entry.units.remove(unit);
-            }
-        }
-        Event::RelationBroken(r) if ours(r) => {
-            cache.relations.remove(&key(&r.relation));
-        }
-        _ => {}
-    }
-    Ok(true)
-}
-
-/// Reads every relation in full: O(units) hook-tool calls.
-/// `event_bag` is the event's bag when it was read already (it is not asked for again).
-pub fn rebuild_cache<B: ModelBackend>(
+/// The event as a change to the store, reading the one bag it is about (`event_bag` when
+/// [`super::first_reads`] read it already). `None` for events that change no relation data.
+fn delta<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
     event_bag: Option<Bag>,
-) -> Result<Cache, CharmError> {
+) -> Result<Option<Delta>, CharmError> {
+    let r = match &ctx.event {
+        Event::RelationCreated(r)
+        | Event::RelationJoined(r)
+        | Event::RelationChanged(r)
+        | Event::RelationDeparted(r)
+        | Event::RelationBroken(r)
+            if r.relation.endpoint == SLURMCTLD_ENDPOINT =>
+        {
+            r
+        }
+        _ => return Ok(None),
+    };
+    let relation = r.relation.id;
+    let mut event_bag = event_bag;
+    let mut get = |owner: BagOwner| match event_bag.take() {
+        Some(bag) => Ok::<_, CharmError>(bag),
+        None => Ok(backend.relation_get(&r.relation, &owner)?),
+    };
+    Ok(Some(match &ctx.event {
+        Event::RelationCreated(_) => {
+            // the remote leader may have written `partition` already (units installed first)
+            let bag = backend.relation_get(&r.relation, &BagOwner::App(r.remote_app.clone()))?;
+            Delta::RelationCreated {
+                relation,
+                app: r.remote_app.clone(),
+                partition: value(&bag, PARTITION_KEY),
+            }
+        }
+        Event::RelationJoined(_) | Event::RelationChanged(_) => match &r.remote_unit {
+            Some(unit) => Delta::Node {
+                relation,
+                unit: unit.clone(),
+                value: value(&get(BagOwner::Unit(unit.clone()))?, NODE_KEY),
+            },
+            None => Delta::Partition {
+                relation,
+                value: value(&get(BagOwner::App(r.remote_app.clone()))?, PARTITION_KEY),
+            },
+        },
+        Event::RelationDeparted(_) => {
+            let departing = r.departing_unit.as_ref().or(r.remote_unit.as_ref());
+            match departing.filter(|u| **u != ctx.unit_name) {
+                Some(unit) => Delta::Departed {
+                    relation,
+                    unit: unit.clone(),
+                },
+                None => return Ok(None),
+            }
+        }
+        _ => Delta::Broken { relation },
+    }))
+}
+
+/// The relist: every relation of the endpoint read in full (O(units) hook-tool calls) into a
+/// new store. `event_bag` is the event's bag when it was read already (not asked again).
+pub fn rebuild<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    event_bag: Option<Bag>,
+) -> Result<Store, CharmError> {
     let departing = match &ctx.event {
         Event::RelationDeparted(r) => r.departing_unit.clone().or(r.remote_unit.clone()),
         _ => None,
     };
     let mut event_bag = event_bag;
-    let mut get = |rel: &RelationId, owner: BagOwner| {
+    let mut get = |rel: &juju_runtime::RelationId, owner: BagOwner| {
         let theirs = match (&ctx.event, &owner) {
             (Event::RelationJoined(r) | Event::RelationChanged(r), BagOwner::Unit(u)) => {
                 r.relation == *rel && r.remote_unit.as_ref() == Some(u)
@@ -636,35 +466,35 @@ pub fn rebuild_cache<B: ModelBackend>(
             None => backend.relation_get(rel, &owner),
         }
     };
-    let mut cache = Cache::default();
+    let mut store = Store::default();
     for rel in backend.relation_ids(SLURMCTLD_ENDPOINT)? {
         let app = backend.relation_remote_app(&rel)?;
         let remote = get(&rel, BagOwner::App(app.clone()))?;
         let own = backend.relation_get(&rel, &BagOwner::App(ctx.app_name.clone()))?;
-        let mut entry = CachedRelation {
-            endpoint: rel.endpoint.clone(),
-            id: rel.id,
+        store.apply(Delta::RelationCreated {
+            relation: rel.id,
             app,
-            partition: remote
-                .get(PARTITION_KEY)
-                .filter(|v| !v.is_empty())
-                .map(|v| admit_partition(v)),
-            cluster_info_published: own.get(CLUSTER_INFO_KEY).filter(|v| !v.is_empty()).cloned(),
-            verdicts_published: own.get(VERDICTS_KEY).filter(|v| !v.is_empty()).cloned(),
-            ..Default::default()
-        };
+            partition: value(&remote, PARTITION_KEY),
+        });
+        if let Some(r) = store.relations.get_mut(&rel.id) {
+            r.cluster_info_published = value(&own, CLUSTER_INFO_KEY);
+            r.verdicts_published = value(&own, VERDICTS_KEY);
+        }
         for unit in backend.relation_list(&rel)? {
             if Some(&unit) == departing.as_ref() {
                 continue;
             }
             let bag = get(&rel, BagOwner::Unit(unit.clone()))?;
-            if let Some(v) = bag.get(NODE_KEY).filter(|v| !v.is_empty()) {
-                entry.units.insert(unit, cache.ingest_node(v));
+            if let Some(v) = value(&bag, NODE_KEY) {
+                store.apply(Delta::Node {
+                    relation: rel.id,
+                    unit,
+                    value: Some(v),
+                });
             }
         }
-        cache.relations.insert(key(&rel), entry);
     }
-    Ok(cache)
+    Ok(store)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! (leader elected, charm upgraded) keeps the owners the loaded cache had
 //! ([`super::cache::Cache::keep_ownership_of`]).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -35,12 +35,12 @@ pub struct Owners {
 pub fn settle<'a>(
     previous: impl IntoIterator<Item = (&'a str, &'a str)>,
     claims: &[(&'a str, &'a str)],
-) -> FxHashMap<&'a str, &'a str> {
+) -> HashMap<&'a str, &'a str> {
     // Claims by name, so keeping a previous owner costs one lookup, not a scan of all claims.
-    let mut claimed: FxHashSet<(&str, &str)> = FxHashSet::default();
+    let mut claimed: HashSet<(&str, &str)> = HashSet::default();
     claimed.reserve(claims.len());
     claimed.extend(claims.iter().copied());
-    let mut owners: FxHashMap<&str, &str> = FxHashMap::default();
+    let mut owners: HashMap<&str, &str> = HashMap::default();
     owners.reserve(claims.len());
     for (name, owner) in previous {
         if claimed.contains(&(name, owner)) {
@@ -64,8 +64,8 @@ pub fn settle<'a>(
 /// are exactly the flagged claimants, so no table of them is built: at 10,000 nodes that is
 /// one map insert per name. (Two flagged claims of one name exist only in a damaged cache: the
 /// first in arrival order keeps it.)
-pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> FxHashMap<&'a str, &'a str> {
-    let mut owners: FxHashMap<&str, &str> = FxHashMap::default();
+pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> HashMap<&'a str, &'a str> {
+    let mut owners: HashMap<&str, &str> = HashMap::default();
     owners.reserve(claims.len());
     let mut flagged = 0;
     for &(name, unit, _) in claims.iter().filter(|c| c.2) {

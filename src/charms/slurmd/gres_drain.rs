@@ -13,7 +13,7 @@
 
 use super::observe::Observed;
 use super::plan::{ServiceAction, SlurmdPlan};
-use crate::charms::slurmctld::cache::fnv1a;
+use crate::charms::common::digest;
 use crate::charms::util::short;
 use juju_runtime::{Status, StatusKind};
 
@@ -59,7 +59,7 @@ pub fn plan_gres_drain(obs: &Observed, plan: &mut SlurmdPlan) {
     let Some(record) = &obs.own_node_raw else {
         return;
     };
-    let digest = fnv1a(&[record.as_bytes()]);
+    let digest = digest(&[record.as_bytes()]);
     let tried = plan
         .state
         .get(GRES_RESTART_STATE)

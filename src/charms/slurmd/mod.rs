@@ -24,16 +24,13 @@ pub mod recovery;
 pub mod sharing;
 pub mod steady;
 
+use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host};
+use crate::charms::host::Host;
 
 use juju_runtime::{Event, HookContext};
-use juju_runtime::{ModelBackend, NetworkBackend, SecretBackend, Status, StatusKind, StatusScope};
+use juju_runtime::{NetworkBackend, SecretBackend, StatusScope};
 
-/// The munge key file.
-pub const MUNGE_KEY: &str = "/etc/munge/munge.key";
-/// auth/slurm's key file (the same key as munge's, from the key secret; 0600 slurm:slurm).
-pub const SLURM_KEY: &str = "/etc/slurm/slurm.key";
 /// Which secret the munge key file was written from (its id): the key file is trusted without
 /// asking Juju only when it came from the secret `cluster_info` names, never the key the munge
 /// package generated at install.
@@ -141,44 +138,3 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
     steady::remember(host, record.as_ref())
 }
 
-/// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
-/// with maintenance statuses, then records the workload version from `<daemon> -V`.
-pub fn install<B: ModelBackend>(
-    backend: &B,
-    host: &Host<'_>,
-    packages: &[&str],
-    daemon: &str,
-) -> Result<(), CharmError> {
-    let msg = format!("installing {}", packages.join(", "));
-    backend.status_set(
-        StatusScope::Unit,
-        &Status::new(StatusKind::Maintenance, msg),
-    )?;
-    let mut args = vec!["install", "-y", "--no-install-recommends"];
-    args.extend_from_slice(packages);
-    let cmd = Cmd::new("apt-get", args);
-    if let Err(first) = host.run_ok(&cmd) {
-        tracing::warn!("{first}; refreshing the package lists and trying again");
-        host.run_ok(&Cmd::new("apt-get", ["update"]))?;
-        host.run_ok(&cmd)?;
-    }
-    set_version(backend, host, daemon);
-    Ok(())
-}
-
-/// Sets the workload version from `<daemon> -V` (`slurm-wlm 22.05.8` → `22.05.8`); a failure
-/// is logged, not fatal.
-pub fn set_version<B: ModelBackend>(backend: &B, host: &Host<'_>, daemon: &str) {
-    let version = host
-        .run_ok(&Cmd::new(daemon, ["-V"]))
-        .ok()
-        .and_then(|o| o.stdout.split_whitespace().last().map(str::to_string));
-    match version {
-        Some(v) => {
-            if let Err(e) = backend.application_version_set(&v) {
-                tracing::warn!("cannot set the workload version: {e}");
-            }
-        }
-        None => tracing::warn!("cannot read the {daemon} version (`{daemon} -V`)"),
-    }
-}

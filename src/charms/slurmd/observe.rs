@@ -6,10 +6,8 @@ use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource, DriverSourceError};
 use super::facts::{NodeFacts, NodeOverrides, NotPassedOn, SlurmdCError, parse_slurmd_c};
 use super::health::{KNOWN_GPUS_STATE, NodeDrain, SinfoError, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
-use super::{
-    MUNGE_KEY, MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURM_KEY, SLURMD_DEFAULTS,
-    SLURMD_DROP_IN,
-};
+use super::{MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, CmdOutput, Host, HostError};
 use crate::charms::util::config_str;

@@ -6,7 +6,8 @@
 use super::actions::{ActionPlan, plan_action};
 use super::desired::{Desired, desired};
 use super::observe::Observed;
-use super::{DROP_IN, MUNGE_KEY, MUNGE_KEY_SOURCE, SLURM_KEY, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use super::{DROP_IN, MUNGE_KEY_SOURCE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
+use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{AuthKind, MungeKeyRef, NODE_KEY, PARTITION_KEY};

@@ -23,7 +23,7 @@ use super::observe::Observed;
 use super::probe::ControllerProbe;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, CmdOutput, Host, HostError, Owner};
-use crate::charms::slurmctld::cache::fnv1a;
+use crate::charms::common::digest;
 use crate::gpu::{DetectOptions, Inventory};
 use juju_runtime::{Status, StatusKind};
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,7 @@ pub fn fingerprint(
     pids: &str,
 ) -> String {
     let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}\n{slurmd_active}\n{pids}");
-    fnv1a(&[env!("CARGO_PKG_VERSION").as_bytes(), text.as_bytes()])
+    digest(&[env!("CARGO_PKG_VERSION").as_bytes(), text.as_bytes()])
 }
 
 /// The record a full hook leaves behind, when it may be trusted: the controller answered, the

@@ -1,0 +1,587 @@
+//! The controller's one store: everything a leader learned from Juju and from slurmctld that a
+//! later hook (a fresh process) needs, kept in one file so that a relation event costs O(1)
+//! hook-tool calls instead of a `relation-get` per unit.
+//!
+//! It holds the relations (remote application, its raw `partition`, what this leader last
+//! published there), the units (node name, `new_node`, first-come owner flag, when their record
+//! last changed), each distinct validated `node` record **once** with its rendered slurm.conf and
+//! gres.conf lines ([`Record`]), the partition owners, what slurmctld runs ([`Applied`]), the
+//! files it last refused, the deferred reload and the last status.
+//!
+//! An event is applied to it once ([`Store::apply`], as kube-rs's reflector applies a watcher
+//! event), and the answer ([`Change`]) is the one place that says whether anything changed. A
+//! leader change, a charm upgrade, a missing or damaged file, or an event about a relation the
+//! store does not know is a relist: the store is rebuilt from Juju and replaces the old one
+//! whole (first-come ownership carried over, [`Store::keep_ownership_of`]).
+//!
+//! **File:** `<root>/var/lib/slurm-charms/slurmctld/store.bin`, mode 0600: a magic line, the
+//! format version, the XXH3-64 checksum of the body, then the body in postcard (serde). Anything
+//! that does not read back ([`StoreError`]) is rebuilt from Juju. Written atomically at the end of
+//! a leader hook, after the status, so a hook that fails anywhere leaves the store in step with
+//! what Juju committed.
+
+use super::owners::Owners;
+use crate::interface::{InterfaceError, NodeRecord};
+use crate::slurm::types::NodeName;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Host path of the store.
+pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
+
+/// The store file's first bytes.
+const MAGIC: &[u8; 8] = b"SLCSTOR\n";
+
+/// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
+pub const STORE_FORMAT: u32 = 1;
+
+/// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
+/// in full on every hook).
+pub const MAX_REASON_LEN: usize = 400;
+
+/// A remote value over [`crate::interface::MAX_RECORD_LEN`]: the unit (or application) is left
+/// out and this is its verdict, naming the key, the size and the limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{key}` is {len} bytes, over the {}-byte limit (shorten the unit's {})",
+    crate::interface::MAX_RECORD_LEN,
+    option_of(key)
+)]
+pub struct OversizedValue {
+    /// The relation key (`node`, `partition`).
+    pub key: &'static str,
+    /// The value's size in bytes.
+    pub len: usize,
+}
+
+/// The option an operator shortens for an oversized value of `key`.
+fn option_of(key: &str) -> &'static str {
+    match key {
+        "partition" => "partition-config",
+        _ => "node-config overrides",
+    }
+}
+
+/// Why one unit's `node` value is not kept as a record: the unit is kept as rejected, with this
+/// error's text as its verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The value is over the shared limit.
+    #[error(transparent)]
+    Oversized(#[from] OversizedValue),
+    /// The value is not a valid `node` record (the message names the field and the rule).
+    #[error(transparent)]
+    Record(#[from] InterfaceError),
+}
+
+/// One distinct validated `node` record, as the files need it: rendered once, when it arrived.
+/// Units whose records differ only in their name and `new_node` share one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The slurm.conf node line after `NodeName=<names>` ([`crate::slurm::render::node_tail`]).
+    pub tail: String,
+    /// Whether nodes of this record may share one hostlist line (not with `NodeAddr` or
+    /// `NodeHostname`, which name one host each).
+    pub foldable: bool,
+    /// The gres.conf lines after `NodeName=<names> `, one per GRES record.
+    pub gres_lines: Vec<String>,
+    /// The node's `Gres=` value (empty without GRES): what slurmctld runs per node
+    /// ([`Applied::nodes`]).
+    pub gres: String,
+    /// How many GRES the node line declares (the status's GPU count).
+    pub gres_count: u64,
+    /// The GRES names other than `gpu` the node line uses (`shard`, `mps`): `GresTypes`.
+    pub gres_names: Vec<String>,
+}
+
+impl Record {
+    /// The record of a checked `node` value, its name and `new_node` left out.
+    pub fn of(record: &NodeRecord) -> Record {
+        let node = record.node();
+        let gres_lines = crate::slurm::render::render_gres_records("", record.gres())
+            .into_iter()
+            .map(|line| line.trim_start_matches("NodeName= ").to_owned())
+            .collect();
+        Record {
+            tail: crate::slurm::render::node_tail(node),
+            foldable: !node
+                .extra
+                .iter()
+                .any(|e| matches!(e.key(), "NodeAddr" | "NodeHostname")),
+            gres_lines,
+            gres: record.gres_string(),
+            gres_count: node.gres.iter().map(|g| g.count).sum(),
+            gres_names: node
+                .gres
+                .iter()
+                .map(|g| g.name.as_str())
+                .filter(|n| *n != "gpu")
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+}
+
+/// What one unit's `node` value became.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entry {
+    /// Accepted: its record's id in [`Store::records`].
+    Record(u32),
+    /// Refused, with the reason (bounded to [`MAX_REASON_LEN`]).
+    Rejected(String),
+}
+
+/// One remote unit that published a `node` value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unit {
+    /// The `NodeName` it publishes (empty when its record was refused).
+    pub name: String,
+    /// Its record, or why it was refused.
+    pub entry: Entry,
+    /// `new_node` (the node is in `DownNodes` until `node-configured`).
+    pub new_node: bool,
+    /// The unit owns the name it publishes (first come); kept while it publishes that name.
+    pub owner: bool,
+    /// [`Store::seq`] when its value last changed: the units told of a refusal are those
+    /// changed since the last accepted files ([`Store::changed_since`]).
+    pub changed: u64,
+}
+
+/// One relation of the `slurmctld` endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relation {
+    /// The remote application.
+    pub app: String,
+    /// Its raw `partition` value ([`admit_partition`]).
+    pub partition: Option<String>,
+    /// Remote units with a `node` value, by unit name.
+    pub units: BTreeMap<String, Unit>,
+    /// The `cluster_info` this leader last published here.
+    pub cluster_info_published: Option<String>,
+    /// The `verdicts` this leader last published here (`None`: none).
+    pub verdicts_published: Option<String>,
+}
+
+/// What slurmctld was last brought in line with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Node name → its `Gres=` value (empty without GRES).
+    pub nodes: BTreeMap<String, String>,
+    /// Nodes in `DownNodes`.
+    pub down: BTreeSet<String>,
+    /// XXH3-64 of slurm.conf, gres.conf and cgroup.conf.
+    pub files_hash: u64,
+    /// The same without slurm.conf's `DownNodes` lines: equal in two states that differ only in
+    /// which nodes are down, which [`super::decide`] turns into a resume.
+    pub base_hash: u64,
+}
+
+/// Files slurmctld refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// [`Applied::files_hash`] of the refused set.
+    pub files_hash: u64,
+    /// What slurmctld (or the command) said.
+    pub reason: String,
+    /// The first line of the refused files that the accepted ones lack: the failing input.
+    pub input: String,
+    /// The units told (unit → relation id): those changed since the last accepted files.
+    pub units: BTreeMap<String, u32>,
+}
+
+/// The store (see the module doc).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Store {
+    /// Relations of the `slurmctld` endpoint by relation id.
+    pub relations: BTreeMap<u32, Relation>,
+    /// Distinct records by id; a record no unit names is dropped when the store is saved.
+    pub records: BTreeMap<u32, Record>,
+    /// The next record id.
+    pub next_record: u32,
+    /// Partition names owned first-come (node names: [`Unit::owner`]).
+    pub owners: Owners,
+    /// Rejections already logged (unit or application → reason): each is logged once.
+    pub logged: BTreeMap<String, String>,
+    /// The status the last leader hook that planned set (kind word, message).
+    pub status: Option<(String, String)>,
+    /// The files on disk are newer than what slurmctld runs: a reload was deferred while more
+    /// units were expected to join.
+    pub reload_deferred: bool,
+    /// What slurmctld runs, when known.
+    pub applied: Option<Applied>,
+    /// [`Store::seq`] when slurmctld last accepted files.
+    pub accepted_seq: u64,
+    /// The last set slurmctld refused (not offered again until an input changes).
+    pub refused: Option<Refusal>,
+    /// The slurmctld version last read (`slurmctld -V` is asked only on install and upgrade).
+    pub slurm_version: Option<String>,
+    /// Counts the changes applied to the store: [`Unit::changed`] is stamped with it.
+    pub seq: u64,
+}
+
+/// One event, as a change to the store ([`Store::apply`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delta {
+    /// A relation appeared (relation-created), with the remote application's `partition`.
+    RelationCreated {
+        /// Relation id.
+        relation: u32,
+        /// Remote application.
+        app: String,
+        /// Its `partition` value, if it wrote one already.
+        partition: Option<String>,
+    },
+    /// A remote application's `partition` value is now this.
+    Partition {
+        /// Relation id.
+        relation: u32,
+        /// The value (`None`: absent or empty).
+        value: Option<String>,
+    },
+    /// A remote unit's `node` value is now this.
+    Node {
+        /// Relation id.
+        relation: u32,
+        /// The unit.
+        unit: String,
+        /// The value (`None`: absent or empty, the unit has no node).
+        value: Option<String>,
+    },
+    /// A remote unit left.
+    Departed {
+        /// Relation id.
+        relation: u32,
+        /// The unit.
+        unit: String,
+    },
+    /// A relation is gone.
+    Broken {
+        /// Relation id.
+        relation: u32,
+    },
+}
+
+/// What applying a [`Delta`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The store already said this.
+    None,
+    /// The store changed.
+    Changed,
+    /// The store does not know the relation: it must be rebuilt from Juju.
+    UnknownRelation,
+}
+
+/// Why a store file was not used (the hook then rebuilds the store from Juju).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// There is no store file (first hook, or deleted to force a rebuild).
+    #[error("missing")]
+    Missing,
+    /// The file does not start with the store's magic bytes and header.
+    #[error("not a store file")]
+    Magic,
+    /// Another format version wrote it.
+    #[error("format version {found} (expected {STORE_FORMAT})")]
+    Version {
+        /// The version found.
+        found: u32,
+    },
+    /// The body does not match the checksum.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// The body does not decode.
+    #[error("unreadable body ({0})")]
+    Body(#[source] postcard::Error),
+}
+
+/// The header: magic, version (u32 LE), checksum (u64 LE).
+const HEADER_LEN: usize = MAGIC.len() + 4 + 8;
+
+/// A remote `partition` value as the store keeps it: itself, or a mark and its size when it is
+/// over the shared limit (refused when planned, never stored in full).
+pub fn admit_partition(raw: &str) -> String {
+    if raw.len() > crate::interface::MAX_RECORD_LEN {
+        format!("{OVERSIZED_MARK}{}", raw.len())
+    } else {
+        raw.to_string()
+    }
+}
+
+/// Marks a stored `partition` value that was too large to keep (only its size is kept).
+pub const OVERSIZED_MARK: &str = "\u{0}oversized:";
+
+/// A rejection reason cut to [`MAX_REASON_LEN`] bytes (at a character boundary).
+pub fn bounded(reason: String) -> String {
+    if reason.len() <= MAX_REASON_LEN {
+        return reason;
+    }
+    let mut end = MAX_REASON_LEN;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &reason[..end], reason.len())
+}
+
+/// XXH3-64 of `parts` in order: the one hash family, for integrity only (the store's checksum,
+/// which files slurmctld runs).
+pub fn checksum(parts: &[&[u8]]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.digest()
+}
+
+impl Store {
+    /// Reads a store file's bytes.
+    pub fn from_bytes(raw: &[u8]) -> Result<Store, StoreError> {
+        let (header, body) = raw.split_at_checked(HEADER_LEN).ok_or(StoreError::Magic)?;
+        let (magic, rest) = header.split_at(MAGIC.len());
+        if magic != MAGIC {
+            return Err(StoreError::Magic);
+        }
+        let (version, sum) = rest.split_at(4);
+        let found = u32::from_le_bytes(version.try_into().map_err(|_| StoreError::Magic)?);
+        if found != STORE_FORMAT {
+            return Err(StoreError::Version { found });
+        }
+        let sum = u64::from_le_bytes(sum.try_into().map_err(|_| StoreError::Magic)?);
+        if checksum(&[body]) != sum {
+            return Err(StoreError::Checksum);
+        }
+        postcard::from_bytes(body).map_err(StoreError::Body)
+    }
+
+    /// The store file's bytes; records no unit names are left out.
+    pub fn to_bytes(&mut self) -> Vec<u8> {
+        self.drop_unused_records();
+        let body = postcard::to_stdvec(&*self).unwrap_or_default();
+        let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
+        out.extend_from_slice(&checksum(&[&body]).to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    fn drop_unused_records(&mut self) {
+        let used: BTreeSet<u32> = self
+            .units()
+            .filter_map(|(_, _, u)| match u.entry {
+                Entry::Record(id) => Some(id),
+                Entry::Rejected(_) => None,
+            })
+            .collect();
+        self.records.retain(|id, _| used.contains(id));
+    }
+
+    /// Every unit with its relation id and name.
+    pub fn units(&self) -> impl Iterator<Item = (u32, &str, &Unit)> {
+        self.relations
+            .iter()
+            .flat_map(|(id, r)| r.units.iter().map(move |(n, u)| (*id, n.as_str(), u)))
+    }
+
+    /// Parses one unit's raw `node` value once, at the boundary, into a unit entry (its record
+    /// shared with the units that have the same one). A value that fails is kept as refused,
+    /// with the reason, for this unit alone.
+    pub fn ingest(&mut self, raw: &str) -> Unit {
+        match ingest_record(raw) {
+            Ok(record) => {
+                let id = self.record_id(Record::of(&record));
+                Unit {
+                    name: record.node_name().to_string(),
+                    entry: Entry::Record(id),
+                    new_node: record.new_node(),
+                    owner: false,
+                    changed: self.seq,
+                }
+            }
+            Err(why) => Unit {
+                name: String::new(),
+                entry: Entry::Rejected(bounded(why.to_string())),
+                new_node: false,
+                owner: false,
+                changed: self.seq,
+            },
+        }
+    }
+
+    /// The id of `record`: an equal record's, or a new one's.
+    fn record_id(&mut self, record: Record) -> u32 {
+        if let Some((id, _)) = self.records.iter().find(|(_, r)| **r == record) {
+            return *id;
+        }
+        let id = self.next_record;
+        self.next_record = self.next_record.wrapping_add(1);
+        self.records.insert(id, record);
+        id
+    }
+
+    /// Applies one event to the store and says whether it changed anything.
+    pub fn apply(&mut self, delta: Delta) -> Change {
+        match delta {
+            Delta::RelationCreated {
+                relation,
+                app,
+                partition,
+            } => {
+                let partition = partition.as_deref().map(admit_partition);
+                let rel = self.relations.entry(relation).or_default();
+                if rel.app == app && rel.partition == partition {
+                    return Change::None;
+                }
+                rel.app = app;
+                rel.partition = partition;
+            }
+            Delta::Partition { relation, value } => {
+                let value = value.as_deref().map(admit_partition);
+                let Some(rel) = self.relations.get_mut(&relation) else {
+                    return Change::UnknownRelation;
+                };
+                if rel.partition == value {
+                    return Change::None;
+                }
+                rel.partition = value;
+            }
+            Delta::Node {
+                relation,
+                unit,
+                value,
+            } => {
+                if !self.relations.contains_key(&relation) {
+                    return Change::UnknownRelation;
+                }
+                self.seq += 1;
+                let ingested = value.as_deref().map(|v| self.ingest(v));
+                let Some(rel) = self.relations.get_mut(&relation) else {
+                    return Change::UnknownRelation;
+                };
+                let before = rel.units.get(&unit);
+                match ingested {
+                    Some(mut new) => {
+                        if let Some(b) = before
+                            && same_value(b, &new)
+                        {
+                            self.seq -= 1;
+                            return Change::None;
+                        }
+                        // a unit keeps owning its name while it publishes that name
+                        new.owner = before.is_some_and(|b| b.owner && b.name == new.name);
+                        rel.units.insert(unit, new);
+                    }
+                    None => {
+                        if rel.units.remove(&unit).is_none() {
+                            self.seq -= 1;
+                            return Change::None;
+                        }
+                    }
+                }
+            }
+            Delta::Departed { relation, unit } => {
+                let Some(rel) = self.relations.get_mut(&relation) else {
+                    return Change::UnknownRelation;
+                };
+                if rel.units.remove(&unit).is_none() {
+                    return Change::None;
+                }
+                self.seq += 1;
+            }
+            Delta::Broken { relation } => {
+                if self.relations.remove(&relation).is_none() {
+                    return Change::None;
+                }
+                self.seq += 1;
+            }
+        }
+        Change::Changed
+    }
+
+    /// After a relist: keeps the partition owners, each unit's owner flag while it still
+    /// publishes the same name, and each unit's change stamp while its value is the same, from
+    /// the store it replaces (first come survives a rebuild; a refusal after it tells only the
+    /// units that changed). Also keeps what this leader published, ran and refused.
+    pub fn keep_ownership_of(&mut self, previous: &Store) {
+        self.owners = previous.owners.clone();
+        self.logged = previous.logged.clone();
+        self.applied = previous.applied.clone();
+        self.accepted_seq = previous.accepted_seq;
+        self.refused = previous.refused.clone();
+        self.reload_deferred = previous.reload_deferred;
+        self.status = previous.status.clone();
+        self.slurm_version = previous.slurm_version.clone();
+        self.seq = self.seq.max(previous.seq) + 1;
+        let seq = self.seq;
+        for (id, rel) in self.relations.iter_mut() {
+            let old = previous.relations.get(id);
+            for (name, unit) in rel.units.iter_mut() {
+                let before = old.and_then(|r| r.units.get(name));
+                unit.owner = before.is_some_and(|b| b.owner && b.name == unit.name);
+                let same = before.is_some_and(|b| {
+                    b.name == unit.name
+                        && b.new_node == unit.new_node
+                        && record_of(previous, b) == record_of_parts(&self.records, unit)
+                });
+                unit.changed = match before {
+                    Some(b) if same => b.changed,
+                    _ => seq,
+                };
+            }
+        }
+    }
+
+    /// The units whose value changed after `seq` (unit → relation id).
+    pub fn changed_since(&self, seq: u64) -> BTreeMap<String, u32> {
+        self.units()
+            .filter(|(_, _, u)| u.changed > seq)
+            .map(|(id, name, _)| (name.to_owned(), id))
+            .collect()
+    }
+
+    /// Sets the owner flag of the units named: (relation id, unit, owns).
+    pub fn set_owners(&mut self, changes: &[(u32, String, bool)]) {
+        for (id, unit, owns) in changes {
+            if let Some(u) = self
+                .relations
+                .get_mut(id)
+                .and_then(|r| r.units.get_mut(unit))
+            {
+                u.owner = *owns;
+            }
+        }
+    }
+}
+
+fn record_of<'a>(store: &'a Store, unit: &Unit) -> Result<&'a Record, &'a str> {
+    record_of_parts(&store.records, unit)
+}
+
+fn record_of_parts<'a>(records: &'a BTreeMap<u32, Record>, unit: &Unit) -> Result<&'a Record, &'a str> {
+    match &unit.entry {
+        Entry::Record(id) => records.get(id).ok_or(""),
+        Entry::Rejected(_) => Err(""),
+    }
+}
+
+/// Whether a unit's new entry says what the old one did (the record ids are the store's own:
+/// equal records share one id).
+fn same_value(before: &Unit, new: &Unit) -> bool {
+    before.name == new.name && before.new_node == new.new_node && before.entry == new.entry
+}
+
+/// A `node` value checked for size, then parsed and validated by Slurm's rules.
+fn ingest_record(raw: &str) -> Result<NodeRecord, IngestError> {
+    if raw.len() > crate::interface::MAX_RECORD_LEN {
+        return Err(OversizedValue {
+            key: "node",
+            len: raw.len(),
+        }
+        .into());
+    }
+    Ok(NodeRecord::from_relation_value(raw)?)
+}
+
+/// A placeholder to keep the import used where names are parsed again.
+#[allow(dead_code)]
+fn _names(_: &NodeName) {}
