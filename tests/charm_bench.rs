@@ -167,7 +167,7 @@ fn enlist_1000_units() {
 #[test]
 #[ignore = "benchmark: run with --release -- --ignored --nocapture"]
 fn controller_work_per_hook() {
-    use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+    use slurm_charms::charms::slurmctld::store::{Delta, Store};
     use slurm_charms::charms::slurmctld::desired::{Settings, plan};
     let settings = Settings {
         cluster_name: "c".into(),
@@ -177,35 +177,33 @@ fn controller_work_per_hook() {
         auth: Default::default(),
     };
     for n in [1000usize, 10_000] {
-        let mut rel = CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 1,
+        let mut cache = Store::default();
+        cache.apply(Delta::RelationCreated {
+            relation: 1,
             app: "gpu".into(),
             partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
-            ..Default::default()
-        };
-        let mut cache = Cache::default();
+        });
         for i in 0..n {
-            rel.units.insert(
-                format!("gpu/{i}"),
-                cache.ingest_node(&format!(
+            cache.apply(Delta::Node {
+                relation: 1,
+                unit: format!("gpu/{i}"),
+                value: Some(format!(
                     r#"{{"node_parameters":{{"NodeName":"gpu-{i:05}","CPUs":"224","Boards":"1","SocketsPerBoard":"2","CoresPerSocket":"56","ThreadsPerCore":"2","RealMemory":"2063937","Gres":["gpu:nvidia_h100_80gb_hbm3:8"],"MemSpecLimit":"1024"}},"new_node":{},"gres":[{{"Name":"gpu","Type":"nvidia_h100_80gb_hbm3","File":"/dev/nvidia[0-7]","Cores":"0-55,112-167"}}]}}"#,
                     i % 10 == 0
                 )),
-            );
+            });
         }
-        cache.relations.insert("slurmd:1".into(), rel);
         let bytes = cache.to_bytes();
         let mut times = [Duration::ZERO; 4];
         let runs = 5;
         for _ in 0..runs {
             let t = Instant::now();
-            let c = Cache::from_bytes(&bytes).unwrap();
+            let mut c = Store::from_bytes(&bytes).unwrap();
             times[0] += t.elapsed();
             let t = Instant::now();
             let p = plan(&settings, &c);
             times[1] += t.elapsed();
-            assert_eq!(p.nodes.len(), n);
+            assert_eq!(p.node_count, n);
             assert!(p.render_error.is_none(), "{:?}", p.render_error);
             let t = Instant::now();
             let out = c.to_bytes();

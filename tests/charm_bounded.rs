@@ -8,7 +8,7 @@ mod support;
 
 use juju_sim::Hook;
 use slurm_charms::charms::host::default_timeout;
-use slurm_charms::charms::slurmctld::cache::CACHE_PATH;
+use slurm_charms::charms::slurmctld::store::STORE_PATH;
 use slurm_charms::charms::{Cmd, HostError, Runner, SystemRunner};
 use std::time::{Duration, Instant};
 use support::three_nodes;
@@ -272,7 +272,7 @@ fn a_one_mib_node_name_is_refused_and_logged_once_abbreviated() {
     assert!(logs[0].len() < 1000, "{}", logs[0].len());
     let total: usize = c.sim.logs().iter().map(|l| l.message.len()).sum();
     assert!(total < 200_000, "{total} bytes of juju-log");
-    let cache = c.bytes("slurmctld/0", CACHE_PATH).unwrap();
+    let cache = c.bytes("slurmctld/0", STORE_PATH).unwrap();
     assert!(cache.len() < 64 * 1024, "{}", cache.len());
 }
 

@@ -12,8 +12,8 @@ mod support;
 use common::{RecordingRunner, changed};
 use juju_runtime::{HookContext, RelationId};
 use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
-use slurm_charms::charms::slurmctld::accepted::{ACCEPTED_FILES, APPLIED_PATH};
-use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
+use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
+use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::{CharmKind, Host, run_with};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -228,13 +228,13 @@ fn a_cache_path_that_is_a_directory_is_rebuilt() {
     let mut c = three_nodes();
     let path = c
         .root("slurmctld/0")
-        .join(CACHE_PATH.trim_start_matches('/'));
+        .join(STORE_PATH.trim_start_matches('/'));
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir_all(path.join("junk")).unwrap();
     c.sim.update_status(Some("slurmctld")).unwrap();
     c.assert_no_errors();
     let raw = std::fs::read(&path).expect("a file again");
-    let cache = Cache::from_bytes(&raw).unwrap();
+    let cache = Store::from_bytes(&raw).unwrap();
     assert_eq!(
         cache
             .relations
@@ -248,7 +248,7 @@ fn a_cache_path_that_is_a_directory_is_rebuilt() {
     std::fs::write(&path, b"{not json").unwrap();
     c.sim.update_status(Some("slurmctld")).unwrap();
     c.assert_no_errors();
-    assert!(Cache::from_bytes(&std::fs::read(&path).unwrap()).is_ok());
+    assert!(Store::from_bytes(&std::fs::read(&path).unwrap()).is_ok());
 }
 
 fn set_params(c: &mut Cluster, text: &str) {
@@ -346,7 +346,7 @@ fn a_hand_edit_of_slurm_conf_is_seen_by_its_hash() {
     assert_eq!(edited.len(), rendered.len());
     assert_ne!(edited, rendered);
     std::fs::write(root.join("etc/slurm/slurm.conf"), &edited).unwrap();
-    for state in [CACHE_PATH, APPLIED_PATH] {
+    for state in [STORE_PATH] {
         std::fs::remove_file(root.join(state.trim_start_matches('/'))).unwrap();
     }
     c.clear_commands("slurmctld/0");

@@ -7,17 +7,16 @@
 #[path = "charm_support.rs"]
 mod support;
 
-use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
+use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use support::*;
 
 /// The cache's record of what was published as `cluster_info` on relation `id`.
 fn cached_cluster_info(c: &Cluster, id: u32) -> Option<String> {
-    let raw = c.bytes("slurmctld/0", CACHE_PATH)?;
-    let cache = Cache::from_bytes(&raw).expect("a readable cache");
+    let raw = c.bytes("slurmctld/0", STORE_PATH)?;
+    let cache = Store::from_bytes(&raw).expect("a readable cache");
     cache
         .relations
-        .get(&format!("slurmctld:{id}"))
-        .or_else(|| cache.relations.get(&format!("slurmd:{id}")))
+        .get(&id)
         .and_then(|r| r.cluster_info_published.clone())
 }
 

@@ -232,32 +232,6 @@ fn a_set_is_written_whole_or_not_at_all() {
     assert!(!host.write_set(&set).unwrap(), "nothing to change");
 }
 
-/// `Host::hash` reads a file in pieces and gives the hash the controller compares rendered
-/// bytes with (`slurmctld::cache::content_hash`): equal for equal bytes across the piece size,
-/// different after a same-length edit, `None` when absent.
-#[test]
-fn file_hash_matches_the_hash_of_its_bytes() {
-    use slurm_charms::charms::slurmctld::cache::content_hash;
-    let dir = tempfile::tempdir().unwrap();
-    let runner = RecordingRunner::default();
-    let host = Host::new(dir.path(), &runner);
-    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-    host.write("/etc/slurm/gres.conf", &big, 0o644, None)
-        .unwrap();
-    assert_eq!(
-        host.hash("/etc/slurm/gres.conf").unwrap(),
-        Some(content_hash(&big))
-    );
-    let mut edited = big.clone();
-    edited[150_000] ^= 1;
-    host.write("/etc/slurm/gres.conf", &edited, 0o644, None)
-        .unwrap();
-    assert_ne!(
-        host.hash("/etc/slurm/gres.conf").unwrap(),
-        Some(content_hash(&big))
-    );
-    assert_eq!(host.hash("/etc/slurm/absent.conf").unwrap(), None);
-}
 
 /// A streamed write puts the file in place (mode, content) only when its filler says so; a
 /// filler that declines or fails leaves the old file and no temp file behind.

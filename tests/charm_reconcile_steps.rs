@@ -17,7 +17,7 @@ use juju_runtime::{ActionEvent, Event, SecretEvent, SecretId, SecretInfo, Secret
 use juju_runtime_testing::MemorySecret;
 use serde_json::Map;
 use slurm_charms::charms::slurmctld::actions::ActionChange;
-use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
+use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::slurmctld::key_secret::{
     ClusterInfoWrite, EventSecret, SecretAction, housekeeping, record,
 };
@@ -193,8 +193,8 @@ fn a_leader_without_a_key_secret_creates_it_first_and_publishes_its_id() {
     let published = &out.relation(&rel).local_app_data["cluster_info"];
     let info = ClusterInfo::from_relation_value(published).unwrap();
     assert_eq!(info.munge_key, MungeKeyRef::Secret(id.clone()));
-    let cache = Cache::from_bytes(&out.files[CACHE_PATH]).expect("a readable cache");
-    let cached = cache.relations[&rel.to_string()]
+    let cache = Store::from_bytes(&out.files[STORE_PATH]).expect("a readable cache");
+    let cached = cache.relations[&rel.id]
         .cluster_info_published
         .clone();
     assert_eq!(cached.as_ref(), Some(published));
@@ -203,7 +203,7 @@ fn a_leader_without_a_key_secret_creates_it_first_and_publishes_its_id() {
 #[test]
 fn the_cluster_info_apply_publishes_names_the_id_and_is_recorded_where_written() {
     let (first, rel) = converged_controller();
-    let mut cache = Cache::from_bytes(&first.files[CACHE_PATH]).expect("a readable cache");
+    let mut cache = Store::from_bytes(&first.files[STORE_PATH]).expect("a readable cache");
     let id = secret_id();
     let write = ClusterInfoWrite {
         auth: AuthKind::Munge,
@@ -215,7 +215,7 @@ fn the_cluster_info_apply_publishes_names_the_id_and_is_recorded_where_written()
     let info = ClusterInfo::from_relation_value(&value).unwrap();
     assert_eq!(info.munge_key, MungeKeyRef::Secret(id));
     record(&mut cache, &write, &value);
-    let key = rel.to_string();
+    let key = rel.id;
     assert_eq!(
         cache.relations[&key].cluster_info_published.as_deref(),
         Some(value.as_str())

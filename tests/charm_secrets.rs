@@ -24,7 +24,7 @@ mod support;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
-use slurm_charms::charms::slurmctld::cache::{CACHE_PATH, Cache};
+use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use std::os::unix::fs::MetadataExt;
 use support::*;
 
@@ -398,8 +398,8 @@ fn upgrade_moves_an_inline_key_into_a_secret_without_restarts() {
     // ... and in the controller's cache of what it published (the old charms kept one too).
     let cache_file = c
         .root("slurmctld/0")
-        .join(CACHE_PATH.trim_start_matches('/'));
-    let mut cache = Cache::from_bytes(&std::fs::read(&cache_file).unwrap()).unwrap();
+        .join(STORE_PATH.trim_start_matches('/'));
+    let mut cache = Store::from_bytes(&std::fs::read(&cache_file).unwrap()).unwrap();
     for r in cache.relations.values_mut() {
         r.cluster_info_published = Some(inline.clone());
     }

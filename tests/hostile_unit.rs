@@ -8,6 +8,7 @@ mod hostile;
 
 use hostile::{cluster_with, hostile_record, valid_names};
 use proptest::prelude::*;
+use slurm_charms::charms::slurmctld::store::Entry;
 use slurm_charms::slurm::{parse_gres_conf, parse_slurm_conf};
 
 proptest! {
@@ -28,10 +29,14 @@ proptest! {
         for name in valid_names(valid) {
             prop_assert!(names.contains(&name), "{} missing; hostile: {}\n{}", name, hostile, slurm_conf);
         }
-        let unit = cache.relations["slurmd:1"].units.get("compute/99").map(|r| r.to_node());
+        let unit = cache.relations[&1].units.get("compute/99").cloned();
         prop_assert!(unit.is_some(), "compute/99 is not cached");
-        let unit = unit.unwrap_or_default();
-        match &unit.rejected {
+        let unit = unit.unwrap_or_else(|| unreachable!());
+        let rejected = match &unit.entry {
+            Entry::Rejected(why) => Some(why.clone()),
+            Entry::Record(_) => None,
+        };
+        match &rejected {
             // Rejected: for that unit alone, with its reason, and named in the plan.
             Some(why) => {
                 prop_assert!(!why.is_empty());
@@ -41,7 +46,7 @@ proptest! {
             }
             // Accepted: its node is in the files (or it lost its name to an earlier unit).
             None => {
-                let name = unit.name.as_ref().map(ToString::to_string).unwrap_or_default();
+                let name = unit.name.clone();
                 let taken = valid_names(valid).contains(&name);
                 prop_assert!(names.contains(&name), "{} accepted but not rendered", name);
                 prop_assert_eq!(names.len(), if taken { valid } else { valid + 1 });
@@ -76,22 +81,14 @@ fn a_rejected_unit_is_named_with_its_reason() {
 
 #[test]
 fn a_second_application_claiming_a_partition_is_rejected_alone() {
-    use slurm_charms::charms::slurmctld::cache::CachedRelation;
     use slurm_charms::charms::slurmctld::desired::plan;
     let (mut cache, _) = cluster_with(2, "{}");
     let raw = hostile::valid_record("other-1", 0, false).to_string();
-    let node = cache.ingest_node(&raw);
-    cache.relations.insert(
-        "slurmd:2".into(),
-        CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 2,
-            app: "other".into(),
-            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units: [("other/0".to_string(), node)].into_iter().collect(),
-            cluster_info_published: None,
-            verdicts_published: None,
-        },
+    cache.add_relation(
+        2,
+        "other",
+        Some(r#"{"compute":{"State":"UP"}}"#.into()),
+        [("other/0".to_string(), raw)],
     );
     let plan = plan(&hostile::settings(), &cache);
     assert_eq!(plan.render_error, None);

@@ -1,14 +1,13 @@
 //! Shared by `tests/hostile_unit.rs` (proptest) and `tests/slurm_acceptance.rs` (real
 //! slurmctld): a cluster of valid slurmd units plus one unit publishing an arbitrary `node`
-//! record, fed through the controller's ingest ([`Cache::ingest_node`]) and plan
+//! record, fed through the controller's ingest ([`Store::apply`]) and plan
 //! ([`plan`]) exactly as the charm does. Included with `#[path]`.
 #![allow(dead_code)]
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmctld::desired::{Plan, Settings, plan};
-use std::collections::BTreeMap;
 
 /// The valid units' node names.
 pub fn valid_names(n: usize) -> Vec<String> {
@@ -143,25 +142,19 @@ pub fn settings() -> Settings {
 
 /// Ingests `valid` units (`compute/<i>`) and the hostile unit (`compute/99`) into a fresh
 /// cache, as the controller does, and plans the files.
-pub fn cluster_with(valid: usize, hostile: &str) -> (Cache, Plan) {
-    let mut cache = Cache::default();
-    let mut units = BTreeMap::new();
+pub fn cluster_with(valid: usize, hostile: &str) -> (Store, Plan) {
+    let mut cache = Store::default();
+    let mut units = Vec::new();
     for (i, name) in valid_names(valid).iter().enumerate() {
         let raw = valid_record(name, (i % 3) as u32, i % 2 == 0).to_string();
-        units.insert(format!("compute/{i}"), cache.ingest_node(&raw));
+        units.push((format!("compute/{i}"), raw));
     }
-    units.insert("compute/99".to_string(), cache.ingest_node(hostile));
-    cache.relations.insert(
-        "slurmd:1".into(),
-        CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 1,
-            app: "compute".into(),
-            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units: units.into_iter().collect(),
-            cluster_info_published: None,
-            verdicts_published: None,
-        },
+    units.push(("compute/99".to_string(), hostile.to_string()));
+    cache.add_relation(
+        1,
+        "compute",
+        Some(r#"{"compute":{"State":"UP"}}"#.into()),
+        units,
     );
     let p = plan(&settings(), &cache);
     (cache, p)

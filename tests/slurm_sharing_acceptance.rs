@@ -10,13 +10,12 @@
 mod oracle;
 
 use oracle::{Oracle, Verdict, required};
-use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::facts::{NodeFacts, NodeOverrides, build_node_record};
 use slurm_charms::gpu::GpuSharing;
 use slurm_charms::slurm::types::{DeviceFiles, DevicePath};
 use slurm_charms::slurm::*;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -44,27 +43,15 @@ fn record(name: &str, dir: &str, gpus: u32, sharing: &str) -> String {
 
 /// The controller's slurm.conf and gres.conf for the shard node `gs` and the mps node `gm`.
 fn controller_files(dir: &str) -> (String, String) {
-    let mut cache = Cache::default();
-    let mut units = BTreeMap::new();
-    units.insert(
-        "compute/0".to_string(),
-        cache.ingest_node(&record("gs", dir, 2, "shard:4")),
-    );
-    units.insert(
-        "compute/1".to_string(),
-        cache.ingest_node(&record("gm", dir, 1, "mps:100")),
-    );
-    cache.relations.insert(
-        "slurmd:1".into(),
-        CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 1,
-            app: "compute".into(),
-            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units: units.into_iter().collect(),
-            cluster_info_published: None,
-            verdicts_published: None,
-        },
+    let mut cache = Store::default();
+    cache.add_relation(
+        1,
+        "compute",
+        Some(r#"{"compute":{"State":"UP"}}"#.into()),
+        [
+            ("compute/0".to_string(), record("gs", dir, 2, "shard:4")),
+            ("compute/1".to_string(), record("gm", dir, 1, "mps:100")),
+        ],
     );
     let settings = Settings {
         cluster_name: "sharing".into(),
@@ -219,25 +206,15 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
     // A unit claiming more shards in Gres= than its records give is refused alone.
     let good = record("gs", "/dev", 2, "shard:4");
     let bad = record("gm", "/dev", 1, "mps:100").replace("mps:100", "mps:300");
-    let mut cache = Cache::default();
-    let ok = cache.ingest_node(&good);
-    let refused = cache.ingest_node(&bad);
-    let units: BTreeMap<String, _> = [
-        ("compute/0".to_string(), ok),
-        ("compute/1".to_string(), refused),
-    ]
-    .into();
-    cache.relations.insert(
-        "slurmd:1".into(),
-        CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 1,
-            app: "compute".into(),
-            partition: Some(r#"{"compute":{"State":"UP"}}"#.into()),
-            units: units.into_iter().collect(),
-            cluster_info_published: None,
-            verdicts_published: None,
-        },
+    let mut cache = Store::default();
+    cache.add_relation(
+        1,
+        "compute",
+        Some(r#"{"compute":{"State":"UP"}}"#.into()),
+        [
+            ("compute/0".to_string(), good),
+            ("compute/1".to_string(), bad),
+        ],
     );
     let settings = Settings {
         cluster_name: "sharing".into(),

@@ -145,22 +145,6 @@ impl<'r> Host<'r> {
         }
     }
 
-    /// The XXH3-64 of the file's bytes (16 hex digits, the value of
-    /// [`crate::charms::slurmctld::cache::content_hash`] over them), read in pieces so that a
-    /// large file is never held; `None` if it does not exist. What a hook needs to tell whether
-    /// a file already holds what it would write.
-    pub fn hash(&self, host_path: &str) -> Result<Option<String>, HostError> {
-        let Some((path, file)) = self.open_existing(host_path)? else {
-            return Ok(None);
-        };
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        read_pieces(&path, file, 64 * 1024, |piece| {
-            h.update(piece);
-            true
-        })?;
-        Ok(Some(format!("{:016x}", h.digest())))
-    }
-
     /// Whether the file holds exactly `data`, compared in pieces after its size (a changed
     /// file of another size is not read at all; the relation cache is megabytes at 10,000
     /// distinct nodes and was read whole before every write); `false` if it does not exist.

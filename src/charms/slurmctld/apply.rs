@@ -75,6 +75,11 @@ pub fn apply<B: SecretBackend + Sync>(
     }
     announce(&plan.decision);
     let write_and_reload = || -> Result<(), ReloadError> {
+        if plan.decision.reload.runs()
+            && let Some(mut store) = plan.store_before_reload()
+        {
+            write_store(host, &mut store).map_err(ReloadError::Charm)?;
+        }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
         reload(host, &plan.decision)
@@ -277,6 +282,14 @@ pub fn save(host: &Host<'_>, plan: &mut ControllerPlan, outcome: &Outcome) -> Re
     if let (Some(published), Some(value)) = (published, &outcome.cluster_info) {
         key_secret::record(&mut store, published, value);
     }
+    for write in &plan.relation_data {
+        if let (Some(value), Some(rel)) = (
+            write.data.get(VERDICTS_KEY),
+            store.relations.get_mut(&write.relation.id),
+        ) {
+            rel.verdicts_published = (!value.is_empty()).then(|| value.clone());
+        }
+    }
     if let Some((status, refusal)) = &outcome.refused {
         // slurmctld still runs what it ran before
         store.applied = plan.previous.0.clone();
@@ -289,8 +302,12 @@ pub fn save(host: &Host<'_>, plan: &mut ControllerPlan, outcome: &Outcome) -> Re
             }
         }
     }
-    // A directory (or anything but a file) in the store's place was read as missing and
-    // rebuilt; it is replaced now.
+    write_store(host, &mut store)
+}
+
+/// Writes `store` to its file (atomically). A directory (or anything but a file) in its place
+/// was read as missing and rebuilt; it is replaced.
+fn write_store(host: &Host<'_>, store: &mut super::store::Store) -> Result<(), CharmError> {
     if host.clear_non_file(STORE_PATH)? {
         tracing::warn!("replaced a non-file at {STORE_PATH} with the rebuilt store");
     }

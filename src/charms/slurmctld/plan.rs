@@ -164,7 +164,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         // The units whose records slurmctld refused keep hearing it.
         refusal::tell(&mut rendered.verdicts, r);
     }
-    let relation_data = verdicts(&mut store, &rendered.verdicts);
+    let relation_data = verdicts(&store, &rendered.verdicts);
     let fresh = log_once(&mut store, &rendered.rejected);
     let mut status = status(&store, &rendered);
     if let Some(r) = &refused_before {
@@ -267,10 +267,11 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
     }
 }
 
-/// Each relation's verdicts, published where they changed (the store records them).
-fn verdicts(store: &mut Store, verdicts: &BTreeMap<u32, Verdicts>) -> Vec<RelationWrite> {
+/// Each relation's verdicts, to publish where they differ from what the store says was
+/// published ([`super::apply::save`] records them once published).
+fn verdicts(store: &Store, verdicts: &BTreeMap<u32, Verdicts>) -> Vec<RelationWrite> {
     let mut out = Vec::new();
-    for (id, rel) in store.relations.iter_mut() {
+    for (id, rel) in &store.relations {
         let value = verdicts
             .get(id)
             .map(|v| v.to_relation_value())
@@ -281,9 +282,8 @@ fn verdicts(store: &mut Store, verdicts: &BTreeMap<u32, Verdicts>) -> Vec<Relati
         out.push(RelationWrite {
             relation: RelationId::new(SLURMCTLD_ENDPOINT, *id),
             app: true,
-            data: Bag::from([(VERDICTS_KEY.to_string(), value.clone())]),
+            data: Bag::from([(VERDICTS_KEY.to_string(), value)]),
         });
-        rel.verdicts_published = (!value.is_empty()).then_some(value);
     }
     out
 }
@@ -304,6 +304,19 @@ fn log_once(store: &mut Store, rejected: &[(String, String)]) -> Vec<String> {
 }
 
 impl ControllerPlan {
+    /// The store to write before slurmctld is restarted or reconfigured: this plan's, except
+    /// that slurmctld still runs what it ran and the reload is pending
+    /// ([`Store::reload_deferred`]). A state directory that cannot be written then fails the
+    /// hook before slurmctld is touched (every retry would restart it again otherwise), and a
+    /// hook that fails after the reload leaves a store whose next hook reloads again.
+    pub fn store_before_reload(&self) -> Option<Store> {
+        let mut store = self.store.clone()?;
+        store.applied = self.previous.0.clone();
+        store.accepted_seq = self.previous.1;
+        store.reload_deferred = true;
+        Some(store)
+    }
+
     /// If slurmctld refuses this plan's files: the refusal to record, telling the units whose
     /// values changed since the last accepted files ([`Store::changed_since`]). `None` when the
     /// plan saves no store.

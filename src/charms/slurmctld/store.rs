@@ -22,7 +22,6 @@
 
 use super::owners::Owners;
 use crate::interface::{InterfaceError, NodeRecord};
-use crate::slurm::types::NodeName;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -498,6 +497,29 @@ impl Store {
         Change::Changed
     }
 
+    /// Adds relation `relation` of application `app`, with its `partition` value and its units'
+    /// `node` values, as a relist reads them from Juju (each applied as its own [`Delta`]).
+    pub fn add_relation(
+        &mut self,
+        relation: u32,
+        app: &str,
+        partition: Option<String>,
+        units: impl IntoIterator<Item = (String, String)>,
+    ) {
+        self.apply(Delta::RelationCreated {
+            relation,
+            app: app.to_owned(),
+            partition,
+        });
+        for (unit, value) in units {
+            self.apply(Delta::Node {
+                relation,
+                unit,
+                value: Some(value),
+            });
+        }
+    }
+
     /// After a relist: keeps the partition owners, each unit's owner flag while it still
     /// publishes the same name, and each unit's change stamp while its value is the same, from
     /// the store it replaces (first come survives a rebuild; a refusal after it tells only the
@@ -581,7 +603,3 @@ fn ingest_record(raw: &str) -> Result<NodeRecord, IngestError> {
     }
     Ok(NodeRecord::from_relation_value(raw)?)
 }
-
-/// A placeholder to keep the import used where names are parsed again.
-#[allow(dead_code)]
-fn _names(_: &NodeName) {}

@@ -12,7 +12,7 @@
 //! - [`record`]: the `detect-gpus` action's results (the charm's own code: detection, health,
 //!   sharing) and the GPU features, for a node described by its `slurmd -C` line;
 //! - [`controller_files`]: the slurm.conf node line and gres.conf our controller writes for that
-//!   node (the same path as the charm: `build_node_record` → `Cache::ingest_node` → `plan`).
+//!   node (the same path as the charm: `build_node_record` → `Store::apply` → `plan`).
 //!
 //! It is a development tool: no charm ships it.
 
@@ -21,7 +21,7 @@ mod fixture;
 pub use fixture::nvml_fixture;
 
 use serde_json::{Map, Value, json};
-use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::actions::steady_detect_results;
 use slurm_charms::charms::slurmd::facts::{
@@ -81,19 +81,17 @@ pub fn controller_files_sharing(
     gres.extend(shared);
     let record = build_node_record(&facts, gres, &overrides, false)
         .map_err(|e| ProbeError::NodeRecord(e.to_string()))?;
-    let mut cache = Cache::default();
-    let mut rel = CachedRelation {
-        endpoint: "slurmd".into(),
-        id: 1,
+    let mut cache = Store::default();
+    cache.apply(Delta::RelationCreated {
+        relation: 1,
         app: "gpu".into(),
         partition: Some(r#"{"gpu":{"State":"UP"}}"#.into()),
-        ..Default::default()
-    };
-    rel.units.insert(
-        "gpu/0".into(),
-        cache.ingest_node(&record.to_relation_value()),
-    );
-    cache.relations.insert("slurmd:1".into(), rel);
+    });
+    cache.apply(Delta::Node {
+        relation: 1,
+        unit: "gpu/0".into(),
+        value: Some(record.to_relation_value()),
+    });
     let settings = Settings {
         cluster_name: "oracle".into(),
         default_partition: String::new(),

@@ -4,13 +4,12 @@
 //! `slurmctld::desired::plan` (every cached record, already checked when it arrived: build and
 //! render slurm.conf and gres.conf),
 //! `parse_slurm_conf` + `parse_gres_conf` of the result, and the controller's relation cache
-//! round trip (`Cache::to_bytes` + `Cache::from_bytes`, no disk), and prints one JSON line with the
+//! round trip (`Store::to_bytes` + `Store::from_bytes`, no disk), and prints one JSON line with the
 //! medians, min/max, file sizes and the process's peak RSS (`VmHWM`).
 
-use slurm_charms::charms::slurmctld::cache::{Cache, CachedRelation};
+use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::slurm::{parse_gres_conf, parse_slurm_conf};
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -40,36 +39,29 @@ fn main() -> ExitCode {
     let n: usize = args[3].parse().unwrap();
     let iters: usize = args[4].parse().unwrap();
     let template: serde_json::Value = serde_json::from_str(&node_text).unwrap();
-    // The cache holds each record checked once, as the hook that received it left it.
-    let mut cache = Cache::default();
-    let mut units = BTreeMap::new();
+    // The store holds each record checked once, as the hook that received it left it.
+    let mut cache = Store::default();
+    cache.apply(Delta::RelationCreated {
+        relation: 1,
+        app: "slurmd".into(),
+        partition: Some(partition.trim().to_string()),
+    });
     for i in 0..n {
         let mut v = template.clone();
         v["node_parameters"]["NodeName"] = serde_json::json!(format!("gpu-{i}"));
-        units.insert(format!("slurmd/{i}"), cache.ingest_node(&v.to_string()));
+        cache.apply(Delta::Node {
+            relation: 1,
+            unit: format!("slurmd/{i}"),
+            value: Some(v.to_string()),
+        });
     }
-    let mut relations = BTreeMap::new();
-    relations.insert(
-        "slurmd:1".to_string(),
-        CachedRelation {
-            endpoint: "slurmd".into(),
-            id: 1,
-            app: "slurmd".into(),
-            partition: Some(partition.trim().to_string()),
-            units: units.into_iter().collect(),
-            cluster_info_published: None,
-            verdicts_published: None,
-        },
-    );
-    // One copy of the input, as the hook holds it (the cache).
-    cache.relations = relations;
-    let cache = cache;
+    let mut cache = cache;
     let mut cache_ms = Vec::new();
     let mut cache_bytes = 0;
     for _ in 0..iters {
         let t = Instant::now();
         let raw = cache.to_bytes();
-        let back = Cache::from_bytes(&raw);
+        let back = Store::from_bytes(&raw);
         cache_ms.push(t.elapsed().as_secs_f64() * 1e3);
         cache_bytes = raw.len();
         if back.is_err() {
@@ -100,7 +92,7 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(1);
         };
-        accepted = p.nodes.len();
+        accepted = p.node_count;
         sizes = (slurm.len(), gres.len());
         let t = Instant::now();
         let a = parse_slurm_conf(slurm, "slurm.conf").map(|c| c.nodes.len());
