@@ -160,14 +160,16 @@ fn upgrade_charm_rebuilds_the_cache_and_changes_nothing() {
 }
 
 #[test]
-fn a_corrupt_cache_is_rebuilt_in_full() {
+fn a_corrupt_store_is_rebuilt_from_juju() {
     let mut c = three_nodes();
     let slurm0 = c.slurm_conf();
     let cache = c
         .root("slurmctld/0")
-        .join("var/lib/slurm-charms/slurmctld/relation-cache.json");
-    let text = std::fs::read_to_string(&cache).unwrap();
-    std::fs::write(&cache, text.replace("slurmd-2", "slurmd-9")).unwrap();
+        .join("var/lib/slurm-charms/slurmctld/store.bin");
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&cache, bytes).unwrap();
     c.clear_commands("slurmctld/0");
     c.sim.update_status(Some("slurmctld")).unwrap();
     c.assert_no_errors();
@@ -178,7 +180,7 @@ fn a_corrupt_cache_is_rebuilt_in_full() {
     assert!(
         logs.iter()
             .any(|m| m
-                .contains("rebuilding the relation cache in full (cache content hash mismatch)")),
+                .contains("rebuilding the store from Juju (store checksum mismatch)")),
         "{logs:?}"
     );
 }

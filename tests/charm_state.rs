@@ -12,7 +12,7 @@ use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{ClusterInfo, MungeKeyRef, NodeRecord};
 
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
-const CACHE: &str = "/var/lib/slurm-charms/slurmctld/relation-cache.json";
+const CACHE: &str = slurm_charms::charms::slurmctld::store::STORE_PATH;
 
 fn node_json(name: &str) -> String {
     format!(
@@ -45,10 +45,8 @@ fn controller_converges_then_a_repeat_changes_nothing() {
         assert!(out.files.contains_key(f), "{f} written");
     }
     // The slurmctld version is remembered, so later hooks do not ask `slurmctld -V` again.
-    assert_eq!(
-        out.text("/var/lib/slurm-charms/slurmctld/slurm-version"),
-        "slurm 22.05.8\n"
-    );
+    let store = slurm_charms::charms::slurmctld::store::Store::from_bytes(&out.files[CACHE]).unwrap();
+    assert_eq!(store.slurm_version.as_deref(), Some("slurm 22.05.8"));
     let key = &out.files["/etc/munge/munge.key"];
     assert_eq!(key.len(), 1024);
     // Juju state: the key is in an application secret granted to the relation, cluster_info

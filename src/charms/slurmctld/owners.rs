@@ -6,25 +6,23 @@
 //! for the newcomer alone. A name is released when its owner no longer claims it (the unit or
 //! relation left, or it now publishes another name); claims that arrive in the same hook are
 //! ordered by relation id as a number, then by unit number. A full rebuild of the cache
-//! (leader elected, charm upgraded) keeps the owners the loaded cache had
-//! ([`super::cache::Cache::keep_ownership_of`]).
+//! (leader elected, charm upgraded) keeps the owners the loaded store had
+//! ([`super::store::Store::keep_ownership_of`]).
 
 use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Who owns which partition name, and the default partition chosen when `default-partition` is
-/// empty. Node names are owned per unit: [`super::cache::CachedNode::owner`] (a table of
+/// empty. Node names are owned per unit: [`super::store::Unit::owner`] (a table of
 /// 10,000 names and units was parsed and written on every hook; a flag on each unit's entry
 /// is not).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owners {
     /// Partition name → the application that owns it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub partitions: BTreeMap<String, String>,
     /// The partition made the default while `default-partition` is empty: kept while it
     /// exists, so a new application whose name sorts first does not take it over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_partition: Option<String>,
 }
 
@@ -58,7 +56,7 @@ pub fn settle<'a>(
 }
 
 /// [`settle`] for node names, whose ownership is a flag on each claimant's cache entry
-/// ([`super::cache::CachedNode::owner`], kept only while the unit publishes the name it owned):
+/// ([`super::store::Unit::owner`], kept only while the unit publishes the name it owned):
 /// `claims` (name, unit, the unit owns it), in arrival order. A flagged claimant keeps its
 /// name; each name no flagged claimant holds goes to its first claimant. The previous owners
 /// are exactly the flagged claimants, so no table of them is built: at 10,000 nodes that is
