@@ -3,7 +3,9 @@
 //! Exit 0: success (Juju commits the hook's changes); exit 1: hook error, reported on stderr and
 //! to `juju-log` at ERROR (the error policy is `juju_runtime::run_hook`).
 
-use juju_runtime::{HookContext, HookTools, fail_before_hook, install_logging, run_hook};
+use juju_runtime::{
+    HookContext, HookTools, fail_before_hook, install_logging, program_name, run_hook,
+};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -13,7 +15,7 @@ fn main() -> ExitCode {
     let backend = HookTools::new();
     let code = match HookContext::from_env() {
         Ok(ctx) => run_hook(&ctx, &backend, &log, slurm_charms::charms::run),
-        Err(e) => fail_before_hook(&backend, &log, &e.to_string()),
+        Err(e) => fail_before_hook(&program_name(), &backend, &log, &e.to_string()),
     };
     ExitCode::from(code)
 }

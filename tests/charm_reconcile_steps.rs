@@ -99,7 +99,7 @@ fn secret_remove_on_the_leader_removes_the_revision_and_nothing_else() {
     secret.latest = 2;
     secret.tracked = Some(2);
     let event = Event::SecretRemove(SecretEvent {
-        id: id.uri(),
+        id: id.clone(),
         label: None,
         revision: Some(1),
     });
@@ -146,7 +146,7 @@ fn secret_changed_on_a_unit_that_is_not_the_leader_refreshes_and_stands_by() {
         ..State::default()
     };
     let event = Event::SecretChanged(SecretEvent {
-        id: id.uri(),
+        id: id.clone(),
         label: None,
         revision: None,
     });

@@ -2,7 +2,7 @@
 
 use juju_runtime::{
     ActionEvent, ContextError, Event, HookContext, RelationEvent, RelationId, SecretEvent,
-    StorageEvent,
+    SecretId, StorageEvent,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -260,7 +260,7 @@ fn secret_hooks() {
     assert_eq!(
         event(&env),
         Event::SecretChanged(SecretEvent {
-            id: "secret:cu5t2qvmp25c77fh5ce0".to_owned(),
+            id: SecretId::parse("cu5t2qvmp25c77fh5ce0").unwrap(),
             label: None,
             revision: None,
         })
@@ -268,7 +268,7 @@ fn secret_hooks() {
     let env = with(
         base("secret-remove"),
         &[
-            ("JUJU_SECRET_ID", "secret:x"),
+            ("JUJU_SECRET_ID", "secret://model-uuid/d0000000000000000003"),
             ("JUJU_SECRET_LABEL", "db"),
             ("JUJU_SECRET_REVISION", "3"),
         ],
@@ -276,12 +276,15 @@ fn secret_hooks() {
     assert_eq!(
         event(&env),
         Event::SecretRemove(SecretEvent {
-            id: "secret:x".to_owned(),
+            id: SecretId::parse("secret:d0000000000000000003").unwrap(),
             label: Some("db".to_owned()),
             revision: Some(3),
         })
     );
-    let env = with(base("secret-expired"), &[("JUJU_SECRET_ID", "secret:x")]);
+    let env = with(
+        base("secret-expired"),
+        &[("JUJU_SECRET_ID", "secret:d0000000000000000003")],
+    );
     assert!(matches!(
         parse(&env),
         Err(ContextError::MissingVar {
@@ -289,8 +292,39 @@ fn secret_hooks() {
             ..
         })
     ));
-    let env = with(base("secret-rotate"), &[("JUJU_SECRET_ID", "secret:x")]);
+    let env = with(
+        base("secret-rotate"),
+        &[("JUJU_SECRET_ID", "secret:d0000000000000000003")],
+    );
     assert!(matches!(event(&env), Event::SecretRotate(_)));
+}
+
+/// A secret hook whose `JUJU_SECRET_ID` is not a secret id fails at the boundary, with an
+/// error that names the variable and keeps the parse error as its source.
+#[test]
+fn a_malformed_secret_id_is_refused_naming_the_variable() {
+    for hook in [
+        "secret-changed",
+        "secret-rotate",
+        "secret-remove",
+        "secret-expired",
+    ] {
+        let env = with(
+            base(hook),
+            &[
+                ("JUJU_SECRET_ID", "secret:x"),
+                ("JUJU_SECRET_REVISION", "3"),
+            ],
+        );
+        let err = parse(&env).unwrap_err();
+        assert!(
+            matches!(&err, ContextError::InvalidSecretId { var: "JUJU_SECRET_ID", hook: h, source }
+                if h == hook && source.given == "secret:x"),
+            "{hook}: {err:?}"
+        );
+        assert!(err.to_string().contains("JUJU_SECRET_ID"), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
+    }
 }
 
 #[test]

@@ -168,25 +168,30 @@ fn status_only_hook_spawns_one_process() {
     assert_eq!(spawns.len(), 1, "hook-tool processes started");
 }
 
-/// `flush_log_during`: what was logged before the work goes out while it runs; what the work
-/// logs meanwhile goes with that flush or the next (the flush thread takes the buffer when it
-/// runs), each record once and in order; with nothing buffered no call is made. Found through
-/// the subscriber in use (`current_log_handle`), a scoped one here.
+/// `LogHandle::flush_during`: what was logged before the work goes out while it runs; what the
+/// work logs meanwhile goes with that flush or the next (the flush thread takes the buffer when
+/// it runs), each record once and in order; with nothing buffered no call is made. Without
+/// `install_logging` (a scoped subscriber here) the runtime holds no handle, and
+/// `flush_log_during` just runs the work; the installed case is tested in the runtime crate's
+/// own `tests/installed_logging.rs` (it needs a process of its own).
 #[test]
 fn the_log_so_far_is_sent_while_other_work_runs() {
     let (subscriber, handle) = JujuLogSubscriber::new(Level::INFO);
     let backend = MemoryBackend::new("slurmctld/0");
     tracing::subscriber::with_default(subscriber, || {
-        assert!(juju_runtime::current_log_handle().is_some());
+        assert!(juju_runtime::installed_log_handle().is_none());
         // nothing buffered: the work runs, no call
-        assert_eq!(juju_runtime::flush_log_during(&backend, || 7), 7);
+        assert_eq!(handle.flush_during(&backend, || 7), 7);
         assert_eq!(backend.call_count("juju-log"), 0);
         tracing::info!("before");
-        let out = juju_runtime::flush_log_during(&backend, || {
+        let out = handle.flush_during(&backend, || {
             tracing::info!("during");
             "done"
         });
         assert_eq!(out, "done");
+        // the runtime holds no handle of a scoped subscriber: just the work, nothing sent
+        assert_eq!(juju_runtime::flush_log_during(&backend, || 1), 1);
+        assert_eq!(backend.call_count("juju-log"), 1);
     });
     let sent = backend.logs();
     assert_eq!(sent.len(), 1, "one call while the work ran: {sent:?}");
@@ -201,7 +206,4 @@ fn the_log_so_far_is_sent_while_other_work_runs() {
         })
         .collect();
     assert_eq!(lines, ["before", "during"]);
-    // outside any JujuLogSubscriber: just the work
-    assert!(juju_runtime::current_log_handle().is_none());
-    assert_eq!(juju_runtime::flush_log_during(&backend, || 1), 1);
 }

@@ -28,6 +28,8 @@ fn outside_a_hook_exits_1_with_a_clear_message() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("JUJU_DISPATCH_PATH is not set"), "{stderr}");
+    // no hook to name: the report names the binary as it was started (argv[0])
+    assert!(stderr.contains("ERROR slurm-charm failed: "), "{stderr}");
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn handle(ctx: &HookContext, b: &HookTools) -> Result<(), HookToolError> {
             b.state_set(&[("seen".to_owned(), got["key"][0].to_string())].into())
         }
         Event::SecretChanged(s) => {
-            let id = SecretId::parse(&s.id).map_err(|e| fail("env", e.to_string()))?;
+            let id = s.id.clone();
             assert_eq!(
                 s.label.as_deref(),
                 Some("ctl-key"),
@@ -123,7 +123,7 @@ fn handle(ctx: &HookContext, b: &HookTools) -> Result<(), HookToolError> {
             b.state_set(&[("seen".to_owned(), got["key"][0].to_string())].into())
         }
         Event::SecretRemove(s) => {
-            let id = SecretId::parse(&s.id).map_err(|e| fail("env", e.to_string()))?;
+            let id = s.id.clone();
             let rev = s
                 .revision
                 .ok_or_else(|| fail("env", "no revision".into()))?;

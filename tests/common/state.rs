@@ -1,16 +1,19 @@
-//! State-in/state-out runs of one hook, the way `ops.testing` (Scenario) tests charms: a
-//! [`State`] value holds everything a hook can see (config, leadership, relation bags, unit
-//! state, action parameters, host files, what commands print) and [`run`] returns the `State`
-//! after the event, with what the hook changed (bags, unit state, files, status) and did
-//! (commands run, action results).
+//! State-in/state-out runs of one hook of these charms, the way `ops.testing` (Scenario) tests
+//! charms: a [`State`] value holds everything a hook can see (config, leadership, relation
+//! bags, unit state, action parameters, host files, what commands print) and [`run`] returns
+//! the `State` after the event, with what the hook changed (bags, unit state, files, status)
+//! and did (commands run, action results).
+//!
+//! The Juju side is `juju_runtime_testing::Context::run`; this adds what only these charms
+//! have, their host seam: files under a scratch root and the commands they run.
 
 use super::RecordingRunner;
 use juju_runtime::{Event, HookContext, RelationId, SecretId, Status};
-use juju_runtime_testing::{MemoryBackend, MemoryRelation, MemorySecret};
+use juju_runtime_testing::{Context, MemoryBackend, MemoryRelation, MemorySecret};
 use serde_json::{Map, Value};
 use slurm_charms::charms::{CharmError, CharmKind, CmdOutput, Host, run_with};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Everything one hook sees and, after [`run`], everything it left behind.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +62,20 @@ impl State {
     pub fn text(&self, path: &str) -> String {
         String::from_utf8_lossy(&self.files[path]).into_owned()
     }
+
+    /// The Juju side of this state, as the runtime's harness takes it.
+    fn juju(&self) -> juju_runtime_testing::State {
+        juju_runtime_testing::State {
+            leader: self.leader,
+            config: self.config.clone(),
+            relations: self.relations.clone(),
+            unit_state: self.unit_state.clone(),
+            secrets: self.secrets.clone(),
+            action_params: self.action_params.clone(),
+            unit_status: self.status.clone(),
+            ..juju_runtime_testing::State::default()
+        }
+    }
 }
 
 /// Runs `event` of `kind` against `state` and returns the state afterwards.
@@ -77,53 +94,29 @@ pub fn run_to_end(kind: CharmKind, event: Event, state: &State) -> (Result<(), C
         std::fs::create_dir_all(full.parent().expect("a parent")).expect("dir");
         std::fs::write(full, bytes).expect("file");
     }
-    let mut backend = MemoryBackend::new(&state.unit)
-        .leader(state.leader)
-        .config(state.config.clone());
-    for r in &state.relations {
-        backend = backend.relation(r.clone());
-    }
-    for (id, secret) in &state.secrets {
-        backend = backend.secret(id, secret.clone());
-    }
-    for (k, v) in &state.unit_state {
-        backend = backend.state_value(k, v);
-    }
-    if let Some(params) = &state.action_params {
-        backend = backend.action(params.clone());
-    }
     let runner = RecordingRunner::default();
     for (prefix, out) in &state.command_outputs {
         runner.answer(prefix, out.clone());
     }
     let host = Host::new(root.path(), &runner);
-    let ctx = HookContext {
-        unit_name: state.unit.clone(),
-        app_name: state.unit.split('/').next().unwrap_or_default().into(),
-        model_name: "state-test".into(),
-        charm_dir: PathBuf::from("/nonexistent"),
-        event,
-    };
-    let result = run_with(kind, &ctx, &backend, &host);
+    let charm = |ctx: &HookContext, backend: &MemoryBackend| run_with(kind, ctx, backend, &host);
+    let ctx = Context::new(&state.unit, charm).model_name("state-test");
+    let (result, juju) = ctx.run_to_end(event, state.juju());
     let out = State {
         unit: state.unit.clone(),
-        leader: state.leader,
-        config: state.config.clone(),
-        relations: state
-            .relations
-            .iter()
-            .filter_map(|r| backend.relation_view(&r.id))
-            .collect(),
-        unit_state: backend.state(),
-        action_params: state.action_params.clone(),
+        leader: juju.leader,
+        config: juju.config,
+        relations: juju.relations,
+        unit_state: juju.unit_state,
+        action_params: juju.action_params,
         files: read_tree(root.path()),
         command_outputs: state.command_outputs.clone(),
-        secrets: backend.secrets(),
-        status: backend.unit_status().or_else(|| state.status.clone()),
+        secrets: juju.secrets,
+        status: juju.unit_status,
         commands_run: runner.lines(),
-        action_results: backend.action_results(),
-        action_failure: backend.action_failure(),
-        calls: backend.calls(),
+        action_results: juju.action_results,
+        action_failure: juju.action_failure,
+        calls: juju.calls,
     };
     (result, out)
 }

@@ -131,6 +131,14 @@ impl MemoryBackend {
         })
     }
 
+    /// Seeds a port the unit opened in an earlier hook (what `opened-ports` lists before this
+    /// one), so a test can start from a unit that already serves.
+    pub fn opened_port(self, port: Port) -> Self {
+        self.with(|m| {
+            m.ports.insert(port);
+        })
+    }
+
     /// Adds units Juju means to have on `endpoint` that are not in any relation yet (as
     /// `goal-state` lists the units of an `add-unit -n N` before they join), with status
     /// `waiting`.

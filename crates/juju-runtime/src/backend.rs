@@ -16,7 +16,7 @@ pub type Bag = BTreeMap<String, String>;
 /// A relation id as Juju prints it (`endpoint:N`), kept whole so `-r` gets exactly what Juju gave.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RelationId {
-    /// Endpoint name, e.g. `slurmd`.
+    /// Endpoint name, e.g. `db`.
     pub endpoint: String,
     /// The integer after the last `:`.
     pub id: u32,

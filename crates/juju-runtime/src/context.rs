@@ -13,7 +13,8 @@
 //!   departed, present (possibly empty, the app-bag case) in changed, empty or unset in created and
 //!   broken, and always a unit of `JUJU_REMOTE_APP`; `JUJU_DEPARTING_UNIT` set in departed only.
 //! - storage hooks: `JUJU_STORAGE_ID` = `<the hook's storage prefix>/<N>`.
-//! - secret hooks: `JUJU_SECRET_ID` set; `JUJU_SECRET_REVISION` (a number) for remove/expired.
+//! - secret hooks: `JUJU_SECRET_ID` set and a secret id ([`SecretId`]); `JUJU_SECRET_REVISION`
+//!   (a number) for remove/expired.
 //!
 //! Relation variables in non-relation hooks are ignored (Juju never sets them there, and they
 //! cannot change what the hook does).
@@ -21,6 +22,7 @@
 use crate::backend::RelationId;
 use crate::context_error::ContextError;
 use crate::event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent};
+use crate::secrets::SecretId;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -116,7 +118,7 @@ impl HookContext {
         let app_name = unit_app(&unit_name).ok_or_else(|| ContextError::InvalidVar {
             var: "JUJU_UNIT_NAME",
             value: unit_name.clone(),
-            expected: "a unit name <application>/<number>, e.g. slurmd/0",
+            expected: "a unit name <application>/<number>, e.g. mysql/0",
         })?;
         let model_name = env.required("JUJU_MODEL_NAME")?;
         let charm_dir = match env.optional("JUJU_CHARM_DIR") {
@@ -273,7 +275,7 @@ fn parse_relation(
     let relation: RelationId = raw_id.parse().map_err(|_| ContextError::InvalidVar {
         var: "JUJU_RELATION_ID",
         value: raw_id.clone(),
-        expected: "<endpoint>:<number>, e.g. slurmd:3",
+        expected: "<endpoint>:<number>, e.g. db:3",
     })?;
     if relation.endpoint != endpoint {
         return Err(prefix_mismatch("JUJU_RELATION_ID", &raw_id));
@@ -369,7 +371,12 @@ fn parse_storage(env: &Env<'_>, storage: &str) -> Result<StorageEvent, ContextEr
 }
 
 fn parse_secret(env: &Env<'_>, needs_revision: bool) -> Result<SecretEvent, ContextError> {
-    let id = env.required("JUJU_SECRET_ID")?;
+    let raw = env.required("JUJU_SECRET_ID")?;
+    let id = SecretId::parse(&raw).map_err(|source| ContextError::InvalidSecretId {
+        var: "JUJU_SECRET_ID",
+        hook: env.hook.clone(),
+        source,
+    })?;
     let revision = if needs_revision {
         let raw = env.required("JUJU_SECRET_REVISION")?;
         Some(raw.parse::<u32>().map_err(|_| ContextError::InvalidVar {

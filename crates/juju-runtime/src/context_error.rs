@@ -2,6 +2,8 @@
 //! Each variant names the variable(s) at fault, so an operator reading `juju debug-log` (or a test
 //! author driving the binary by hand) sees what Juju, or the test, exported wrongly.
 
+use crate::secrets::SecretIdError;
+
 /// Missing or contradictory hook environment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
@@ -95,6 +97,20 @@ pub enum ContextError {
         value: String,
         /// The hook name.
         hook: String,
+    },
+    /// A secret hook's `JUJU_SECRET_ID` is not a secret id: kept apart from [`InvalidVar`]
+    /// so the parse error itself ([`SecretIdError`]) stays reachable as the source.
+    ///
+    /// [`InvalidVar`]: ContextError::InvalidVar
+    #[error("{var} in hook {hook:?} is not valid: {source}")]
+    InvalidSecretId {
+        /// The variable name (`JUJU_SECRET_ID`).
+        var: &'static str,
+        /// The hook name.
+        hook: String,
+        /// Why the value is not a secret id (it holds the value, truncated).
+        #[source]
+        source: SecretIdError,
     },
     /// `JUJU_REMOTE_UNIT` is not a unit of `JUJU_REMOTE_APP`.
     #[error("JUJU_REMOTE_UNIT={unit:?} is not a unit of JUJU_REMOTE_APP={app:?}")]

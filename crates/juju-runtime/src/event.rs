@@ -2,6 +2,7 @@
 //! (`HookContext::from_env`); these types are the contract charm code matches on.
 
 use crate::backend::RelationId;
+use crate::secrets::SecretId;
 use std::path::PathBuf;
 
 /// Data every relation hook carries (`JUJU_RELATION*`, `JUJU_REMOTE_*`, `JUJU_DEPARTING_UNIT`).
@@ -20,15 +21,15 @@ pub struct RelationEvent {
 /// An action invocation (`JUJU_ACTION_NAME`, `JUJU_ACTION_UUID`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionEvent {
-    /// Action name as declared in actions.yaml, e.g. `detect-gpus`.
+    /// Action name as declared in actions.yaml, e.g. `backup`.
     pub name: String,
     /// Juju's action id (a small integer string in Juju 3.x).
     pub id: String,
 }
 
 /// Data a storage hook carries (`JUJU_STORAGE_ID`, `JUJU_STORAGE_LOCATION`, `JUJU_STORAGE_KIND`).
-/// The charms declare no storage today; the runtime still parses these hooks so a future storage
-/// declaration does not turn into "unknown hook" failures.
+/// Parsed for every charm, so a charm that declares storage gets typed events rather than
+/// "unknown hook" failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StorageEvent {
     /// Storage name, the part of `JUJU_STORAGE_ID` before `/` (equals the hook's prefix).
@@ -41,20 +42,25 @@ pub struct StorageEvent {
     pub kind: String,
 }
 
-/// Data a secret hook carries (`JUJU_SECRET_ID`, `JUJU_SECRET_LABEL`, `JUJU_SECRET_REVISION`).
-/// The slurmctld and slurmd charms keep the cluster key in a secret and follow these hooks.
+/// Data a secret hook carries (`JUJU_SECRET_ID`, `JUJU_SECRET_LABEL`, `JUJU_SECRET_REVISION`),
+/// so a charm that keeps something in a secret can tell which secret the hook is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretEvent {
-    /// `JUJU_SECRET_ID`, e.g. `secret:cu5t2qvmp25c77fh5ce0`.
-    pub id: String,
+    /// `JUJU_SECRET_ID` parsed (any of Juju's forms, e.g. `secret:cu5t2qvmp25c77fh5ce0`), so
+    /// charm code compares ids, never strings; a malformed id fails [`HookContext::from_env`].
+    pub id: SecretId,
     /// `JUJU_SECRET_LABEL`; `None` when exported empty.
     pub label: Option<String>,
     /// `JUJU_SECRET_REVISION`; only present for `secret-remove` and `secret-expired`.
     pub revision: Option<u32>,
 }
 
-/// The event a hook process was started for.
+/// The event a hook process was started for: what charm code matches on to decide what to do.
+///
+/// Non-exhaustive: Juju adds hooks over time (and the runtime will follow), so a charm's
+/// `match` keeps a `_` arm and still compiles against a newer runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// `install`
     Install,
@@ -111,9 +117,9 @@ pub enum Event {
 /// Who and where the hook runs: the parts of Juju's environment charm code needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookContext {
-    /// `JUJU_UNIT_NAME`, e.g. `slurmd/0`.
+    /// `JUJU_UNIT_NAME`, e.g. `mysql/0`.
     pub unit_name: String,
-    /// The application part of the unit name, e.g. `slurmd`.
+    /// The application part of the unit name, e.g. `mysql`.
     pub app_name: String,
     /// `JUJU_MODEL_NAME`.
     pub model_name: String,

@@ -1,10 +1,10 @@
 //! Names of events as Juju writes them, for log lines and error messages (`hooks/install`,
-//! `hooks/slurmd-relation-changed`, `actions/detect-gpus`). The inverse of `HookContext::from_env`.
+//! `hooks/db-relation-changed`, `actions/backup`). The inverse of `HookContext::from_env`.
 
 use crate::event::{Event, HookContext};
 
 impl Event {
-    /// The hook name as in `JUJU_HOOK_NAME` (`slurmd-relation-joined`), or the action name.
+    /// The hook name as in `JUJU_HOOK_NAME` (`db-relation-joined`), or the action name.
     pub fn name(&self) -> String {
         let relation = |kind: &str, endpoint: &str| format!("{endpoint}-relation-{kind}");
         match self {
@@ -44,7 +44,7 @@ impl Event {
 }
 
 impl HookContext {
-    /// Short label for logs: `slurmd/0 hooks/install`.
+    /// Short label for logs: `mysql/0 hooks/install`.
     pub fn label(&self) -> String {
         format!("{} {}", self.unit_name, self.event.dispatch_path())
     }

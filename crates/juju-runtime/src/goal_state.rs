@@ -77,13 +77,10 @@ mod tests {
 
     #[test]
     fn parses_juju_output_and_leaves_out_dying_units_and_apps() {
-        let out = br#"{"units":{"c/0":{"status":"active","since":"2025-03-01 10:00:05Z"},"c/1":{"status":"dying","since":"2025-03-01 10:00:05Z"}},"relations":{"slurmd":{"compute":{"status":"joined","since":"2025-03-01 10:02:11Z"},"compute/0":{"status":"active","since":"2025-03-01 10:01:40Z"},"compute/1":{"status":"waiting","since":"x"},"compute/2":{"status":"dying","since":"x"}}}}"#;
+        let out = br#"{"units":{"c/0":{"status":"active","since":"2025-03-01 10:00:05Z"},"c/1":{"status":"dying","since":"2025-03-01 10:00:05Z"}},"relations":{"db":{"compute":{"status":"joined","since":"2025-03-01 10:02:11Z"},"compute/0":{"status":"active","since":"2025-03-01 10:01:40Z"},"compute/1":{"status":"waiting","since":"x"},"compute/2":{"status":"dying","since":"x"}}}}"#;
         let g = GoalState::from_json("goal-state", out).unwrap();
         assert_eq!(g.planned_units(), 1);
-        assert_eq!(
-            g.expected_remote_units("slurmd"),
-            ["compute/0", "compute/1"]
-        );
+        assert_eq!(g.expected_remote_units("db"), ["compute/0", "compute/1"]);
         assert!(g.expected_remote_units("other").is_empty());
         assert_eq!(
             GoalState::from_json("goal-state", b"null").unwrap(),

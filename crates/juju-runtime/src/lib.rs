@@ -2,14 +2,17 @@
 A charm runtime for Juju machine charms written in Rust: what the Python `ops` library gives a
 charm, for a charm that is one native binary started by Juju's `dispatch` script.
 
-No maintained Rust charm runtime exists, so this crate is kept free of any one charm's logic:
-the slurmd and slurmctld charms of this repository depend on it like any other library would.
+No maintained Rust charm runtime exists, so this crate is kept free of any one charm's logic
+and names: a charm depends on it like on any other library, and passes in what only it knows
+(its program name, its handler).
 
 # Brief overview
 
 - [`HookContext::from_env`] turns the environment Juju gives a hook process
   (`JUJU_DISPATCH_PATH`, `JUJU_RELATION_ID`, …) into a typed [`Event`], cross-checking every
-  variable so a mis-driven hook fails loudly ([`ContextError`] names the variable).
+  variable so a mis-driven hook fails loudly ([`ContextError`] names the variable). Values are
+  parsed at this boundary: a relation hook carries a [`RelationId`], a secret hook a
+  [`SecretId`]. [`Event`] is `#[non_exhaustive]`, so charms keep a `_` arm for hooks Juju adds.
 - [`ModelBackend`] is the seam charm code talks to Juju through: relation data, config,
   leadership, status, unit state, actions, `juju-log`, `goal-state`. [`HookTools`] implements it by running
   Juju's hook tools (one process per call, data on stdin, `config-get` and `is-leader` cached
@@ -18,15 +21,17 @@ the slurmd and slurmctld charms of this repository depend on it like any other l
 - Every hook-tool failure is a typed [`HookToolError`] (relation gone, not the leader, not in
   an action, bad output, …), so charm code can match on what happened.
 - [`install_logging`] routes `tracing` records to `juju-log`, batched: one `juju-log` process
-  per level per hook, not one per line.
+  per level per hook, not one per line. The runtime keeps the handle it installed
+  ([`installed_log_handle`]); it never asks `tracing` which subscriber is in use.
 - [`run_hook`] is the error policy: it runs a handler, turns its error (or panic) into one
   report (`juju-log` ERROR plus stderr, the whole [`error_chain`]) and the exit code Juju
   understands ([`EXIT_OK`] commits the hook's relation and state changes; [`EXIT_HOOK_ERROR`]
   discards them and retries the hook).
 
-Test support (an in-memory `ModelBackend` that enforces Juju's rules) lives in the separate
-`juju-runtime-testing` crate, to be used as a dev-dependency only, the way `ops` ships
-`ops[testing]`: a charm binary built on this crate holds no test code.
+Test support lives in the separate `juju-runtime-testing` crate, to be used as a
+dev-dependency only, the way `ops` ships `ops[testing]` (Scenario): an in-memory `ModelBackend`
+that enforces Juju's rules, and a state-in/state-out harness (`Context::run(event, State)`).
+A charm binary built on this crate holds no test code.
 
 # Example
 
@@ -35,7 +40,7 @@ A whole charm binary: set the unit's status on every event.
 ```no_run
 use juju_runtime::{
     HookContext, HookToolError, HookTools, ModelBackend, Status, StatusKind, StatusScope,
-    fail_before_hook, install_logging, run_hook,
+    fail_before_hook, install_logging, program_name, run_hook,
 };
 
 fn main() -> std::process::ExitCode {
@@ -47,7 +52,7 @@ fn main() -> std::process::ExitCode {
             let status = Status::new(StatusKind::Active, "ready");
             backend.status_set(StatusScope::Unit, &status)
         }),
-        Err(e) => fail_before_hook(&backend, &log, &e.to_string()),
+        Err(e) => fail_before_hook(&program_name(), &backend, &log, &e.to_string()),
     };
     std::process::ExitCode::from(code)
 }
@@ -67,13 +72,13 @@ pub use crate::{
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,
-        current_log_handle, flush_log_during, group_by_level, install_logging,
+        group_by_level, install_logging, installed_log_handle,
     },
     network::{
         BindAddress, InterfaceAddress, NetworkBackend, NetworkInfo, Port, PortParseError, Protocol,
     },
     relation_id::RelationIdError,
-    runner::{EXIT_HOOK_ERROR, EXIT_OK, error_chain, fail_before_hook, run_hook},
+    runner::{EXIT_HOOK_ERROR, EXIT_OK, error_chain, fail_before_hook, program_name, run_hook},
     secrets::{
         RotatePolicy, SecretBackend, SecretContent, SecretId, SecretIdError, SecretInfo,
         SecretOptions, SecretOwner, SecretRead, SecretRef, check_secret_content, valid_secret_key,

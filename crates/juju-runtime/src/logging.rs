@@ -28,7 +28,7 @@ use crate::tool_error::HookToolError;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -64,35 +64,28 @@ pub struct JujuLogSubscriber {
 #[error("cannot install the juju-log tracing subscriber: {0}")]
 pub struct LogInstallError(#[from] tracing::subscriber::SetGlobalDefaultError);
 
+/// The handle of the subscriber [`install_logging`] made process-wide, kept by the runtime
+/// itself so it can be found again without asking `tracing` which subscriber is in use (a
+/// downcast that breaks as soon as the subscriber is wrapped or layered).
+static INSTALLED: OnceLock<LogHandle> = OnceLock::new();
+
 /// Installs a [`JujuLogSubscriber`] at [`DEFAULT_MAX_LEVEL`] as the process-wide subscriber and
-/// returns the handle `main` flushes at the end of the hook.
+/// returns the handle `main` flushes at the end of the hook. The runtime keeps a clone
+/// ([`installed_log_handle`]). A second call fails and leaves the first handle in place.
 pub fn install_logging() -> Result<LogHandle, LogInstallError> {
     let (subscriber, handle) = JujuLogSubscriber::new(DEFAULT_MAX_LEVEL);
     tracing::subscriber::set_global_default(subscriber)?;
+    // The global default can be set once per process, so this is the first and only set.
+    let _ = INSTALLED.set(handle.clone());
     Ok(handle)
 }
 
-/// The handle of the [`JujuLogSubscriber`] this thread logs to, if that is the subscriber in
-/// use: lets a charm send what it has logged so far while it still has work that needs no hook
-/// tool (e.g. writing its caches), instead of waiting for the runner's flush at the end. Ask
-/// it on the thread that logs (a scoped subscriber is the thread's own), flush it anywhere;
-/// records logged after that flush go out with the runner's.
-pub fn current_log_handle() -> Option<LogHandle> {
-    tracing::dispatcher::get_default(|dispatch| {
-        dispatch
-            .downcast_ref::<JujuLogSubscriber>()
-            .map(|s| s.handle.clone())
-    })
-}
-
-/// Runs `work` while the records logged so far go to `juju-log` on a second thread, when the
-/// current subscriber is a [`JujuLogSubscriber`] holding any ([`LogHandle::flush_during`]);
-/// otherwise just runs `work`.
-pub fn flush_log_during<B: ModelBackend + Sync, R>(backend: &B, work: impl FnOnce() -> R) -> R {
-    match current_log_handle() {
-        Some(log) => log.flush_during(backend, work),
-        None => work(),
-    }
+/// The handle of the subscriber [`install_logging`] installed, if it did: lets a charm send
+/// what it has logged so far while it still has work that needs no hook tool (e.g. writing its
+/// caches), instead of waiting for the runner's flush at the end. `None` when logging was not
+/// installed (a test with a scoped [`JujuLogSubscriber`] holds its own handle instead).
+pub fn installed_log_handle() -> Option<LogHandle> {
+    INSTALLED.get().cloned()
 }
 
 fn to_juju_level(level: &Level) -> LogLevel {

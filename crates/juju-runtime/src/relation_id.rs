@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 /// A string that is not of the form `endpoint:N`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("relation id {0:?} is not of the form <endpoint>:<number> (e.g. \"slurmd:3\")")]
+#[error("relation id {0:?} is not of the form <endpoint>:<number> (e.g. \"db:3\")")]
 pub struct RelationIdError(pub String);
 
 impl FromStr for RelationId {

@@ -49,11 +49,32 @@ where
 }
 
 /// Reports a failure that happened before a hook could run (e.g. a bad environment), flushes the
-/// logs, and returns [`EXIT_HOOK_ERROR`].
-pub fn fail_before_hook<B: ModelBackend>(backend: &B, log: &LogHandle, message: &str) -> u8 {
-    report_failure("slurm-charm", message);
+/// logs, and returns [`EXIT_HOOK_ERROR`]. There is no hook to name yet, so the report names
+/// `program`: the charm binary, as the caller calls it ([`program_name`] reads it from argv).
+pub fn fail_before_hook<B: ModelBackend>(
+    program: &str,
+    backend: &B,
+    log: &LogHandle,
+    message: &str,
+) -> u8 {
+    report_failure(program, message);
     let _ = log.flush(backend);
     EXIT_HOOK_ERROR
+}
+
+/// The name this process was started as (the file name of `argv[0]`), for reports that have no
+/// hook to name ([`fail_before_hook`]): the runtime serves any charm binary, so it cannot know
+/// the name itself. `"charm"` when argv is empty or not UTF-8.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .as_deref()
+        .map(std::path::Path::new)
+        .and_then(std::path::Path::file_name)
+        .and_then(|name| name.to_str())
+        .filter(|name| !name.is_empty())
+        .unwrap_or("charm")
+        .to_owned()
 }
 
 fn report_failure(label: &str, message: &str) {

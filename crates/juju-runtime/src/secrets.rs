@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn content_keys_follow_juju() {
-        for ok in ["key", "munge-key", "a1b", "abc-d1"] {
+        for ok in ["key", "api-key", "a1b", "abc-d1"] {
             assert!(valid_secret_key(ok), "{ok}");
         }
         for bad in ["", "ab", "Key", "1ab", "a--b", "ab-", "a_b"] {

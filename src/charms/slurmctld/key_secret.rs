@@ -23,7 +23,7 @@ use crate::interface::{
     MungeKeyRef,
 };
 use crate::slurm::types::NodeName;
-use juju_runtime::{Bag, Event, HookToolError, RelationId, SecretBackend, SecretContent};
+use juju_runtime::{Bag, Event, RelationId, SecretBackend, SecretContent};
 use juju_runtime::{SecretId, SecretOptions, SecretRead, SecretRef};
 
 /// What a secret event names, read from the event before anything is planned, so the plan
@@ -43,26 +43,19 @@ pub enum EventSecret {
 }
 
 impl EventSecret {
-    /// The secret `secret-changed` or `secret-remove` is about (`JUJU_SECRET_ID` parsed);
-    /// `None` for any other event. A malformed id fails the hook, naming the variable.
+    /// The secret `secret-changed` or `secret-remove` is about (`JUJU_SECRET_ID`, parsed by
+    /// the runtime: a malformed id has already failed the hook, naming the variable); `None`
+    /// for any other event.
     pub fn observe(event: &Event) -> Result<Option<Self>, CharmError> {
         Ok(match event {
-            Event::SecretChanged(s) => Some(EventSecret::Changed(parse_id(&s.id)?)),
+            Event::SecretChanged(s) => Some(EventSecret::Changed(s.id.clone())),
             Event::SecretRemove(s) => Some(EventSecret::Remove {
-                id: parse_id(&s.id)?,
+                id: s.id.clone(),
                 revision: s.revision,
             }),
             _ => None,
         })
     }
-}
-
-fn parse_id(raw: &str) -> Result<SecretId, HookToolError> {
-    SecretId::parse(raw).map_err(|e| HookToolError::BadOutput {
-        tool: "JUJU_SECRET_ID".to_owned(),
-        output: raw.chars().take(80).collect(),
-        source: e.into(),
-    })
 }
 
 /// A secret change a hook plans besides the key secret's creation, made by apply in the

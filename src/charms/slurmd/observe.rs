@@ -386,11 +386,7 @@ fn must_read_secret(event: &Event, on_disk: bool) -> bool {
 /// (the unit moves to the new revision when the hook succeeds), else at the tracked revision.
 fn refresh_of(event: &Event, key: &MungeKeyRef) -> SecretRead {
     match (event, key) {
-        (Event::SecretChanged(s), MungeKeyRef::Secret(id))
-            if SecretId::parse(&s.id).as_ref() == Ok(id) =>
-        {
-            SecretRead::Refresh
-        }
+        (Event::SecretChanged(s), MungeKeyRef::Secret(id)) if s.id == *id => SecretRead::Refresh,
         _ => SecretRead::Tracked,
     }
 }
