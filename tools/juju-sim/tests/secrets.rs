@@ -113,9 +113,7 @@ fn content_validation_is_a_usage_error_with_juju_texts() {
     on(
         &mut p,
         "a/0",
-        &format!(
-            "run empty secret-add key=\nrun badkey secret-add Bad=x\nrun short secret-add ab=x\nrun none secret-add\nrun rot secret-add --rotate often pass=x\nrun exp secret-add --expire soon pass=x\nrun neg secret-add --expire -1h pass=x\nrun own secret-add --owner model pass=x\n"
-        ),
+        "run empty secret-add key=\nrun badkey secret-add Bad=x\nrun short secret-add ab=x\nrun none secret-add\nrun rot secret-add --rotate often pass=x\nrun exp secret-add --expire soon pass=x\nrun neg secret-add --expire -1h pass=x\nrun own secret-add --owner model pass=x\n",
     );
     let err = |l: &str| {
         let (_, e, c) = p.result(l);
