@@ -594,3 +594,50 @@ fn an_unreachable_controller_is_waited_for() {
         st.message
     );
 }
+
+/// `goal-state --format=json` as Juju 3.6 prints it on a controller whose `slurmd` endpoint is
+/// related to a local slurmd application (`compute`, two units) and to a cross-model one. Juju
+/// 3.6 keys the cross-model application by its offer URL and lists none of its units
+/// [apiserver/facades/agent/uniter/uniter.go `goalStateRelations`: `key, ok =
+/// remoteApplication.URL()`; units only for local applications].
+const GOAL_STATE_3_6_WITH_OFFER: &str = r#"{"units":{"slurmctld/0":{"status":"active","since":"2025-03-01 10:00:05Z"}},"relations":{"slurmd":{"admin/gpu-site.slurmd":{"status":"joined","since":"2025-03-01 10:02:11Z"},"compute":{"status":"joined","since":"2025-03-01 10:01:02Z"},"compute/0":{"status":"active","since":"2025-03-01 10:01:40Z"},"compute/1":{"status":"active","since":"2025-03-01 10:01:41Z"}}}}"#;
+
+/// Issue 39, item 7: an offer URL holds a `/` but is not a unit (`application/number`), so the
+/// controller does not wait for it to enlist: the reload is not held back until update-status.
+#[test]
+fn a_cross_model_application_in_goal_state_holds_no_reload_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    // compute/0 enlisted first; then compute/1 joins, new to the cache: goal-state is asked
+    // whether more units are on their way
+    let (be, rel) = controller(1);
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/0"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    let (be, _) = controller(2);
+    let be = be.goal_state_output(GOAL_STATE_3_6_WITH_OFFER);
+    runner.clear();
+    run_with(
+        CharmKind::Slurmctld,
+        &ctx("slurmctld/0", changed(&rel, "compute", Some("compute/1"))),
+        &be,
+        &host,
+    )
+    .unwrap();
+    assert_eq!(be.call_count("goal-state"), 1, "{:?}", be.calls());
+    assert!(
+        runner
+            .lines()
+            .contains(&"systemctl restart slurmctld".to_owned()),
+        "{:?}",
+        runner.lines()
+    );
+    let st = be.unit_status().unwrap();
+    assert_eq!(st.kind, StatusKind::Active, "{}", st.message);
+    assert_eq!(st.message, "2 nodes, 0 GPUs");
+}

@@ -49,6 +49,7 @@ pub(crate) struct Model {
     calls: Vec<String>,
     pub(crate) secrets: crate::memory_secrets::MemorySecrets,
     planned_remote: BTreeMap<String, Vec<String>>,
+    goal_state_output: Option<Vec<u8>>,
 }
 
 /// The in-memory backend. Configure it with the consuming builder methods, hand `&backend` to
@@ -149,6 +150,13 @@ impl MemoryBackend {
                 .or_default()
                 .extend(units.iter().map(|u| (*u).to_owned()));
         })
+    }
+
+    /// Makes `goal-state --format=json` print exactly `json` (e.g. a real Juju 3.6 output with
+    /// a cross-model application keyed by its offer URL), parsed as the hook tool's output is,
+    /// instead of the goal state derived from the model.
+    pub fn goal_state_output(self, json: &str) -> Self {
+        self.with(|m| m.goal_state_output = Some(json.as_bytes().to_vec()))
     }
 
     /// Changes leadership between hooks of a multi-hook test.
@@ -465,11 +473,15 @@ impl ModelBackend for MemoryBackend {
         Ok(())
     }
 
-    /// Derived from the model as Juju does: this unit (its last status, else `unknown`);
+    /// The output set by [`MemoryBackend::goal_state_output`], else derived from the model as
+    /// Juju does: this unit (its last status, else `unknown`);
     /// per endpoint of each live non-peer relation the remote application (`joined`) and its
     /// units in the relation (`active`), plus the planned units not yet in it (`waiting`).
     fn goal_state(&self) -> Result<GoalState, HookToolError> {
         let m = self.call("goal-state");
+        if let Some(out) = &m.goal_state_output {
+            return GoalState::from_json("goal-state", out);
+        }
         let goal = |status: &str| Goal {
             status: status.to_owned(),
             since: "2025-03-01 10:00:00Z".to_owned(),

@@ -5,12 +5,40 @@
 //!
 //! Juju 3.6 prints `{"units":{U:{status,since}},"relations":{ENDPOINT:{APP:{status,since},
 //! "APP/N":{status,since}}}}`: per local endpoint, the remote application (keyed by its name,
-//! or its offer URL when cross-model) next to its units (keys with a `/`). Statuses are the
-//! workload status, `error` while in error and `dying` while dying.
+//! or its offer URL when cross-model, e.g. `admin/other.slurmd`, with no unit entries) next to
+//! its units [apiserver/facades/agent/uniter/uniter.go `goalStateRelations`]. A key is a unit
+//! only when it is a unit name by Juju's rule ([`is_unit_name`]): an offer URL holds a `/` too.
+//! Statuses are the workload status, `error` while in error and `dying` while dying.
 
 use crate::tool_error::HookToolError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+/// Whether `name` is a unit name by Juju's rule, `application/number`: the application is
+/// lower-case letters, digits and single hyphens, starts with a letter and has a letter in each
+/// hyphen-separated part; the number is `0` or has no leading zero. Juju 4.0
+/// `core/unit/name.go` (`unitPattern`, `Name.Validate`); Juju 3.6 uses the same pattern
+/// (`names.IsValidUnit`). An offer URL (`[controller:]user/model.application`) is not one.
+pub fn is_unit_name(name: &str) -> bool {
+    let Some((app, number)) = name.split_once('/') else {
+        return false;
+    };
+    let app_ok = app.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+        && app.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && part.bytes().any(|b| b.is_ascii_lowercase())
+        });
+    let number_ok = number == "0"
+        || (number
+            .as_bytes()
+            .first()
+            .is_some_and(|b| (b'1'..=b'9').contains(b))
+            && number.bytes().all(|b| b.is_ascii_digit()));
+    app_ok && number_ok
+}
 
 /// One goal-state entry: a unit's (or a related application's) status and since when.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -59,13 +87,15 @@ impl GoalState {
     }
 
     /// The remote units Juju means to have on local `endpoint` (any related application),
-    /// dying ones left out, sorted by name.
+    /// dying ones left out, sorted by name. Only unit names count ([`is_unit_name`]): a
+    /// cross-model application's offer URL is an application, and Juju 3.6 lists none of its
+    /// units.
     pub fn expected_remote_units(&self, endpoint: &str) -> Vec<&str> {
         self.relations
             .get(endpoint)
             .into_iter()
             .flat_map(|entries| entries.iter())
-            .filter(|(name, goal)| name.contains('/') && !goal.is_dying())
+            .filter(|(name, goal)| is_unit_name(name) && !goal.is_dying())
             .map(|(name, _)| name.as_str())
             .collect()
     }
@@ -88,5 +118,41 @@ mod tests {
         );
         let err = GoalState::from_json("goal-state", b"units: {}").unwrap_err();
         assert!(err.to_string().contains("goal-state"), "{err}");
+    }
+
+    /// Juju 3.6 keys a cross-model application by its offer URL
+    /// [apiserver/facades/agent/uniter/uniter.go `goalStateRelations`: `key, ok =
+    /// remoteApplication.URL()`] and lists none of its units (only local applications get
+    /// `goalStateUnits`). The URL has a `/`, but it is not a unit.
+    #[test]
+    fn a_cross_model_application_keyed_by_its_offer_url_is_not_a_unit() {
+        let out = br#"{"units":{"slurmctld/0":{"status":"active","since":"2025-03-01 10:00:05Z"}},"relations":{"slurmd":{"admin/other.slurmd":{"status":"joined","since":"2025-03-01 10:02:11Z"},"lxd:admin/gpu.compute":{"status":"joined","since":"2025-03-01 10:02:12Z"},"compute":{"status":"joined","since":"2025-03-01 10:02:11Z"},"compute/0":{"status":"active","since":"2025-03-01 10:01:40Z"}}}}"#;
+        let g = GoalState::from_json("goal-state", out).unwrap();
+        assert_eq!(g.expected_remote_units("slurmd"), ["compute/0"]);
+    }
+
+    #[test]
+    fn unit_names_follow_juju_rule() {
+        for good in ["a/0", "slurmd/12", "gpu-node-2x/3", "a1-b2/10", "k8s/1"] {
+            assert!(is_unit_name(good), "{good}");
+        }
+        for bad in [
+            "admin/other.slurmd",
+            "lxd:admin/other.slurmd",
+            "a/01",
+            "a/",
+            "/0",
+            "a",
+            "A/0",
+            "1a/0",
+            "a--b/0",
+            "a-/0",
+            "a-1/0",
+            "a/0/1",
+            "a/-1",
+            "a b/0",
+        ] {
+            assert!(!is_unit_name(bad), "{bad}");
+        }
     }
 }

@@ -68,7 +68,7 @@ pub use crate::{
     backend::{Bag, BagOwner, LogLevel, ModelBackend, RelationId, Status, StatusKind, StatusScope},
     context_error::ContextError,
     event::{ActionEvent, Event, HookContext, RelationEvent, SecretEvent, StorageEvent},
-    goal_state::{Goal, GoalState},
+    goal_state::{Goal, GoalState, is_unit_name},
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,

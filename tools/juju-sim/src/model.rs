@@ -196,7 +196,7 @@ pub struct Relation {
     pub dying: bool,
     /// Wall-clock time (seconds) of the relation's status (`joining`, then `joined`).
     pub status_at: i64,
-    /// Both applications' leaders have entered scope (`goal-state` shows `joined`).
+    /// A leader of either application has entered scope (`goal-state` shows `joined`).
     pub joined: bool,
 }
 

@@ -354,6 +354,22 @@ impl Runner {
     }
 }
 
+/// The scenario's directory, absolute: relative paths in it, `SCENARIO_DIR` and the working
+/// directory of `sh` steps. As Juju takes a local bundle's directory from its absolute path
+/// (`LocalBundleDataSource`: `filepath.Dir(filepath.Abs(path))`), so that `scenario.yaml`,
+/// `./scenario.yaml` and `dir/scenario.yaml` all work from any working directory.
+fn scenario_dir(path: &Path) -> Result<PathBuf> {
+    let abs = std::path::absolute(path).map_err(|source| SimError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let base = abs
+        .parent()
+        .map(Path::to_owned)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    Ok(std::fs::canonicalize(&base).unwrap_or(base))
+}
+
 /// Run a scenario file, printing the log to `out`.
 pub fn run_file(path: &Path, verbose: bool, out: Box<dyn std::io::Write>) -> Result<Runner> {
     let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
@@ -362,11 +378,7 @@ pub fn run_file(path: &Path, verbose: bool, out: Box<dyn std::io::Write>) -> Res
     })?;
     let doc: Json =
         serde_yaml::from_str(&text).map_err(|e| err(format!("{}: {e}", path.display())))?;
-    let base = path
-        .parent()
-        .map(Path::to_owned)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let base = std::fs::canonicalize(&base).unwrap_or(base);
+    let base = scenario_dir(path)?;
     let workdir = tempfile::Builder::new()
         .prefix("juju-sim-scenario-")
         .tempdir()

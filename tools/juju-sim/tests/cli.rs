@@ -105,3 +105,44 @@ fn advance_time_step_fires_due_secret_rotation() {
         "show: secrets must not print content: {shown}"
     );
 }
+
+/// `juju-sim run s.yaml` from the scenario's own directory: the scenario directory is taken
+/// from the absolute path, so `sh` steps run there and relative charm paths resolve against it,
+/// instead of failing with `cannot run /bin/sh` (an empty directory). Follows how Juju reads a
+/// local bundle given by a relative path, e.g. `juju deploy bundle.yaml`: Juju 4.0
+/// `domain/deployment/charm/bundledatasrc.go` `LocalBundleDataSource` (3.6: the same function
+/// in `github.com/juju/charm/v12`) keeps `basePath: filepath.Dir(absPath)` with `absPath, err :=
+/// filepath.Abs(path)`, and `cmd/juju/application/deployer/bundlehandler.go`
+/// `bundleHandler.addLocalCharm` joins a relative charm path to that directory.
+#[test]
+fn a_relative_scenario_path_runs_from_any_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let charm = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/charms/demo-ctl");
+    std::os::unix::fs::symlink(charm, sub.join("ctl")).unwrap();
+    std::fs::write(
+        sub.join("s.yaml"),
+        "steps:\n  - sh: 'echo cwd=$(pwd) dir=$SCENARIO_DIR'\n  - deploy: {app: c, charm: ctl}\n",
+    )
+    .unwrap();
+    let real = std::fs::canonicalize(&sub).unwrap();
+    for (cwd, arg) in [
+        (sub.clone(), "s.yaml"),
+        (sub.clone(), "./s.yaml"),
+        (dir.path().to_owned(), "sub/s.yaml"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_juju-sim"))
+            .args(["run", arg])
+            .env("JUJU_SIM_JUJUC", env!("CARGO_BIN_EXE_jujuc"))
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{arg}: {stdout}\n{stderr}");
+        let want = format!("  | cwd={0} dir={0}", real.display());
+        assert!(stdout.contains(&want), "{arg}: {stdout}");
+        assert!(stdout.contains("c/0 install"), "{arg}: {stdout}");
+    }
+}

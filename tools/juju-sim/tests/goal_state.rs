@@ -125,18 +125,39 @@ fn relations_by_local_endpoint_with_remote_app_and_units_and_no_peers() {
     );
 }
 
+/// The relation reads `joining` until a leader of either application enters scope, then
+/// `joined`: the other leader need not have entered. Follows Juju 3.6 and 4.0
+/// `internal/worker/uniter/relation/statetracker.go` `relationStateTracker.joinRelation`
+/// ("Leaders get to set the relation status": after `relationer.Join()` the unit sets
+/// `relation.Joined` if it is the leader), which runs when the unit enters scope, before its
+/// `relation-created` hook; `goal-state` prints that status
+/// (`apiserver/facades/agent/uniter/uniter.go` `goalStateRelations`, `r.Status()`).
 #[test]
-fn relation_reads_joining_until_both_leaders_entered_scope() {
+fn relation_reads_joined_once_either_leader_entered_scope() {
     let mut p = Probe::new();
-    p.sim.deploy(p.spec("a", 1)).unwrap();
+    p.sim.deploy(p.spec("a", 2)).unwrap();
     p.sim.deploy(p.spec("b", 1)).unwrap();
+    // a/1 leads a: a/0's relation-created runs before any leader entered scope
+    p.sim.set_leader("a/1").unwrap();
     p.script(
         "db-relation-created",
-        "run created goal-state --format=json\n",
+        "run created-$(echo $JUJU_UNIT_NAME | tr / -) goal-state --format=json\n",
     );
     p.sim.integrate("a:db", "b:backend").unwrap();
-    let gs: Json = serde_json::from_str(&p.result("created").0).unwrap();
-    assert_eq!(gs["relations"]["db"]["b"]["status"], "joining");
+    let read =
+        |p: &Probe, label: &str| -> Json { serde_json::from_str(&p.result(label).0).unwrap() };
+    assert_eq!(
+        read(&p, "created-a-0")["relations"]["db"]["b"]["status"],
+        "joining"
+    );
+    // a/1 entered scope as a's leader; b's leader b/0 has not entered yet
+    let hooks = p.hooks();
+    let at = |h: &str| hooks.iter().position(|x| x == h).unwrap();
+    assert!(at("a/1 db-relation-created") < at("b/0 backend-relation-created"));
+    assert_eq!(
+        read(&p, "created-a-1")["relations"]["db"]["b"]["status"],
+        "joined"
+    );
     assert_eq!(
         goal_state(&mut p, "a/0")["relations"]["db"]["b"]["status"],
         "joined"

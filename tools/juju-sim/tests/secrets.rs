@@ -110,13 +110,10 @@ fn every_tool_accepts_three_id_forms_and_rejects_others() {
 #[test]
 fn content_validation_is_a_usage_error_with_juju_texts() {
     let (mut p, _) = setup();
-    let big = "x".repeat(8 * 1024 + 1);
     on(
         &mut p,
         "a/0",
-        &format!(
-            "run empty secret-add key=\nrun badkey secret-add Bad=x\nrun short secret-add ab=x\nrun none secret-add\nrun big secret-add big={big}\nrun rot secret-add --rotate often pass=x\nrun exp secret-add --expire soon pass=x\nrun neg secret-add --expire -1h pass=x\nrun own secret-add --owner model pass=x\n"
-        ),
+        "run empty secret-add key=\nrun badkey secret-add Bad=x\nrun short secret-add ab=x\nrun none secret-add\nrun rot secret-add --rotate often pass=x\nrun exp secret-add --expire soon pass=x\nrun neg secret-add --expire -1h pass=x\nrun own secret-add --owner model pass=x\n",
     );
     let err = |l: &str| {
         let (_, e, c) = p.result(l);
@@ -127,10 +124,6 @@ fn content_validation_is_a_usage_error_with_juju_texts() {
     assert_eq!(err("badkey"), "ERROR key \"Bad\" not valid\n");
     assert_eq!(err("short"), "ERROR key \"ab\" not valid\n");
     assert_eq!(err("none"), "ERROR missing secret value or filename\n");
-    assert_eq!(
-        err("big"),
-        "ERROR secret content for key \"big\" too large: 8193 bytes\n"
-    );
     assert_eq!(err("rot"), "ERROR rotate policy \"often\" not valid\n");
     assert_eq!(
         err("exp"),
@@ -142,6 +135,68 @@ fn content_validation_is_a_usage_error_with_juju_texts() {
     );
     assert_eq!(err("own"), "ERROR secret owner \"model\" not valid\n");
     assert_eq!(p.sim.with_model(|m| m.secrets.secrets.len()), 0);
+}
+
+/// Juju refuses secret content over 1 MB, not 8 KiB: each value may be 1,000,000 bytes
+/// base64-encoded, and so may the encoded values of one source together; a `#file` or `--file`
+/// file may hold 1,000,000 bytes. Follows Juju 3.6 and 4.0 `core/secrets/createsecret.go`:
+/// `encodeBase64` (`maxValueSizeBytes`, `maxContentSizeBytes` = 1000 * 1000, sizes of the
+/// encoded values), `CreateSecretData` (`#file` size), `ReadSecretData` (`--file` size), called
+/// from `internal/worker/uniter/runner/jujuc/secret-add.go` `secretUpsertCommand.Init`.
+#[test]
+fn secret_values_may_be_up_to_1_mb_base64_encoded() {
+    let (mut p, _) = setup();
+    let dir = p.dir.path().to_str().unwrap().to_owned();
+    // 750,000 bytes encode to exactly 1,000,000; one more byte is over
+    std::fs::write(format!("{dir}/max"), "x".repeat(750_000)).unwrap();
+    std::fs::write(format!("{dir}/over"), "x".repeat(750_001)).unwrap();
+    std::fs::write(format!("{dir}/half"), "x".repeat(500_000)).unwrap();
+    std::fs::write(format!("{dir}/huge"), "x".repeat(1_000_001)).unwrap();
+    let nine_k = "y".repeat(9000);
+    let nine = add(&mut p, &format!("value={nine_k}"));
+    let max = add(&mut p, &format!("big#file={dir}/max"));
+    on(
+        &mut p,
+        "a/0",
+        &format!(
+            "run over secret-add big#file={dir}/over\n\
+             run total secret-add one#file={dir}/half two#file={dir}/half\n\
+             run huge secret-add big#file={dir}/huge\n"
+        ),
+    );
+    assert_eq!(
+        p.result("over"),
+        (
+            String::new(),
+            "ERROR base64 encoded secret content for key \"big\" too large: 1000004 bytes\n".into(),
+            2
+        )
+    );
+    assert_eq!(
+        p.result("total"),
+        (
+            String::new(),
+            "ERROR base64 encoded secret content too large: 1333336 bytes\n".into(),
+            2
+        )
+    );
+    assert_eq!(
+        p.result("huge"),
+        (
+            String::new(),
+            format!("ERROR secret content in file \"{dir}/huge\" too large: 1000001 bytes\n"),
+            2
+        )
+    );
+    on(
+        &mut p,
+        "a/0",
+        &format!("run get9 secret-get {nine} value\nrun getmax secret-get {max} big\n"),
+    );
+    assert_eq!(p.result("get9"), (format!("{nine_k}\n"), String::new(), 0));
+    let (out, err, code) = p.result("getmax");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out.trim_end().len(), 750_000);
 }
 
 #[test]

@@ -39,6 +39,59 @@ fn integrate_runs_created_then_joined_changed_per_remote_unit_both_sides() {
     );
 }
 
+/// A remote application's relation-changed (empty remote unit) runs before that application's
+/// units join: when b's leader writes its app bag in relation-created, a/0 sees the app-level
+/// relation-changed first, then relation-joined + relation-changed per unit of b. Follows Juju
+/// 3.6 and 4.0 `internal/worker/uniter/relation/resolver.go`
+/// `relationsResolver.nextHookForRelation`: after a pending changed of a just-joined unit
+/// (`ChangedPending`), departures and broken, "trigger all app hooks first" (a
+/// `hooks.RelationChanged` with `RemoteUnit: ""` for each application whose
+/// `ApplicationMembers` version differs), and only then "If there are any remote units not
+/// locally known, join them" (`hooks.RelationJoined`).
+#[test]
+fn app_relation_changed_runs_before_the_units_join() {
+    let mut p = Probe::new();
+    p.sim.deploy(p.spec("a", 1)).unwrap();
+    p.sim.deploy(p.spec("b", 2)).unwrap();
+    p.clear();
+    p.script(
+        "backend-relation-created",
+        "[ $(is-leader --format=json) = true ] && relation-set --app k=v || true\n",
+    );
+    p.script(
+        "db-relation-joined",
+        "run joined-app-$(echo $JUJU_REMOTE_UNIT | tr / -) relation-get --app - b\n",
+    );
+    p.sim.integrate("a:db", "b:backend").unwrap();
+    assert_eq!(
+        p.hooks(),
+        [
+            "a/0 db-relation-created",
+            "b/0 backend-relation-created",
+            "b/1 backend-relation-created",
+            "a/0 db-relation-changed",
+            "a/0 db-relation-joined b/0",
+            "a/0 db-relation-changed b/0",
+            "a/0 db-relation-joined b/1",
+            "a/0 db-relation-changed b/1",
+            "b/0 backend-relation-joined a/0",
+            "b/0 backend-relation-changed a/0",
+            "b/1 backend-relation-joined a/0",
+            "b/1 backend-relation-changed a/0",
+        ]
+    );
+    let r = p
+        .sim
+        .records()
+        .iter()
+        .find(|r| r.unit == "a/0" && r.hook == "db-relation-changed")
+        .unwrap();
+    assert_eq!(r.env_var("JUJU_REMOTE_UNIT"), Some(""));
+    assert_eq!(r.env_var("JUJU_REMOTE_APP"), Some("b"));
+    // the app data was there before the first join
+    assert_eq!(p.result("joined-app-b-0").0, "k: v\n");
+}
+
 #[test]
 fn integrate_errors() {
     let mut p = Probe::new();

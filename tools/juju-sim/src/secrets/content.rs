@@ -1,17 +1,25 @@
 //! Secret content from hook-tool arguments: `key=value`, `key#base64=B64`, `key#file=PATH`
 //! and `--file F` (a YAML or JSON string map whose values override the arguments), with
-//! Juju's key syntax, size limits and error texts [core/secrets/createsecret.go,
-//! cmd/juju/secrets/upsert.go]. Every error here is a usage error (exit 2).
+//! Juju's key syntax, size limits and error texts [core/secrets/createsecret.go
+//! `CreateSecretData`, `ReadSecretData`, `encodeBase64`; jujuc/secret-add.go `Init`]. Every
+//! error here is a usage error (exit 2).
+//!
+//! Limits (Juju 3.6 and 4.0 alike, `maxValueSizeBytes` and `maxContentSizeBytes`, 1 MB "which
+//! will be supported everywhere"): a `#file` file and the `--file` file may hold 1,000,000
+//! bytes; each value, measured base64-encoded, and the encoded values of the arguments and of
+//! the `--file` file (each source on its own, as `encodeBase64` runs once per source) may
+//! total 1,000,000 bytes.
 
 use super::Content;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use std::collections::BTreeMap;
 
-/// Largest value: raw bytes, or the encoded length for `#base64`; also per `#file` file.
-pub const MAX_VALUE: usize = 8 * 1024;
-/// Largest total content, and largest `--file` file.
-pub const MAX_TOTAL: usize = 64 * 1024;
+/// Largest value, base64-encoded (`maxValueSizeBytes`); also the largest `#file` file.
+pub const MAX_VALUE: usize = 1000 * 1000;
+/// Largest total of one source's encoded values (`maxContentSizeBytes`); also the largest
+/// `--file` file.
+pub const MAX_TOTAL: usize = 1000 * 1000;
 
 fn key_ok(k: &str) -> bool {
     // ^[a-z](?:-?[a-z0-9]){2,}$
@@ -52,6 +60,32 @@ fn add(out: &mut BTreeMap<String, Raw>, key: &str, raw: Raw) -> Result<(), Strin
     Ok(())
 }
 
+/// Encodes one source's values and checks Juju's limits on them (`encodeBase64`).
+fn encode(raw: BTreeMap<String, Raw>) -> Result<Content, String> {
+    let mut total = 0;
+    let mut out = Content::new();
+    for (k, v) in raw {
+        let encoded = match v {
+            Raw::Plain(bytes) => STANDARD.encode(&bytes),
+            Raw::Base64(b) => b,
+        };
+        let size = encoded.len();
+        if size > MAX_VALUE {
+            return Err(format!(
+                "base64 encoded secret content for key {k:?} too large: {size} bytes"
+            ));
+        }
+        total += size;
+        out.insert(k, encoded);
+    }
+    if total > MAX_TOTAL {
+        return Err(format!(
+            "base64 encoded secret content too large: {total} bytes"
+        ));
+    }
+    Ok(out)
+}
+
 /// Parse content arguments and an optional `--file`, reading files through `read`.
 pub fn parse(
     args: &[String],
@@ -80,6 +114,7 @@ pub fn parse(
             add(&mut raw, key, Raw::Plain(value.as_bytes().to_vec()))?;
         }
     }
+    let mut out = encode(raw)?;
     if let Some(f) = file {
         let bytes = read(f)?;
         if bytes.len() > MAX_TOTAL {
@@ -91,6 +126,7 @@ pub fn parse(
         let text = String::from_utf8_lossy(&bytes);
         let map: BTreeMap<String, serde_yaml::Value> = serde_yaml::from_str(&text)
             .map_err(|e| format!("cannot parse secret content file {f:?}: {e}"))?;
+        let mut from_file: BTreeMap<String, Raw> = BTreeMap::new();
         for (k, v) in map {
             let value = match v {
                 serde_yaml::Value::String(s) => s,
@@ -103,26 +139,10 @@ pub fn parse(
                     ));
                 }
             };
-            add(&mut raw, &k, Raw::Plain(value.into_bytes()))?;
+            add(&mut from_file, &k, Raw::Plain(value.into_bytes()))?;
         }
-    }
-    let mut total = 0;
-    let mut out = Content::new();
-    for (k, v) in raw {
-        let (size, encoded) = match v {
-            Raw::Plain(bytes) => (bytes.len(), STANDARD.encode(&bytes)),
-            Raw::Base64(b) => (b.len(), b),
-        };
-        if size > MAX_VALUE {
-            return Err(format!(
-                "secret content for key {k:?} too large: {size} bytes"
-            ));
-        }
-        total += size;
-        out.insert(k, encoded);
-    }
-    if total > MAX_TOTAL {
-        return Err(format!("secret content too large: {total} bytes"));
+        // the file's values override the arguments' (secret-add.go `Init`)
+        out.extend(encode(from_file)?);
     }
     Ok(out)
 }
@@ -170,13 +190,11 @@ mod tests {
             parse(&args(&["Bad=x"]), None, &no_files),
             Err("key \"Bad\" not valid".into())
         );
-        let big = format!("big={}", "x".repeat(MAX_VALUE + 1));
+        // 750,001 bytes encode to 1,000,004: over the limit, measured encoded
+        let big = format!("big={}", "x".repeat(750_001));
         assert_eq!(
             parse(&args(&[&big]), None, &no_files),
-            Err(format!(
-                "secret content for key \"big\" too large: {} bytes",
-                MAX_VALUE + 1
-            ))
+            Err("base64 encoded secret content for key \"big\" too large: 1000004 bytes".into())
         );
     }
 }

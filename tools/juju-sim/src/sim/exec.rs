@@ -182,19 +182,17 @@ impl Simulator {
             let remote_unit = match hook {
                 Hook::RelationCreated(_) => {
                     part.entered = true;
-                    let now = model.now;
-                    let leaders: Vec<Option<String>> = rel
-                        .sides
-                        .iter()
-                        .map(|s| model.apps.get(&s.app).and_then(|a| a.leader.clone()))
-                        .collect();
-                    let entered = leaders.iter().all(|l| {
-                        l.as_ref()
-                            .is_some_and(|l| rel.scope.get(l).is_some_and(|p| p.entered))
-                    });
-                    if entered && !rel.joined && !rel.is_peer() {
+                    // Juju: a unit that enters scope as its application's leader sets the
+                    // relation `joined` (relation/statetracker.go `joinRelation`), so the
+                    // first leader of either side to enter is enough; `since` is kept after
+                    // (state/status.go `setStatus` leaves an unchanged status alone).
+                    let leads = model
+                        .apps
+                        .get(&app_name)
+                        .is_some_and(|a| a.leader.as_deref() == Some(unit));
+                    if leads && !rel.joined && !rel.is_peer() {
                         rel.joined = true;
-                        rel.status_at = now;
+                        rel.status_at = model.now;
                     }
                     String::new()
                 }

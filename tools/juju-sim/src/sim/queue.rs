@@ -8,6 +8,12 @@ use std::collections::HashSet;
 
 impl Simulator {
     /// Queue a hook (relation-changed entries are coalesced while still queued).
+    ///
+    /// An application-level relation-changed goes before the unit's queued relation-joined
+    /// hooks of that relation, as Juju runs a remote application's change before joining its
+    /// units (`internal/worker/uniter/relation/resolver.go` `nextHookForRelation`: "trigger
+    /// all app hooks first"). A join's own relation-changed still follows its join at once:
+    /// the app change is put before a join, never between a join and its change.
     pub(crate) fn enqueue(&mut self, unit: &str, hook: Hook) {
         if let Hook::RelationChanged(rel, remote) = &hook
             && !self
@@ -16,10 +22,21 @@ impl Simulator {
         {
             return;
         }
-        self.queue.push_back(Queued::Hook {
+        let before_join = match &hook {
+            Hook::RelationChanged(rel, None) => self.queue.iter().position(|q| {
+                matches!(q, Queued::Hook { unit: u, hook: Hook::RelationJoined(r, _) }
+                    if u == unit && r == rel)
+            }),
+            _ => None,
+        };
+        let entry = Queued::Hook {
             unit: unit.to_owned(),
             hook,
-        });
+        };
+        match before_join {
+            Some(i) => self.queue.insert(i, entry),
+            None => self.queue.push_back(entry),
+        }
     }
 
     fn next_runnable(&self) -> Option<usize> {
