@@ -56,9 +56,8 @@ pub const SHAPE_NAME: &str = "shape";
 pub const MAX_REASON_LEN: usize = 400;
 
 /// The largest relation value (`node`, `partition`) the controller accepts, in bytes; a larger
-/// one is refused for its unit or application alone (a real record is a few hundred bytes;
-/// Juju itself allows far more).
-pub const MAX_VALUE_LEN: usize = 64 * 1024;
+/// one is refused for its unit or application alone. The limit the slurmd side keeps to.
+pub use crate::interface::MAX_RECORD_LEN as MAX_VALUE_LEN;
 
 /// A remote value over [`MAX_VALUE_LEN`]: the unit (or application) is left out and this is
 /// its verdict, so it names the key, the size and the limit. A type of its own because both
