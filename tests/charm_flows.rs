@@ -70,9 +70,9 @@ fn three_units_with_different_gpus_give_exact_files() {
     let mut c = three_nodes();
     let expected_slurm = format!(
         "{HEADER}{GLOBALS}\
-NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12
-NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12
-NodeName=slurmd-2 {FACTS} MemSpecLimit=1024
+NodeName=slurmd-0 {PUBLISHED_FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12
+NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12
+NodeName=slurmd-2 {PUBLISHED_FACTS} MemSpecLimit=1024
 PartitionName=slurmd Nodes=slurmd-[0-2] Default=YES State=UP
 DownNodes=slurmd-[0-2] State=DOWN Reason=\"New node.\"
 "
@@ -224,10 +224,10 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
         slurm_diff,
         vec![
             format!(
-                "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12"
+                "NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12"
             ),
             format!(
-                "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,cuda12"
+                "NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,cuda12"
             ),
         ]
     );
@@ -295,6 +295,65 @@ fn a_gres_drain_is_cleared_after_the_restart_that_fixes_it() {
     );
 }
 
+/// Issue 39: an operator's drain is never lifted by the restart that clears Slurm's own GRES
+/// drains, even when its reason contains `gres` ("pro*gres*s"), `GPU`, `slurmd-charm` or a
+/// quote of Slurm's text in the middle.
+#[test]
+fn an_operators_drain_survives_the_restart_that_clears_gres_drains() {
+    for reason in [
+        "PSU swap in progress (ticket 4711)",
+        "GPU 2 reseated, waiting for burn-in",
+        "hold: slurmd-charm test",
+        "maint: gres/gpu count reported lower than configured (2 < 3)",
+    ] {
+        let mut c = three_nodes();
+        std::fs::write(
+            c.root("slurmctld/0").join("sinfo.txt"),
+            format!("slurmd-1|drained|{reason}\n"),
+        )
+        .unwrap();
+        c.clear_commands("slurmctld/0");
+        c.set_gpus("slurmd/1", &[MIXED[0], MIXED[2]]);
+        c.sim.update_status(Some("slurmd")).unwrap();
+        let cmds = c.commands("slurmctld/0");
+        assert!(
+            cmds.iter().any(|l| l.starts_with("sinfo ")),
+            "{reason}: the drain check did not run: {cmds:?}"
+        );
+        assert!(
+            !cmds.iter().any(|l| l.contains("state=resume")),
+            "{reason}: an operator's drain was lifted: {cmds:?}"
+        );
+    }
+}
+
+/// Issue 39: two machines of one model whose `slurmd -C` differ by 2 MB (515,000 and 514,998)
+/// publish one RealMemory (default `memory-headroom` 2%, rounded down) and share a node line.
+#[test]
+fn machines_of_one_model_fold_into_one_node_line() {
+    let mut c = Cluster::new();
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 2);
+    for (unit, mb) in [("slurmd/0", 515_000), ("slurmd/1", 514_998)] {
+        let host = unit.replace('/', "-");
+        std::fs::write(
+            c.root(unit).join("slurmd-C.txt"),
+            format!("NodeName={host} CPUs=8 RealMemory={mb}\nUpTime=0-00:08:47\n"),
+        )
+        .unwrap();
+        c.set_gpus(unit, TWO_T4);
+    }
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.assert_no_errors();
+    let conf = c.slurm_conf();
+    assert!(
+        conf.contains(
+            "NodeName=slurmd-[0-1] CPUs=8 RealMemory=503808 Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12\n"
+        ),
+        "{conf}"
+    );
+}
+
 #[test]
 fn remove_unit_removes_its_lines() {
     let mut c = three_nodes();
@@ -326,7 +385,7 @@ fn scale_out_and_remove_the_application() {
     c.sim.add_unit("slurmd", 1).unwrap();
     c.assert_no_errors();
     assert!(c.slurm_conf().contains(&format!(
-        "NodeName=slurmd-[0,3] {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12\n"
+        "NodeName=slurmd-[0,3] {PUBLISHED_FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=tesla_t4,cuda12\n"
     )));
     assert!(
         c.gres_conf().contains(
@@ -413,10 +472,9 @@ fn gpus_without_a_driver_block_with_the_driver_message() {
         )
     );
     // The node is still enlisted, without GPUs, and shows up once the driver works.
-    assert!(
-        c.slurm_conf()
-            .contains(&format!("NodeName=slurmd-0 {FACTS} MemSpecLimit=1024\n"))
-    );
+    assert!(c.slurm_conf().contains(&format!(
+        "NodeName=slurmd-0 {PUBLISHED_FACTS} MemSpecLimit=1024\n"
+    )));
     c.set_gpus("slurmd/0", TWO_T4);
     c.sim.update_status(Some("slurmd")).unwrap();
     assert_eq!(

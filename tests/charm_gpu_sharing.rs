@@ -50,7 +50,7 @@ fn shard_then_mps_then_none_render_by_slurms_rules() {
     assert!(conf.contains("\nGresTypes=gpu,shard\n"), "{conf}");
     assert_eq!(
         line_with(&conf, "NodeName=slurmd-0 "),
-        format!("NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2,shard:8 MemSpecLimit=1024 Features=tesla_t4,cuda12")
+        format!("NodeName=slurmd-0 {PUBLISHED_FACTS} Gres=gpu:tesla_t4:2,shard:8 MemSpecLimit=1024 Features=tesla_t4,cuda12")
             .as_str(),
         "{conf}"
     );

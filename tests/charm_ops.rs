@@ -448,7 +448,7 @@ fn node_config_features_come_first() {
     c.sim.settle().unwrap();
     c.assert_no_errors();
     let line = format!(
-        "NodeName=slurmd-0 {FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=ib,tesla_t4,cuda12"
+        "NodeName=slurmd-0 {PUBLISHED_FACTS} Gres=gpu:tesla_t4:2 MemSpecLimit=1024 Features=ib,tesla_t4,cuda12"
     );
     assert_eq!(res.results["node-parameters"], line);
     assert!(
@@ -460,6 +460,43 @@ fn node_config_features_come_first() {
     assert_eq!(
         c.sim.unit_state("slurmd/0").get("node-config").cloned(),
         Some(r#"{"params":{"Features":"ib"}}"#.to_string())
+    );
+}
+
+/// Issue 39: `node-config` with ~65 KB of Features would make the `node` record larger than the
+/// controller accepts (64 KiB). The slurmd side refuses it with the reason, stores nothing,
+/// and the record published before stays, so the node stays in slurm.conf.
+/// At most 300 characters of `s`, for failure messages.
+fn short(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+#[test]
+fn node_config_over_the_record_limit_is_refused_and_the_record_stays() {
+    let mut c = three_nodes();
+    let rel = rel(&c);
+    let record = |c: &Cluster| c.sim.unit_bag(rel, "slurmd/0").get("node").cloned();
+    let (before, conf) = (record(&c), c.slurm_conf());
+    assert!(before.is_some());
+    // 5,100 features of 13 bytes: about 66 KB.
+    let features: Vec<String> = (0..5_100).map(|i| format!("feature{i:05}")).collect();
+    let params = json!({"parameters": format!("Features={}", features.join(","))});
+    let res = c.sim.run_action("slurmd/0", "node-config", params).unwrap();
+    let why = format!("{} {}", res.message, res.stderr);
+    assert_eq!(res.status, "failed", "{}", crate::short(&why));
+    for word in ["65536-byte limit", "node-config", "Features"] {
+        assert!(why.contains(word), "{word}: {}", crate::short(&why));
+    }
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    assert!(record(&c) == before, "the published record changed");
+    assert!(c.slurm_conf() == conf, "slurm.conf changed");
+    assert_eq!(c.sim.unit_state("slurmd/0").get("node-config"), None);
+    assert_eq!(
+        c.status("slurmd/0").0,
+        "active",
+        "{:?}",
+        c.status("slurmd/0")
     );
 }
 
@@ -535,7 +572,7 @@ fn slurmd_actions() {
     assert_eq!(res.status, "completed", "{res:?}");
     c.sim.settle().unwrap();
     let line = format!(
-        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100,nvidia_l40s,nvidia_a100_80gb_pcie,cuda12 Weight=200"
+        "NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvlink,a100,nvidia_l40s,nvidia_a100_80gb_pcie,cuda12 Weight=200"
     );
     assert_eq!(
         res.results["node-parameters"],
@@ -590,7 +627,7 @@ fn slurmd_actions() {
     assert_eq!(res.status, "completed");
     c.sim.settle().unwrap();
     assert!(c.slurm_conf().contains(&format!(
-        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12\n"
+        "NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024 Features=nvidia_l40s,nvidia_a100_80gb_pcie,cuda12\n"
     )));
     // gpu-features=false: no derived features.
     c.sim
@@ -601,6 +638,6 @@ fn slurmd_actions() {
         .unwrap();
     c.sim.settle().unwrap();
     assert!(c.slurm_conf().contains(&format!(
-        "NodeName=slurmd-1 {FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024\n"
+        "NodeName=slurmd-1 {PUBLISHED_FACTS} Gres=gpu:nvidia_a100_80gb_pcie:1,gpu:nvidia_l40s:2 MemSpecLimit=1024\n"
     )));
 }

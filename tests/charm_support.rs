@@ -378,6 +378,11 @@ TaskPlugin=task/cgroup,task/affinity
 pub const FACTS: &str =
     "CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=31848";
 
+/// What every node publishes from [`FACTS`] with the default `memory-headroom` (2%):
+/// RealMemory 31848 − 637 = 31211, rounded down to a multiple of 128 MB.
+pub const PUBLISHED_FACTS: &str =
+    "CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=31104";
+
 /// One A100 and two L40S (minors 1 and 3), listed out of PCI order.
 pub const MIXED: &[(&str, u32, &str)] = &[
     ("NVIDIA L40S", 3, "00000000:D8:00.0"),

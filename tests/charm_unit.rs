@@ -279,7 +279,9 @@ fn slurmd_publishes_its_node_and_follows_the_controller() {
     .unwrap();
     let node = NodeRecord::from_relation_value(&be.local_unit_data(&rel)["node"]).unwrap();
     assert_eq!(node.node_name(), "n1");
-    assert_eq!(node.node().mem_spec_limit, Some(750));
+    // `slurmd -C` says 1500 MB: 2% headroom (30) leaves 1470, rounded down to 8 MB steps.
+    assert_eq!(node.node().real_memory, Some(1464));
+    assert_eq!(node.node().mem_spec_limit, Some(732));
     assert!(node.new_node());
     assert_eq!(
         be.local_app_data(&rel)["partition"],

@@ -13,6 +13,7 @@ use oracle::{Oracle, Verdict, required};
 use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
 use slurm_charms::charms::slurmd::facts::{NodeFacts, NodeOverrides, build_node_record};
+use slurm_charms::charms::slurmd::memory::MemoryHeadroom;
 use slurm_charms::gpu::GpuSharing;
 use slurm_charms::slurm::types::{DeviceFiles, DevicePath};
 use slurm_charms::slurm::*;
@@ -36,9 +37,15 @@ fn record(name: &str, dir: &str, gpus: u32, sharing: &str) -> String {
     let (shared, _) = GpuSharing::parse(sharing).unwrap().records(&gres);
     gres.extend(shared);
     let facts = NodeFacts { node };
-    build_node_record(&facts, gres, &NodeOverrides::default(), false)
-        .unwrap()
-        .to_relation_value()
+    build_node_record(
+        &facts,
+        gres,
+        &NodeOverrides::default(),
+        MemoryHeadroom::default(),
+        false,
+    )
+    .unwrap()
+    .to_relation_value()
 }
 
 /// The controller's slurm.conf and gres.conf for the shard node `gs` and the mps node `gm`.

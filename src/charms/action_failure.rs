@@ -48,6 +48,9 @@ pub enum ActionFailure {
     /// The overrides do not fit this node's record.
     #[error("these parameters do not fit this node (fix or `node-config reset=true`)")]
     NodeRecord(#[source] InterfaceError),
+    /// The `memory-headroom` option is not valid (the message names the value and the fix).
+    #[error(transparent)]
+    MemoryHeadroom(crate::charms::slurmd::memory::HeadroomError),
     /// This node's facts (`slurmd -C`) could not be read.
     #[error("cannot read this node's facts (`slurmd -C`; is slurmd installed?)")]
     Facts(#[source] FactsError),

@@ -30,6 +30,34 @@ pub const SLURMD_ENDPOINT: &str = "slurmctld";
 /// Endpoint of the slurmctld charm (towards compute nodes).
 pub const SLURMCTLD_ENDPOINT: &str = "slurmd";
 
+/// The largest `node` or `partition` value, in bytes, that a slurmd unit publishes and the
+/// controller accepts (the one limit both sides use). The controller refuses a larger value
+/// for its unit or application alone; the slurmd charm refuses, where it comes in (the
+/// `node-config` action, a config change), anything that would make its own value larger, and
+/// keeps the value it published. A real record is a few hundred bytes; Juju allows far more.
+pub const MAX_RECORD_LEN: usize = 64 * 1024;
+
+/// Checks that the relation value `raw` of `key` fits [`MAX_RECORD_LEN`]: the slurmd side
+/// runs this on what it is about to publish, so the controller never leaves the node out for
+/// its size. The error says which setting to shorten.
+pub fn check_record_len(key: &'static str, raw: &str) -> Result<(), InterfaceError> {
+    if raw.len() > MAX_RECORD_LEN {
+        return Err(InterfaceError::TooLarge {
+            key,
+            len: raw.len(),
+        });
+    }
+    Ok(())
+}
+
+/// The setting an operator shortens when the value of `key` is too large.
+fn shorten_hint(key: &str) -> &'static str {
+    match key {
+        "partition" => "shorten partition-config",
+        _ => "shorten the node-config overrides, e.g. Features",
+    }
+}
+
 /// Why a relation value was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InterfaceError {
@@ -40,6 +68,18 @@ pub enum InterfaceError {
         key: &'static str,
         /// The parser's message.
         reason: String,
+    },
+    /// The value would be larger than the controller accepts ([`MAX_RECORD_LEN`]).
+    #[error(
+        "`{key}` would be {len} bytes, over the {MAX_RECORD_LEN}-byte limit the controller \
+         accepts ({})",
+        shorten_hint(key)
+    )]
+    TooLarge {
+        /// Relation key (`node`, `partition`).
+        key: &'static str,
+        /// The value's size in bytes.
+        len: usize,
     },
     /// A field is missing, of the wrong type, or not a safe value.
     #[error("`{key}` field {field}: {reason}")]
@@ -97,8 +137,3 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
     })?;
     Ok(value)
 }
-
-/// The largest relation value (`node`, `partition`) the controller accepts, in bytes: one limit
-/// for both sides, so a node never publishes a record the controller would refuse (a real
-/// record is a few hundred bytes; Juju itself allows far more).
-pub const MAX_RECORD_LEN: usize = 64 * 1024;

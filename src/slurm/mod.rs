@@ -7,6 +7,7 @@
 //! gives byte-identical files. See `docs/slurm-config.md`.
 
 pub mod check;
+pub mod drain_reason;
 pub mod error;
 pub mod gres_conf;
 mod gres_types;
@@ -27,6 +28,7 @@ pub mod validate;
 pub mod version;
 
 pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
+pub use drain_reason::is_gres_mismatch;
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresGroup, GresLine, NodeRecords};
 pub use keys::GlobalKey;

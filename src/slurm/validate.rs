@@ -4,23 +4,25 @@
 
 use super::error::ConfigError;
 
-/// Longest value accepted anywhere (Slurm reads lines into a 64 KiB buffer).
-pub const MAX_VALUE_LEN: usize = 4096;
+/// Longest single value (one `Key=Value`'s value, or a name) accepted in slurm.conf or
+/// gres.conf. A list such as `Features` is checked item by item; how long a whole relation
+/// record may be is [`crate::interface::MAX_RECORD_LEN`].
+pub const MAX_CONF_VALUE_LEN: usize = 4096;
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::invalid(key, value, reason)
 }
 
-/// Non-empty and at most [`MAX_VALUE_LEN`] bytes.
+/// Non-empty and at most [`MAX_CONF_VALUE_LEN`] bytes.
 fn check_len(key: &str, value: &str) -> Result<(), ConfigError> {
     if value.is_empty() {
         return Err(bad(key, value, "must not be empty"));
     }
-    if value.len() > MAX_VALUE_LEN {
+    if value.len() > MAX_CONF_VALUE_LEN {
         return Err(bad(
             key,
             value,
-            format!("longer than {MAX_VALUE_LEN} bytes"),
+            format!("longer than {MAX_CONF_VALUE_LEN} bytes"),
         ));
     }
     Ok(())

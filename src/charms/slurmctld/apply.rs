@@ -16,6 +16,7 @@ use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{VERDICTS_KEY, Verdicts};
+use crate::slurm::is_gres_mismatch;
 use juju_runtime::{Bag, HookContext, RelationId, SecretBackend, Status};
 use std::collections::BTreeMap;
 
@@ -380,7 +381,9 @@ fn hostlist(names: &[String]) -> String {
     crate::slurm::hostlist::compress(names)
 }
 
-/// Clears drains a GRES count mismatch left behind on `nodes` (fixed by the restart).
+/// Clears drains a GRES count mismatch left behind on `nodes` (fixed by the restart): only a
+/// reason that is exactly Slurm's own ([`is_gres_mismatch`]); an operator's drain stays, even
+/// one whose reason mentions `gres` ("PSU swap in progress").
 fn clear_gres_drains(host: &Host<'_>, nodes: &[String]) {
     let list = hostlist(nodes);
     let nodes_arg = format!("--nodes={list}");
@@ -400,20 +403,27 @@ fn clear_gres_drains(host: &Host<'_>, nodes: &[String]) {
             return;
         }
     };
-    let drained: Vec<String> = out
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.splitn(3, '|');
-            let (n, st, reason) = (f.next()?, f.next()?, f.next()?);
-            let gres = reason.contains("gres/gpu") || reason.to_ascii_lowercase().contains("gres");
-            (st.to_ascii_lowercase().contains("drain") && gres).then(|| n.trim().to_string())
-        })
-        .collect();
+    let drained = gres_drained(&out.stdout);
     if drained.is_empty() {
         return;
     }
     resume(host, &drained, "GRES mismatch fixed by the restart");
+}
+
+/// The nodes in `sinfo --Node --format=%N|%T|%E` output that are drained (or draining) with
+/// exactly one of Slurm's GRES-mismatch reasons ([`is_gres_mismatch`]).
+fn gres_drained(sinfo: &str) -> Vec<String> {
+    sinfo
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '|');
+            let (n, st, reason) = (f.next()?, f.next()?, f.next()?);
+            (st.to_ascii_lowercase().contains("drain") && is_gres_mismatch(reason.trim()))
+                .then(|| n.trim().to_string())
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 fn resume(host: &Host<'_>, nodes: &[String], why: &str) {
@@ -471,4 +481,24 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
         clear_gres_drains(host, &decision.gres_changed);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gres_drained;
+
+    #[test]
+    fn only_slurms_own_gres_drains_are_cleared() {
+        let sinfo = "\
+n1|drained|gres/gpu count reported lower than configured (2 < 3)
+n2|drained|PSU swap in progress (ticket 4711)
+n3|draining|GRES cable reseat
+n4|drained|slurmd-charm: gpu 1 (x): uncorrectable ECC errors
+n5|drained|GPU 2 fan, see gres/gpu count too low (1 < 2)
+n6|idle|gres/gpu count too low (1 < 2)
+n7|drained*|gres/shard count reported lower than configured (0 < 4)
+n1|drained|gres/gpu count reported lower than configured (2 < 3)
+";
+        assert_eq!(gres_drained(sinfo), vec!["n1", "n7"]);
+    }
 }

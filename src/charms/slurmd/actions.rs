@@ -178,7 +178,13 @@ fn node_config(obs: &Observed, params: &Map<String, Value>) -> Result<ActionPlan
         Vec::new()
     };
     let with_features = ov.clone().with_gpu_features(&features);
-    let record = build_node_record(facts, inv.gres(), &with_features, obs.new_node)
+    let headroom = obs
+        .memory_headroom
+        .clone()
+        .map_err(ActionFailure::MemoryHeadroom)?;
+    // Refused when the controller would refuse it, or when it is larger than the controller
+    // accepts: the overrides are then not stored and the published record stays.
+    let record = build_node_record(facts, inv.gres(), &with_features, headroom, obs.new_node)
         .map_err(ActionFailure::NodeRecord)?;
     let line: Vec<String> = record
         .parameters()

@@ -3,7 +3,9 @@
 use super::facts::{NodeOverrides, build_node_record};
 use super::observe::Observed;
 use crate::charms::util::short;
-use crate::interface::{ClusterInfo, NodeRecord, PartitionRecord};
+use crate::interface::{
+    ClusterInfo, InterfaceError, NodeRecord, PARTITION_KEY, PartitionRecord, check_record_len,
+};
 use crate::slurm::GresLine;
 use crate::slurm::types::{GresDevices, PartitionName, VocabError};
 use crate::slurm::{ParseError, parse_partition_overrides};
@@ -147,34 +149,62 @@ pub fn desired(obs: &Observed) -> Desired {
             }
         }
     }
-    let node = match &obs.facts {
-        Ok(facts) => match build_node_record(facts, gres.clone(), &overrides, obs.new_node) {
-            Ok(n) => Some(n),
-            Err(e) if has_overrides => {
-                // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
-                warnings.push(format!("node-config overrides do not fit this node: {e}"));
-                let detected = NodeOverrides::default().with_gpu_features(&features);
-                build_node_record(facts, gres, &detected, obs.new_node)
-                    .map_err(|e| blocked.get_or_insert(not_enlisted(&e)))
-                    .ok()
-            }
-            Err(e) => {
-                // The controller would reject this record: say so instead of publishing it.
-                blocked.get_or_insert(not_enlisted(&e));
-                None
-            }
-        },
+    let headroom = match &obs.memory_headroom {
+        Ok(h) => Some(*h),
         Err(e) => {
+            blocked.get_or_insert(e.to_string());
+            None
+        }
+    };
+    // A record the charm refuses to publish as it is, while one was published: that one stays
+    // (a bad `memory-headroom`, or a record larger than the controller accepts).
+    let mut keep_published = headroom.is_none();
+    let node = match (&obs.facts, headroom) {
+        (Ok(facts), Some(headroom)) => {
+            match build_node_record(facts, gres.clone(), &overrides, headroom, obs.new_node) {
+                Ok(n) => Some(n),
+                Err(e @ InterfaceError::TooLarge { .. }) => {
+                    // Refused, not cut: the controller would leave the node out.
+                    blocked.get_or_insert(format!("node record not published: {e}"));
+                    keep_published = true;
+                    None
+                }
+                Err(e) if has_overrides => {
+                    // Overrides no longer fit (e.g. GPUs changed): publish the detected record.
+                    warnings.push(format!("node-config overrides do not fit this node: {e}"));
+                    let detected = NodeOverrides::default().with_gpu_features(&features);
+                    build_node_record(facts, gres, &detected, headroom, obs.new_node)
+                        .map_err(|e| blocked.get_or_insert(not_enlisted(&e)))
+                        .ok()
+                }
+                Err(e) => {
+                    // The controller would reject this record: say so instead of publishing it.
+                    blocked.get_or_insert(not_enlisted(&e));
+                    None
+                }
+            }
+        }
+        (Ok(_), None) => None,
+        (Err(e), _) => {
             blocked.get_or_insert(format!("cannot read node facts: {e}"));
             None
         }
+    };
+    // The published record stands for this node meanwhile (its GRES' device files, its
+    // status summary): what the controller has is what this unit keeps to.
+    let node = match node {
+        None if keep_published => obs
+            .own_node_raw
+            .as_deref()
+            .and_then(|raw| NodeRecord::from_relation_value(raw).ok()),
+        n => n,
     };
 
     let mut publish_node = None;
     let mut gres_changed = false;
     if let (Some(_), Some(n)) = (&obs.relation, &node) {
         let raw = n.to_relation_value();
-        if obs.own_node_raw.as_deref() != Some(raw.as_str()) {
+        if !keep_published && obs.own_node_raw.as_deref() != Some(raw.as_str()) {
             publish_node = Some(raw);
         }
         gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
@@ -194,7 +224,10 @@ pub fn desired(obs: &Observed) -> Desired {
         match partition_record(&obs.app_name, &obs.partition_config) {
             Ok(rec) => {
                 let raw = rec.to_relation_value();
-                if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
+                if let Err(e) = check_record_len(PARTITION_KEY, &raw) {
+                    // The controller would refuse it: the published one stays.
+                    blocked.get_or_insert(format!("partition record not published: {e}"));
+                } else if obs.own_partition_raw.as_deref() != Some(raw.as_str()) {
                     publish_partition = Some(raw);
                 }
             }

@@ -1,8 +1,9 @@
 //! Node facts: the `slurmd -C` parser and the `node` record builder.
 
-use crate::interface::InterfaceError;
-use crate::interface::NodeRecord;
+use super::memory::MemoryHeadroom;
+use crate::interface::node::NODE_KEY;
 use crate::interface::node::NODE_PARAMETER_KEYS;
+use crate::interface::{InterfaceError, NodeRecord, check_record_len};
 use crate::slurm::types::{Feature, NodeName, VocabError};
 use crate::slurm::{ConfigError, GresLine, GresSpec, NodeConf, NodeOverride, NodeSetting};
 use std::collections::BTreeMap;
@@ -87,7 +88,8 @@ pub fn parse_slurmd_c(output: &str) -> Result<NodeFacts, SlurmdCError> {
     Ok(NodeFacts { node })
 }
 
-/// `MemSpecLimit` for a node: `min(1024, RealMemory / 2)` MB, so it is always below RealMemory.
+/// `MemSpecLimit` for a node of the published `RealMemory`: `min(1024, RealMemory / 2)` MB, so
+/// it is always below RealMemory.
 pub fn mem_spec_limit(real_memory: u64) -> u64 {
     (real_memory / 2).min(1024)
 }
@@ -197,23 +199,44 @@ impl NodeOverrides {
 }
 
 /// Builds this node's record and checks it with the controller's own ingest rules
-/// ([`NodeRecord::new`]): `slurmd -C` facts, then `Gres` (when GPUs exist), then
-/// `MemSpecLimit`, then the overrides (checked when they came in; they replace keys, and `Gres`
-/// is always the detected list). An `Err` is what the controller would reject this unit for:
-/// the charm blocks with it instead of publishing.
+/// ([`NodeRecord::new`]): `slurmd -C` facts with `RealMemory` less the `headroom`
+/// ([`MemoryHeadroom::published`]), then `Gres` (when GPUs exist), then the overrides (checked
+/// when they came in; they replace keys, and `Gres` is always the detected list), then
+/// `MemSpecLimit` from the final `RealMemory` unless an override sets it. An `Err` is what the
+/// controller would reject this unit for, or a record larger than it accepts
+/// ([`crate::interface::MAX_RECORD_LEN`]): the charm refuses with it instead of publishing.
 pub fn build_node_record(
     facts: &NodeFacts,
     gres: Vec<GresLine>,
     overrides: &NodeOverrides,
+    headroom: MemoryHeadroom,
     new_node: bool,
 ) -> Result<NodeRecord, InterfaceError> {
     let mut node = facts.node.clone();
-    node.mem_spec_limit = Some(mem_spec_limit(node.real_memory.unwrap_or(0)));
+    if let Some(real) = node.real_memory {
+        let published = headroom.published(real).map_err(|e| {
+            InterfaceError::invalid(NODE_KEY, "node_parameters.RealMemory", e.to_string())
+        })?;
+        node.real_memory = Some(published);
+    }
     for o in overrides.iter() {
         node.apply(o.setting().clone());
     }
+    if overrides.get("MemSpecLimit").is_none() {
+        node.mem_spec_limit = Some(mem_spec_limit(node.real_memory.unwrap_or(0)));
+    }
     node.gres = gres_specs(&gres);
-    NodeRecord::new(node, new_node, gres)
+    let record = NodeRecord::new(node, new_node, gres)?;
+    // `"new_node":false` is the longer form: the record must fit in both.
+    let longest = if new_node {
+        record
+            .renamed(record.node_name().clone(), false)
+            .to_relation_value()
+    } else {
+        record.to_relation_value()
+    };
+    check_record_len(NODE_KEY, &longest)?;
+    Ok(record)
 }
 
 #[cfg(test)]
@@ -292,7 +315,14 @@ mod tests {
     #[test]
     fn builds_the_reference_shape() {
         let facts = parse_slurmd_c(C_2205).unwrap();
-        let rec = build_node_record(&facts, t4(), &NodeOverrides::default(), true).unwrap();
+        let rec = build_node_record(
+            &facts,
+            t4(),
+            &NodeOverrides::default(),
+            MemoryHeadroom::default(),
+            true,
+        )
+        .unwrap();
         let json = to_json(&rec);
         assert_eq!(
             json["node_parameters"]["Gres"],
@@ -303,7 +333,14 @@ mod tests {
         assert_eq!(json["gres"][0]["Cores"], "0-1");
         assert_eq!(json["gres"][1]["File"], "/dev/nvidia3");
         assert_eq!(json["new_node"], true);
-        let none = build_node_record(&facts, vec![], &NodeOverrides::default(), false).unwrap();
+        let none = build_node_record(
+            &facts,
+            vec![],
+            &NodeOverrides::default(),
+            MemoryHeadroom::default(),
+            false,
+        )
+        .unwrap();
         assert!(to_json(&none).get("gres").is_none());
         assert!(to_json(&none)["node_parameters"].get("Gres").is_none());
     }
@@ -312,7 +349,7 @@ mod tests {
     fn overrides_replace_keys_and_keep_gres_the_detected_list() {
         let facts = parse_slurmd_c(C_2205).unwrap();
         let ov = overrides("Weight=200 realmemory=20000");
-        let rec = build_node_record(&facts, t4(), &ov, true).unwrap();
+        let rec = build_node_record(&facts, t4(), &ov, MemoryHeadroom::default(), true).unwrap();
         let json = to_json(&rec);
         assert_eq!(json["node_parameters"]["Weight"], "200");
         assert_eq!(json["node_parameters"]["RealMemory"], "20000");
@@ -362,10 +399,88 @@ mod tests {
         assert!(NodeOverrides::default().with_gpu_features(&[]).is_empty());
     }
 
+    fn real_memory(rec: &NodeRecord) -> (String, String) {
+        let json = to_json(rec);
+        let p = &json["node_parameters"];
+        (
+            p["RealMemory"].as_str().unwrap_or_default().to_owned(),
+            p["MemSpecLimit"].as_str().unwrap_or_default().to_owned(),
+        )
+    }
+
+    #[test]
+    fn machines_of_one_model_publish_one_real_memory() {
+        let rec = |mb: u64| {
+            let facts = parse_slurmd_c(&format!("NodeName=n CPUs=8 RealMemory={mb}\n")).unwrap();
+            let ov = NodeOverrides::default();
+            build_node_record(&facts, t4(), &ov, MemoryHeadroom::default(), false).unwrap()
+        };
+        assert_eq!(real_memory(&rec(515_000)), real_memory(&rec(514_998)));
+        assert_eq!(
+            real_memory(&rec(515_000)),
+            ("503808".to_owned(), "1024".to_owned())
+        );
+        assert_eq!(real_memory(&rec(24_105)).0, "23552");
+    }
+
+    #[test]
+    fn mem_spec_limit_follows_the_published_real_memory() {
+        let facts = parse_slurmd_c(C_2205).unwrap();
+        let h = MemoryHeadroom::default();
+        let small = build_node_record(&facts, vec![], &overrides("RealMemory=1500"), h, false);
+        assert_eq!(
+            real_memory(&small.unwrap()),
+            ("1500".to_owned(), "750".to_owned())
+        );
+        let set = overrides("MemSpecLimit=2048");
+        let rec = build_node_record(&facts, vec![], &set, h, false).unwrap();
+        assert_eq!(real_memory(&rec), ("23552".to_owned(), "2048".to_owned()));
+        let none = MemoryHeadroom::Mb(24_105);
+        let e = build_node_record(&facts, vec![], &NodeOverrides::default(), none, false);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("memory-headroom 24105 MB"), "{e}");
+    }
+
+    #[test]
+    fn a_record_over_the_controllers_limit_is_refused() {
+        let facts = parse_slurmd_c(C_2205).unwrap();
+        let h = MemoryHeadroom::default();
+        let list = |n: usize| {
+            let f: Vec<String> = (0..n).map(|i| format!("feature{i:05}")).collect();
+            overrides(&format!("Features={}", f.join(",")))
+        };
+        // ~65 KB of Features (issue 39): over the 64 KiB the controller accepts.
+        let e = build_node_record(&facts, t4(), &list(5_500), h, true).unwrap_err();
+        assert!(
+            matches!(e, InterfaceError::TooLarge { key: "node", len } if len > 65_536),
+            "{e}"
+        );
+        assert!(e.to_string().contains("node-config"), "{e}");
+        // The largest list that fits is published, whichever its `new_node`.
+        let fits = |n| build_node_record(&facts, t4(), &list(n), h, true).is_ok();
+        let mut n = 5_000;
+        while fits(n + 1) {
+            n += 1;
+        }
+        let at_limit = build_node_record(&facts, t4(), &list(n), h, false).unwrap();
+        let len = at_limit.to_relation_value().len();
+        assert!(
+            len <= crate::interface::MAX_RECORD_LEN && len > 65_500,
+            "{len}"
+        );
+    }
+
     #[test]
     fn underscore_host_names_are_published() {
         let facts = parse_slurmd_c("NodeName=gpu_node_2 CPUs=2 RealMemory=4000\n").unwrap();
-        let rec = build_node_record(&facts, t4(), &NodeOverrides::default(), true).unwrap();
+        let rec = build_node_record(
+            &facts,
+            t4(),
+            &NodeOverrides::default(),
+            MemoryHeadroom::default(),
+            true,
+        )
+        .unwrap();
         assert_eq!(rec.node_name(), "gpu_node_2");
     }
 }

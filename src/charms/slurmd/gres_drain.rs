@@ -23,12 +23,9 @@ pub const GRES_RESTART_STATE: &str = "gres-mismatch-restart";
 /// Why slurmd restarts here (the plan's restart reason).
 const WHY: &str = "Slurm drained this node for a GRES count mismatch";
 
-/// Whether a drain reason is Slurm's own for a GRES count mismatch at registration.
-pub fn is_gres_mismatch(reason: &str) -> bool {
-    reason.contains("gres/")
-        && (reason.contains("count reported lower than configured")
-            || reason.contains("count too low"))
-}
+/// Whether a drain reason is exactly Slurm's own for a GRES count mismatch at registration
+/// ([`crate::slurm::drain_reason`]); an operator's reason that mentions one is not.
+pub use crate::slurm::is_gres_mismatch;
 
 /// Adds the restart, or the resume, when this node is drained for a GRES mismatch (module
 /// doc). sinfo shows the node `inval` (IDLE+DRAIN+INVALID_REG) while its registration is
@@ -105,5 +102,9 @@ mod tests {
             "slurmd-charm: gpu 1 (x): uncorrectable ECC errors"
         ));
         assert!(!is_gres_mismatch("disk replacement"));
+        // An operator's reason quoting Slurm's is the operator's (issue 39).
+        assert!(!is_gres_mismatch(
+            "PSU swap, was: gres/gpu count too low (0 < 2)"
+        ));
     }
 }

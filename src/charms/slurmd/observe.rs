@@ -88,6 +88,9 @@ pub struct Observed {
     pub gres_restart_raw: Option<String>,
     /// `gpu-sharing`, parsed (shard/mps GRES on the whole GPUs).
     pub gpu_sharing: Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
+    /// `memory-headroom`, parsed: how far below `slurmd -C`'s `RealMemory` the node is
+    /// published.
+    pub memory_headroom: Result<super::memory::MemoryHeadroom, super::memory::HeadroomError>,
     /// `nvidia-driver`, parsed.
     pub driver_source: Result<DriverSource, DriverSourceError>,
     /// The driver install already tried (unit state `driver-install`, raw).
@@ -330,6 +333,10 @@ pub fn observe<B: SecretBackend>(
         driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
         gres_restart_raw: state.get(super::gres_drain::GRES_RESTART_STATE).cloned(),
         gpu_sharing: crate::gpu::GpuSharing::parse(&config_str(&config, "gpu-sharing")),
+        memory_headroom: super::memory::MemoryHeadroom::parse(&config_str(
+            &config,
+            "memory-headroom",
+        )),
         driver_attempt: state.get(DRIVER_STATE).cloned(),
         boot_id: host
             .read(BOOT_ID)?

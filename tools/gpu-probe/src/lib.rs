@@ -27,6 +27,7 @@ use slurm_charms::charms::slurmd::actions::steady_detect_results;
 use slurm_charms::charms::slurmd::facts::{
     NodeOverrides, SlurmdCError, build_node_record, parse_slurmd_c,
 };
+use slurm_charms::charms::slurmd::memory::MemoryHeadroom;
 use slurm_charms::gpu::{GpuSharing, Inventory, gpu_features};
 
 /// Why a recording could not be made; each names what to fix.
@@ -61,8 +62,8 @@ pub fn record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError> {
 }
 
 /// What our controller writes for the node alone: its slurm.conf `NodeName=` line and gres.conf,
-/// for a slurmd unit with the default configuration (GPU features on, no `node-config`,
-/// `gpu-sharing=none`).
+/// for a slurmd unit with the default configuration (GPU features on, no `node-config`, the
+/// default `memory-headroom`, `gpu-sharing=none`).
 pub fn controller_files(inv: &Inventory, slurmd_c: &str) -> Result<(String, String), ProbeError> {
     controller_files_sharing(inv, slurmd_c, GpuSharing::None)
 }
@@ -79,7 +80,7 @@ pub fn controller_files_sharing(
     let mut gres = inv.gres();
     let (shared, _) = sharing.records(&gres);
     gres.extend(shared);
-    let record = build_node_record(&facts, gres, &overrides, false)
+    let record = build_node_record(&facts, gres, &overrides, MemoryHeadroom::default(), false)
         .map_err(|e| ProbeError::NodeRecord(e.to_string()))?;
     let mut cache = Store::default();
     cache.apply(Delta::RelationCreated {
