@@ -167,8 +167,8 @@ fn enlist_1000_units() {
 #[test]
 #[ignore = "benchmark: run with --release -- --ignored --nocapture"]
 fn controller_work_per_hook() {
-    use slurm_charms::charms::slurmctld::store::{Delta, Store};
     use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+    use slurm_charms::charms::slurmctld::store::{Delta, Store};
     let settings = Settings {
         cluster_name: "c".into(),
         default_partition: String::new(),

@@ -232,7 +232,6 @@ fn a_set_is_written_whole_or_not_at_all() {
     assert!(!host.write_set(&set).unwrap(), "nothing to change");
 }
 
-
 /// A streamed write puts the file in place (mode, content) only when its filler says so; a
 /// filler that declines or fails leaves the old file and no temp file behind.
 #[test]

@@ -179,8 +179,7 @@ fn a_corrupt_store_is_rebuilt_from_juju() {
     let logs: Vec<String> = c.sim.logs().into_iter().map(|l| l.message).collect();
     assert!(
         logs.iter()
-            .any(|m| m
-                .contains("rebuilding the store from Juju (store checksum mismatch)")),
+            .any(|m| m.contains("rebuilding the store from Juju (store checksum mismatch)")),
         "{logs:?}"
     );
 }

@@ -17,11 +17,11 @@ use juju_runtime::{ActionEvent, Event, SecretEvent, SecretId, SecretInfo, Secret
 use juju_runtime_testing::MemorySecret;
 use serde_json::Map;
 use slurm_charms::charms::slurmctld::actions::ActionChange;
-use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::slurmctld::key_secret::{
     ClusterInfoWrite, EventSecret, SecretAction, housekeeping, record,
 };
 use slurm_charms::charms::slurmctld::rotate_key::new_revision;
+use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::slurmd::steady::STEADY_PATH;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
@@ -194,9 +194,7 @@ fn a_leader_without_a_key_secret_creates_it_first_and_publishes_its_id() {
     let info = ClusterInfo::from_relation_value(published).unwrap();
     assert_eq!(info.munge_key, MungeKeyRef::Secret(id.clone()));
     let cache = Store::from_bytes(&out.files[STORE_PATH]).expect("a readable cache");
-    let cached = cache.relations[&rel.id]
-        .cluster_info_published
-        .clone();
+    let cached = cache.relations[&rel.id].cluster_info_published.clone();
     assert_eq!(cached.as_ref(), Some(published));
 }
 

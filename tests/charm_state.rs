@@ -45,7 +45,8 @@ fn controller_converges_then_a_repeat_changes_nothing() {
         assert!(out.files.contains_key(f), "{f} written");
     }
     // The slurmctld version is remembered, so later hooks do not ask `slurmctld -V` again.
-    let store = slurm_charms::charms::slurmctld::store::Store::from_bytes(&out.files[CACHE]).unwrap();
+    let store =
+        slurm_charms::charms::slurmctld::store::Store::from_bytes(&out.files[CACHE]).unwrap();
     assert_eq!(store.slurm_version.as_deref(), Some("slurm 22.05.8"));
     let key = &out.files["/etc/munge/munge.key"];
     assert_eq!(key.len(), 1024);

@@ -6,8 +6,8 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmctld::desired::{Plan, Settings, plan};
+use slurm_charms::charms::slurmctld::store::Store;
 
 /// The valid units' node names.
 pub fn valid_names(n: usize) -> Vec<String> {

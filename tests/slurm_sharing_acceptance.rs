@@ -10,8 +10,8 @@
 mod oracle;
 
 use oracle::{Oracle, Verdict, required};
-use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+use slurm_charms::charms::slurmctld::store::Store;
 use slurm_charms::charms::slurmd::facts::{NodeFacts, NodeOverrides, build_node_record};
 use slurm_charms::charms::slurmd::memory::MemoryHeadroom;
 use slurm_charms::gpu::GpuSharing;

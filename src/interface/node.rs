@@ -20,9 +20,9 @@ use super::InterfaceError;
 use crate::slurm::keys::{NODE_HARDWARE_KEYS, concat_keys};
 use crate::slurm::types::{GresDevices, NodeName};
 use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, NodeRecords, SlurmConf};
-use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The relation key of the record.

@@ -5,8 +5,8 @@
 //! the minimum width of every number of that range; several bracket groups expand as a product.
 //! [`compress`] writes only one bracket group, for the numeric run at the end of a name.
 
-use std::collections::HashMap;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use super::error::HostlistError;
 

@@ -42,9 +42,7 @@ pub use overrides::{
 pub use parse::{parse_gres_conf, parse_slurm_conf};
 pub use partition::{DownNodes, NodeSet, Partition, PartitionSetting, PartitionState};
 pub use record_entry::{NodeEntry, PartitionEntry, RecordEntry};
-pub use render::{
-    RenderedFiles, render_files, render_gres_conf, render_slurm_conf,
-};
+pub use render::{RenderedFiles, render_files, render_gres_conf, render_slurm_conf};
 pub use slurm_conf::SlurmConf;
 pub use validate::validate_token;
 pub use version::{SlurmVersion, VersionError};

@@ -245,10 +245,7 @@ fn fold<'a, K: Hash + Eq, T: Copy>(
 /// Renders slurm.conf, refusing any configuration Slurm would reject (see [`check_slurm_conf`]).
 pub fn render_slurm_conf(conf: &SlurmConf) -> Result<String, ConfigError> {
     check_slurm_conf(conf)?;
-    Ok(write_slurm_conf(
-        conf,
-        &mut Hostlists::default(),
-    ))
+    Ok(write_slurm_conf(conf, &mut Hostlists::default()))
 }
 
 fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> String {
@@ -433,10 +430,7 @@ impl GresConf {
 /// `NodeName=` first; nodes whose record lists are identical share `NodeName=<hostlist>` lines.
 pub fn render_gres_conf(conf: &GresConf) -> Result<String, ConfigError> {
     check_gres_conf(conf)?;
-    Ok(write_gres_conf(
-        conf,
-        &mut Hostlists::default(),
-    ))
+    Ok(write_gres_conf(conf, &mut Hostlists::default()))
 }
 
 fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> String {

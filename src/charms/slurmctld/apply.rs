@@ -272,7 +272,11 @@ impl From<HostError> for ReloadError {
 /// Saves the store: the last step of a hook, after the status was set, so a hook that fails
 /// anywhere before leaves the store as it was and the retry publishes again. The store records
 /// what `outcome` says was published and refused.
-pub fn save(host: &Host<'_>, plan: &mut ControllerPlan, outcome: &Outcome) -> Result<(), CharmError> {
+pub fn save(
+    host: &Host<'_>,
+    plan: &mut ControllerPlan,
+    outcome: &Outcome,
+) -> Result<(), CharmError> {
     let Some(mut store) = plan.store.take() else {
         return Ok(());
     };

@@ -419,7 +419,11 @@ fn render(
         });
         push_partition_line(&mut slurm, p, nodes.as_deref());
     }
-    let down: Vec<&str> = accepted.iter().filter(|a| a.new_node).map(|a| a.name).collect();
+    let down: Vec<&str> = accepted
+        .iter()
+        .filter(|a| a.new_node)
+        .map(|a| a.name)
+        .collect();
     if !down.is_empty() {
         let hostlist = compress_with_first(&down).1;
         push_down_nodes_line(
@@ -437,7 +441,10 @@ fn render(
     let ids: Vec<(&Accepted<'_>, usize)> = with_gres
         .map(|a| {
             let next = lists.len();
-            (a, *lists.entry(a.record.gres_lines.as_slice()).or_insert(next))
+            (
+                a,
+                *lists.entry(a.record.gres_lines.as_slice()).or_insert(next),
+            )
         })
         .collect();
     let groups = fold_pairs(ids.iter().map(|(a, id)| (a.name, Some(*id), a.record)));

@@ -153,7 +153,7 @@ impl ClusterInfoWrite {
 }
 
 /// Records `value` (the `cluster_info` apply published) as published on the relations of
-/// `write` (pure; [`super::apply::persist`] calls it before the cache is written).
+/// `write` (pure; [`super::apply::save`] calls it before the store is written).
 pub fn record(store: &mut Store, write: &ClusterInfoWrite, value: &str) {
     for (id, rel) in store.relations.iter_mut() {
         let id = RelationId::new(crate::interface::SLURMCTLD_ENDPOINT, *id);

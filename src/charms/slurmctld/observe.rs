@@ -121,7 +121,11 @@ pub fn enlisting<B: ModelBackend>(
 /// upgrade-charm (the package may have changed) or when it holds none, when `slurmctld -V` is
 /// asked (and the store keeps its answer). A failure is logged, naming its source, and gives
 /// `None` (the charm then does what every version takes).
-pub fn slurm_version(ctx: &HookContext, host: &Host<'_>, store: &mut Store) -> Option<SlurmVersion> {
+pub fn slurm_version(
+    ctx: &HookContext,
+    host: &Host<'_>,
+    store: &mut Store,
+) -> Option<SlurmVersion> {
     let package_may_have_changed = matches!(ctx.event, Event::Install | Event::UpgradeCharm);
     if !package_may_have_changed && let Some(text) = &store.slurm_version {
         match SlurmVersion::parse_v_output(text, "the controller's store") {

@@ -9,9 +9,9 @@
 //! (leader elected, charm upgraded) keeps the owners the loaded store had
 //! ([`super::store::Store::keep_ownership_of`]).
 
-use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 
 /// Who owns which partition name, and the default partition chosen when `default-partition` is
 /// empty. Node names are owned per unit: [`super::store::Unit::owner`] (a table of

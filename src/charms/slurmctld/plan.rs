@@ -323,7 +323,11 @@ impl ControllerPlan {
     pub fn refusal(&self, reason: String, input: String) -> Option<Refusal> {
         let store = self.store.as_ref()?;
         Some(Refusal {
-            files_hash: store.applied.as_ref().map(|a| a.files_hash).unwrap_or_default(),
+            files_hash: store
+                .applied
+                .as_ref()
+                .map(|a| a.files_hash)
+                .unwrap_or_default(),
             reason,
             input,
             units: store.changed_since(self.previous.1),

@@ -579,7 +579,10 @@ fn record_of<'a>(store: &'a Store, unit: &Unit) -> Result<&'a Record, &'a str> {
     record_of_parts(&store.records, unit)
 }
 
-fn record_of_parts<'a>(records: &'a BTreeMap<u32, Record>, unit: &Unit) -> Result<&'a Record, &'a str> {
+fn record_of_parts<'a>(
+    records: &'a BTreeMap<u32, Record>,
+    unit: &Unit,
+) -> Result<&'a Record, &'a str> {
     match &unit.entry {
         Entry::Record(id) => records.get(id).ok_or(""),
         Entry::Rejected(_) => Err(""),

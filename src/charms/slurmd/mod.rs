@@ -138,4 +138,3 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
     let record = steady::record(&obs, &status, restarted, || steady::service_pids(host))?;
     steady::remember(host, record.as_ref())
 }
-

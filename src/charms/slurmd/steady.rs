@@ -21,9 +21,9 @@
 use super::facts::{NodeFacts, parse_slurmd_c};
 use super::observe::Observed;
 use super::probe::ControllerProbe;
+use crate::charms::common::digest;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, CmdOutput, Host, HostError, Owner};
-use crate::charms::common::digest;
 use crate::gpu::{DetectOptions, Inventory};
 use juju_runtime::{Status, StatusKind};
 use serde::{Deserialize, Serialize};

@@ -21,8 +21,8 @@ mod fixture;
 pub use fixture::nvml_fixture;
 
 use serde_json::{Map, Value, json};
-use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::charms::slurmd::actions::steady_detect_results;
 use slurm_charms::charms::slurmd::facts::{
     NodeOverrides, SlurmdCError, build_node_record, parse_slurmd_c,

@@ -7,8 +7,8 @@
 //! round trip (`Store::to_bytes` + `Store::from_bytes`, no disk), and prints one JSON line with the
 //! medians, min/max, file sizes and the process's peak RSS (`VmHWM`).
 
-use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::charms::slurmctld::desired::{Settings, plan};
+use slurm_charms::charms::slurmctld::store::{Delta, Store};
 use slurm_charms::slurm::{parse_gres_conf, parse_slurm_conf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -55,7 +55,6 @@ fn main() -> ExitCode {
             value: Some(v.to_string()),
         });
     }
-    let mut cache = cache;
     let mut cache_ms = Vec::new();
     let mut cache_bytes = 0;
     for _ in 0..iters {
