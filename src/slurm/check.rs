@@ -36,7 +36,7 @@ pub fn check_slurm_conf(conf: &SlurmConf) -> Result<(), ConfigError> {
     for (k, v) in &conf.owned {
         validate_token(k.as_str(), v)?;
     }
-    check_max_node_count(conf)?;
+    check_max_node_count(conf, conf.node_count())?;
     let mut seen = HashSet::new();
     for (k, v) in &conf.extra {
         validate_key(k, "slurm.conf")?;
@@ -577,9 +577,10 @@ fn node_counts_agree<'a>(
     Ok(())
 }
 
-/// `MaxNodeCount` below the number of configured nodes stops slurmctld ("Attempting to
-/// create node record past MaxNodeCount"): refused when the nodes are rendered.
-fn check_max_node_count(conf: &SlurmConf) -> Result<(), ConfigError> {
+/// `MaxNodeCount` in `conf`'s keys below `nodes`, the number of nodes the files define, stops
+/// slurmctld ("Attempting to create node record past MaxNodeCount"). The controller, which renders its nodes
+/// from stored lines rather than from `conf`, gives their number itself.
+pub fn check_max_node_count(conf: &SlurmConf, nodes: usize) -> Result<(), ConfigError> {
     let Some((_, v)) = conf
         .extra
         .iter()
@@ -588,12 +589,11 @@ fn check_max_node_count(conf: &SlurmConf) -> Result<(), ConfigError> {
         return Ok(());
     };
     match v.parse::<usize>() {
-        Ok(max) if max < conf.node_count() => Err(ConfigError::invalid(
+        Ok(max) if max < nodes => Err(ConfigError::invalid(
             "MaxNodeCount",
             v,
             format!(
-                "below the {} configured nodes (slurmctld stops: node record past MaxNodeCount)",
-                conf.node_count()
+                "below the {nodes} configured nodes (slurmctld stops: node record past MaxNodeCount)"
             ),
         )),
         _ => Ok(()),

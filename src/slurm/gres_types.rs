@@ -11,12 +11,18 @@ use std::collections::BTreeSet;
 impl SlurmConf {
     /// Sets `GresTypes` to `gpu` plus the other GRES names of the nodes (see the module doc).
     pub fn set_gres_types_from_nodes(&mut self) {
-        let others: BTreeSet<&str> = self
+        let names: Vec<String> = self
             .node_lines()
             .flat_map(|(n, _)| n.gres.iter())
-            .map(|g| g.name.as_str())
-            .filter(|n| *n != "gpu")
+            .map(|g| g.name.as_str().to_owned())
             .collect();
+        self.set_gres_types(names.iter().map(String::as_str));
+    }
+
+    /// Sets `GresTypes` to `gpu` plus the other GRES `names` given (in name order, once each):
+    /// the controller gives the names its stored records carry.
+    pub fn set_gres_types<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        let others: BTreeSet<&str> = names.into_iter().filter(|n| *n != "gpu").collect();
         let mut value = GlobalKey::GresTypes.default_value().to_string();
         for name in others {
             value.push(',');

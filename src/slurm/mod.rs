@@ -27,7 +27,9 @@ pub mod types;
 pub mod validate;
 pub mod version;
 
-pub use check::{check_consistency, check_gres_conf, check_record, check_slurm_conf};
+pub use check::{
+    check_consistency, check_gres_conf, check_max_node_count, check_record, check_slurm_conf,
+};
 pub use drain_reason::is_gres_mismatch;
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresGroup, GresLine, NodeRecords};

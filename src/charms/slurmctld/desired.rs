@@ -20,8 +20,10 @@ use crate::slurm::render::{
     HEADER, push_down_nodes_line, push_node_line, push_partition_line, render_slurm_conf_head,
 };
 use crate::slurm::types::{NodeName, VocabError};
-use crate::slurm::{GlobalKey, NodeState, ParseError, SlurmConf, parse_global_overrides};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::slurm::{
+    GlobalKey, NodeState, ParseError, SlurmConf, check_max_node_count, parse_global_overrides,
+};
+use std::collections::{BTreeMap, HashMap};
 
 /// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm), and
 /// only their memory: the nodes send `MemSpecLimit`, which Slurm 24.11+ reports as "Limited
@@ -393,17 +395,12 @@ fn render(
     }
     apply_parameters(&mut head, &settings.slurm_conf_parameters).map_err(|e| e.to_string())?;
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
-    let others: BTreeSet<&str> = accepted
-        .iter()
-        .flat_map(|a| a.record.gres_names.iter().map(String::as_str))
-        .collect();
-    let mut gres_types = GlobalKey::GresTypes.default_value().to_string();
-    for name in others {
-        gres_types.push(',');
-        gres_types.push_str(name);
-    }
-    head.owned.insert(GlobalKey::GresTypes, gres_types);
-    max_node_count(&head, accepted.len())?;
+    head.set_gres_types(
+        accepted
+            .iter()
+            .flat_map(|a| a.record.gres_names.iter().map(String::as_str)),
+    );
+    check_max_node_count(&head, accepted.len()).map_err(|e| e.to_string())?;
     let mut slurm = render_slurm_conf_head(&head).map_err(|e| e.to_string())?;
     slurm.reserve(accepted.len() * 200);
     // node lines: one per record (a record that names one host each: one per node), in the
@@ -458,29 +455,6 @@ fn render(
         }
     }
     Ok((slurm, gres))
-}
-
-/// `MaxNodeCount` below the number of nodes: slurmctld stops ("node record past
-/// MaxNodeCount"), so the files are not written.
-fn max_node_count(head: &SlurmConf, nodes: usize) -> Result<(), String> {
-    let Some((_, v)) = head
-        .extra
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("MaxNodeCount"))
-    else {
-        return Ok(());
-    };
-    match v.parse::<usize>() {
-        Ok(max) if max < nodes => Err(crate::slurm::ConfigError::invalid(
-            "MaxNodeCount",
-            v,
-            format!(
-                "below the {nodes} configured nodes (slurmctld stops: node record past MaxNodeCount)"
-            ),
-        )
-        .to_string()),
-        _ => Ok(()),
-    }
 }
 
 /// Accepted nodes folded by `key` (`None`: a line of its own) into `(hostlist, record)`, in the

@@ -97,9 +97,10 @@ impl Record {
     /// The record of a checked `node` value, its name and `new_node` left out.
     pub fn of(record: &NodeRecord) -> Record {
         let node = record.node();
-        let gres_lines = crate::slurm::render::render_gres_records("", record.gres())
-            .into_iter()
-            .map(|line| line.trim_start_matches("NodeName= ").to_owned())
+        let gres_lines = record
+            .gres()
+            .iter()
+            .map(crate::slurm::render::gres_record_text)
             .collect();
         Record {
             tail: crate::slurm::render::node_tail(node),
