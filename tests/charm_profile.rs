@@ -5,7 +5,8 @@
 //! Environment: `N` related units (default 10,000); `ITER` changed hooks after the first one,
 //! which builds the cache (default 4); `SCENARIO=bench` (hook-bench's case: no node new, one
 //! unit's `RealMemory` toggled, default), `SCENARIO=enlisting` (every node new, another unit's
-//! `CPUs` changed on each hook) or `SCENARIO=configuring` (every node new, then one more unit
+//! `CPUs` changed on each hook), `SCENARIO=unchanged` (the same value again: the event changes
+//! nothing) or `SCENARIO=configuring` (every node new, then one more unit
 //! runs `node-configured` on each hook: its node leaves `DownNodes` and is resumed); `DIFFER`
 //! set: every node its own `RealMemory` (no two alike).
 
@@ -49,6 +50,8 @@ fn controller_changed_hooks_for_a_profile() {
         } else if enlisting {
             let cpus = if i % 2 == 0 { 112 } else { 96 };
             (1 + i, node(1 + i, cpus, memory(1 + i), true))
+        } else if scenario == "unchanged" {
+            (7, node(7, 224, memory(7), false))
         } else {
             let toggled = memory(7) - (i % 2 == 0) as u64;
             (7, node(7, 224, toggled, false))

@@ -11,7 +11,7 @@ use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
 use super::key_secret::{self, KeySecretPlan};
 use super::plan::{ControllerPlan, StandbyPlan, refused_status};
-use super::store::{Refusal, STORE_PATH};
+use super::store::{RELOAD_PENDING, Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
@@ -76,10 +76,17 @@ pub fn apply<B: SecretBackend + Sync>(
     }
     announce(&plan.decision);
     let write_and_reload = || -> Result<(), ReloadError> {
-        if plan.decision.reload.runs()
-            && let Some(mut store) = plan.store_before_reload()
-        {
-            write_store(host, &mut store).map_err(ReloadError::Charm)?;
+        if plan.decision.reload.runs() {
+            // A state directory that cannot be written fails the hook here, before slurmctld
+            // is touched (every retry would restart it again otherwise).
+            let files = plan
+                .store
+                .as_ref()
+                .and_then(|s| s.applied.as_ref())
+                .map_or(0, |a| a.files_hash);
+            let marker = format!("reloading slurmctld on files {files:016x}\n");
+            host.write(RELOAD_PENDING, marker.as_bytes(), 0o600, Some(Owner::ROOT))
+                .map_err(|e| ReloadError::Charm(e.into()))?;
         }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
@@ -307,7 +314,10 @@ pub fn save(
             }
         }
     }
-    write_store(host, &mut store)
+    write_store(host, &mut store)?;
+    // what slurmctld runs is in the store now
+    host.remove(RELOAD_PENDING)?;
+    Ok(())
 }
 
 /// Writes `store` to its file (atomically). A directory (or anything but a file) in its place

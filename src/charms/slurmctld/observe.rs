@@ -7,7 +7,7 @@ use super::accepted::ACCEPTED_FILES;
 use super::desired::Settings;
 use super::first_reads::Prefetched;
 use super::plan::MUNGE_KEY_LEN;
-use super::store::{Change, Delta, STORE_PATH, Store, StoreError};
+use super::store::{Change, Delta, RELOAD_PENDING, STORE_PATH, Store, StoreError};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::error::CharmError;
@@ -189,6 +189,10 @@ pub fn observe<B: SecretBackend>(
         Ok(store) => (store, forced),
         Err(why) => (Store::default(), Some(format!("store {why}"))),
     };
+    if host.path(RELOAD_PENDING).exists() {
+        // a reload was under way when a hook failed: slurmctld may run the old files or the new
+        store.reload_deferred = true;
+    }
     let mut event_bag = event_bag;
     let mut changed = false;
     // a unit new to the store may be one of a batch (`add-unit -n N`): goal-state is asked

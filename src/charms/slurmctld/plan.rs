@@ -304,19 +304,6 @@ fn log_once(store: &mut Store, rejected: &[(String, String)]) -> Vec<String> {
 }
 
 impl ControllerPlan {
-    /// The store to write before slurmctld is restarted or reconfigured: this plan's, except
-    /// that slurmctld still runs what it ran and the reload is pending
-    /// ([`Store::reload_deferred`]). A state directory that cannot be written then fails the
-    /// hook before slurmctld is touched (every retry would restart it again otherwise), and a
-    /// hook that fails after the reload leaves a store whose next hook reloads again.
-    pub fn store_before_reload(&self) -> Option<Store> {
-        let mut store = self.store.clone()?;
-        store.applied = self.previous.0.clone();
-        store.accepted_seq = self.previous.1;
-        store.reload_deferred = true;
-        Some(store)
-    }
-
     /// If slurmctld refuses this plan's files: the refusal to record, telling the units whose
     /// values changed since the last accepted files ([`Store::changed_since`]). `None` when the
     /// plan saves no store.

@@ -28,6 +28,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Host path of the store.
 pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 
+/// Written before slurmctld is restarted or reconfigured and removed once the store that records
+/// the outcome is saved: a hook that fails in between leaves it, and the next hook reloads
+/// slurmctld again whatever the store says it runs ([`Store::reload_deferred`]).
+pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
+
 /// The store file's first bytes.
 const MAGIC: &[u8; 8] = b"SLCSTOR\n";
 
