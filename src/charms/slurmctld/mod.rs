@@ -24,6 +24,7 @@ pub mod refusal;
 pub mod rotate_key;
 pub mod status_record;
 pub mod store;
+pub mod store_file;
 
 use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;

@@ -8,6 +8,7 @@ use super::desired::Settings;
 use super::first_reads::Prefetched;
 use super::plan::MUNGE_KEY_LEN;
 use super::store::{Change, Delta, RELOAD_PENDING, STORE_PATH, Store, StoreError};
+use super::store_file::StoreFile;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::error::CharmError;
@@ -170,48 +171,65 @@ pub fn observe<B: SecretBackend>(
         Some(config) => config?,
         None => backend.config_get()?,
     };
-    let loaded = match host.read(STORE_PATH) {
-        Ok(Some(raw)) => Store::from_bytes(&raw),
-        Ok(None) => Err(StoreError::Missing),
+    let raw = match host.read(STORE_PATH) {
+        Ok(raw) => raw,
         // a path that cannot be read (a directory, no permission) is rebuilt like a damaged
         // file; saving replaces it
         Err(e) => {
             tracing::warn!("cannot read {STORE_PATH}: {e}");
-            Err(StoreError::Missing)
+            None
         }
     };
+    let file = raw
+        .as_deref()
+        .map_or(Err(StoreError::Missing), StoreFile::parse);
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected".to_owned()),
         Event::UpgradeCharm => Some("charm upgraded".to_owned()),
         _ => None,
     };
-    let (mut store, mut relist) = match loaded {
-        Ok(store) => (store, forced),
-        Err(why) => (Store::default(), Some(format!("store {why}"))),
+    // a reload was under way when a hook failed: slurmctld may run the old files or the new
+    let pending = host.path(RELOAD_PENDING).exists();
+    let event_delta = match forced {
+        None => delta(ctx, backend, event_bag.clone())?,
+        Some(_) => None,
     };
-    if host.path(RELOAD_PENDING).exists() {
-        // a reload was under way when a hook failed: slurmctld may run the old files or the new
+    // The one predicate that drops an event changing nothing before the plan: it reads the
+    // store's head and the event's unit only, not the whole store.
+    let quiet = match (&file, &event_delta) {
+        (Ok(file), Some(d)) if !pending && our_relation_event(ctx) => file
+            .head()
+            .ok()
+            .filter(|head| settled(head) && file.unchanged(head, d)),
+        _ => None,
+    };
+    let quiet_hook = quiet.is_some();
+    let (mut store, mut relist) = match quiet {
+        Some(head) => (head, None),
+        None => match file.and_then(|f| f.decode()) {
+            Ok(store) => (store, forced),
+            Err(why) => (Store::default(), Some(format!("store {why}"))),
+        },
+    };
+    if pending {
         store.reload_deferred = true;
     }
-    let mut event_bag = event_bag;
     let mut changed = false;
     // a unit new to the store may be one of a batch (`add-unit -n N`): goal-state is asked
-    let joining = event_unit(ctx).is_some_and(|(rel, unit)| {
-        !store
-            .relations
-            .get(&rel)
-            .is_some_and(|r| r.units.contains_key(unit))
-    });
-    if relist.is_none() {
-        match delta(ctx, backend, event_bag.take())? {
-            None => {}
-            Some(delta) => match store.apply(delta) {
-                Change::None => {}
-                Change::Changed => changed = true,
-                Change::UnknownRelation => {
-                    relist = Some("event for a relation the store does not know".into())
-                }
-            },
+    let joining = !quiet_hook
+        && event_unit(ctx).is_some_and(|(rel, unit)| {
+            !store
+                .relations
+                .get(&rel)
+                .is_some_and(|r| r.units.contains_key(unit))
+        });
+    if relist.is_none() && !quiet_hook {
+        match event_delta.map(|d| store.apply(d)) {
+            None | Some(Change::None) => {}
+            Some(Change::Changed) => changed = true,
+            Some(Change::UnknownRelation) => {
+                relist = Some("event for a relation the store does not know".into())
+            }
         }
     }
     if let Some(why) = &relist {
@@ -235,20 +253,8 @@ pub fn observe<B: SecretBackend>(
         hostname: NodeName::try_from(host.hostname()?.as_str()),
     };
     let published = published_secret(&store);
-    // Only a relation event can leave everything as it was: any other hook (config-changed,
-    // update-status, …) reconciles the files in full.
-    let relation_event = match &ctx.event {
-        Event::RelationJoined(r) | Event::RelationChanged(r) => {
-            r.relation.endpoint == SLURMCTLD_ENDPOINT
-        }
-        _ => false,
-    };
-    let unchanged = relation_event
-        && !changed
-        && !store.reload_deferred
-        && store.refused.is_none()
-        && store.status.is_some()
-        && published.is_some();
+    let unchanged =
+        quiet_hook || (our_relation_event(ctx) && !changed && relist.is_none() && settled(&store));
     let mut observed = Observed {
         settings,
         store,
@@ -371,6 +377,26 @@ pub fn must_read_key(event: &Event, on_disk: bool) -> bool {
             | Event::SecretChanged(_)
     );
     may_change || !on_disk
+}
+
+/// A relation-joined/changed of our endpoint: the only events that can leave everything as it
+/// was (any other hook, config-changed or update-status, reconciles the files in full).
+fn our_relation_event(ctx: &HookContext) -> bool {
+    match &ctx.event {
+        Event::RelationJoined(r) | Event::RelationChanged(r) => {
+            r.relation.endpoint == SLURMCTLD_ENDPOINT
+        }
+        _ => false,
+    }
+}
+
+/// The store says the last hook finished its work: nothing deferred or refused, a status to set
+/// again, a key secret published. Only then may an event that changes nothing skip the plan.
+fn settled(store: &Store) -> bool {
+    !store.reload_deferred
+        && store.refused.is_none()
+        && store.status.is_some()
+        && published_secret(store).is_some()
 }
 
 /// `(relation id, unit)` of a relation-joined/changed of our endpoint about a unit.

@@ -15,8 +15,9 @@
 //! whole (first-come ownership carried over, [`Store::keep_ownership_of`]).
 //!
 //! **File:** `<root>/var/lib/slurm-charms/slurmctld/store.bin`, mode 0600: a magic line, the
-//! format version, the XXH3-64 checksum of the body, then the body in postcard (serde). Anything
-//! that does not read back ([`StoreError`]) is rebuilt from Juju. Written atomically at the end of
+//! format version, the XXH3-64 checksum of the body, then the body in postcard (serde), in
+//! sections ([`super::store_file`]). Anything that does not read back ([`StoreError`]) is
+//! rebuilt from Juju. Written atomically at the end of
 //! a leader hook, after the status, so a hook that fails anywhere leaves the store in step with
 //! what Juju committed.
 
@@ -33,11 +34,8 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 /// slurmctld again whatever the store says it runs ([`Store::reload_deferred`]).
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
-/// The store file's first bytes.
-const MAGIC: &[u8; 8] = b"SLCSTOR\n";
-
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 1;
+pub const STORE_FORMAT: u32 = 2;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -298,10 +296,10 @@ pub enum StoreError {
     /// The body does not decode.
     #[error("unreadable body ({0})")]
     Body(#[source] postcard::Error),
+    /// A section or entry is cut short, or names a relation the head lacks.
+    #[error("damaged framing")]
+    Frame,
 }
-
-/// The header: magic, version (u32 LE), checksum (u64 LE).
-const HEADER_LEN: usize = MAGIC.len() + 4 + 8;
 
 /// A remote `partition` value as the store keeps it: itself, or a mark and its size when it is
 /// over the shared limit (refused when planned, never stored in full).
@@ -339,35 +337,15 @@ pub fn checksum(parts: &[&[u8]]) -> u64 {
 }
 
 impl Store {
-    /// Reads a store file's bytes.
+    /// Reads a store file's bytes ([`super::store_file`]).
     pub fn from_bytes(raw: &[u8]) -> Result<Store, StoreError> {
-        let (header, body) = raw.split_at_checked(HEADER_LEN).ok_or(StoreError::Magic)?;
-        let (magic, rest) = header.split_at(MAGIC.len());
-        if magic != MAGIC {
-            return Err(StoreError::Magic);
-        }
-        let (version, sum) = rest.split_at(4);
-        let found = u32::from_le_bytes(version.try_into().map_err(|_| StoreError::Magic)?);
-        if found != STORE_FORMAT {
-            return Err(StoreError::Version { found });
-        }
-        let sum = u64::from_le_bytes(sum.try_into().map_err(|_| StoreError::Magic)?);
-        if checksum(&[body]) != sum {
-            return Err(StoreError::Checksum);
-        }
-        postcard::from_bytes(body).map_err(StoreError::Body)
+        super::store_file::StoreFile::parse(raw)?.decode()
     }
 
     /// The store file's bytes; records no unit names are left out.
     pub fn to_bytes(&mut self) -> Vec<u8> {
         self.drop_unused_records();
-        let body = postcard::to_stdvec(&*self).unwrap_or_default();
-        let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
-        out.extend_from_slice(&checksum(&[&body]).to_le_bytes());
-        out.extend_from_slice(&body);
-        out
+        super::store_file::encode(self)
     }
 
     fn drop_unused_records(&mut self) {
@@ -392,24 +370,17 @@ impl Store {
     /// shared with the units that have the same one). A value that fails is kept as refused,
     /// with the reason, for this unit alone.
     pub fn ingest(&mut self, raw: &str) -> Unit {
-        match ingest_record(raw) {
-            Ok(record) => {
-                let id = self.record_id(Record::of(&record));
-                Unit {
-                    name: record.node_name().to_string(),
-                    entry: Entry::Record(id),
-                    new_node: record.new_node(),
-                    owner: false,
-                    changed: self.seq,
-                }
-            }
-            Err(why) => Unit {
-                name: String::new(),
-                entry: Entry::Rejected(bounded(why.to_string())),
-                new_node: false,
-                owner: false,
-                changed: self.seq,
-            },
+        let (name, new_node, entry) = ingest_entry(raw);
+        let entry = match entry {
+            Ok(record) => Entry::Record(self.record_id(record)),
+            Err(why) => Entry::Rejected(why),
+        };
+        Unit {
+            name,
+            entry,
+            new_node,
+            owner: false,
+            changed: self.seq,
         }
     }
 
@@ -599,6 +570,20 @@ fn record_of_parts<'a>(
 /// equal records share one id).
 fn same_value(before: &Unit, new: &Unit) -> bool {
     before.name == new.name && before.new_node == new.new_node && before.entry == new.entry
+}
+
+/// What one unit's raw `node` value becomes: its name, `new_node` and record, or why it is
+/// refused (bounded). The one parse of a `node` value, for [`Store::ingest`] and for the file's
+/// unchanged-event predicate ([`super::store_file::StoreFile::unchanged`]).
+pub(super) fn ingest_entry(raw: &str) -> (String, bool, Result<Record, String>) {
+    match ingest_record(raw) {
+        Ok(record) => (
+            record.node_name().to_string(),
+            record.new_node(),
+            Ok(Record::of(&record)),
+        ),
+        Err(why) => (String::new(), false, Err(bounded(why.to_string()))),
+    }
 }
 
 /// A `node` value checked for size, then parsed and validated by Slurm's rules.
