@@ -15,10 +15,9 @@ use slurm_charms::slurm::types::{NodeName, Reason};
 use slurm_charms::slurm::{DownNodes, GlobalKey, GresConf, NodeState, SlurmConf, render_files};
 use std::collections::BTreeSet;
 
-/// One generated node: its name, its `node` value.
+/// One generated node: its `node` value.
 #[derive(Debug, Clone)]
 struct Node {
-    name: String,
     value: String,
 }
 
@@ -95,7 +94,6 @@ fn cluster() -> impl Strategy<Value = Vec<(String, Vec<Node>)>> {
                                 features,
                                 new,
                             ),
-                            name,
                         })
                     })
                     .collect();
