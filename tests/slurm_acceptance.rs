@@ -483,7 +483,7 @@ fn slurmctld_runs_with_one_hostile_unit() {
                 "{:?}",
                 plan.rejected
             );
-            assert!(plan.applied.nodes.contains_key("gpu-0"));
+            assert!(plan.applied.contains("gpu-0"));
         }
         let slurm_text = plan.slurm_conf.clone().unwrap();
         let conf = parse_slurm_conf(&slurm_text, "slurm.conf").unwrap();
@@ -492,7 +492,7 @@ fn slurmctld_runs_with_one_hostile_unit() {
         let (conf, gres) = scratchify(conf, gres, dir.path(), !private);
         let out = render_files(&conf, &gres).unwrap();
         let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
-        let names: Vec<&str> = plan.applied.nodes.keys().map(String::as_str).collect();
+        let names: Vec<&str> = plan.applied.pairs().map(|(n, _)| n).collect();
         let mut ctld = start_ctld(&slurmctld, dir.path(), &path, &names, private);
         let log = || std::fs::read_to_string(dir.path().join("slurmctld.out")).unwrap_or_default();
         let context = format!("hostile {hostile_raw}:\n{}", out.slurm_conf);

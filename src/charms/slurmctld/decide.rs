@@ -99,20 +99,45 @@ pub fn decide(
             gres_changed: Vec::new(),
         };
     };
-    // Which nodes were added, removed or changed GRES.
-    let added = new.nodes.keys().any(|n| !old.nodes.contains_key(n));
-    let removed = old.nodes.keys().any(|n| !new.nodes.contains_key(n));
-    let gres_changed: Vec<String> = new
-        .nodes
-        .iter()
-        .filter(|(n, g)| old.nodes.get(*n).is_some_and(|o| o != *g))
-        .map(|(n, _)| n.clone())
-        .collect();
+    // Which nodes were added, removed or changed GRES: one walk along both sorted lists.
+    let (mut added, mut removed) = (false, false);
+    let mut gres_changed: Vec<String> = Vec::new();
+    let (mut o, mut n) = (old.pairs().peekable(), new.pairs().peekable());
+    loop {
+        match (o.peek(), n.peek()) {
+            (None, None) => break,
+            (Some(_), None) => {
+                removed = true;
+                break;
+            }
+            (None, Some(_)) => {
+                added = true;
+                break;
+            }
+            (Some((on, og)), Some((nn, ng))) => match on.cmp(nn) {
+                std::cmp::Ordering::Less => {
+                    removed = true;
+                    o.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    added = true;
+                    n.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if og != ng {
+                        gres_changed.push((*nn).to_owned());
+                    }
+                    o.next();
+                    n.next();
+                }
+            },
+        }
+    }
     // A node that left `DownNodes` is resumed only if it is still a node.
     let resume: Vec<String> = old
         .down
         .difference(&new.down)
-        .filter(|n| new.nodes.contains_key(*n))
+        .filter(|n| new.contains(n))
         .cloned()
         .collect();
     let same_nodes = !added && !removed;
@@ -142,7 +167,7 @@ pub fn decide(
 /// ([`Applied::base_hash`]).
 fn only_left_down_nodes(old: &Applied, new: &Applied) -> bool {
     old.base_hash == new.base_hash
-        && old.nodes == new.nodes
+        && old.pairs().eq(new.pairs())
         && new.down.len() < old.down.len()
         && new.down.is_subset(&old.down)
 }
@@ -155,15 +180,12 @@ mod tests {
     /// nodes cut off, so two states that differ only in `DownNodes` share it.
     fn applied(nodes: &[(&str, &str)], down: &[&str], hash: &str) -> Applied {
         let h = |text: &str| crate::charms::slurmctld::store::checksum(&[text.as_bytes()]);
-        Applied {
-            nodes: nodes
-                .iter()
-                .map(|(n, g)| (n.to_string(), g.to_string()))
-                .collect(),
-            down: down.iter().map(|s| s.to_string()).collect(),
-            files_hash: h(&format!("{hash}{down:?}")),
-            base_hash: h(hash),
-        }
+        Applied::new(
+            nodes.iter().copied(),
+            down.iter().map(|s| s.to_string()).collect(),
+            h(&format!("{hash}{down:?}")),
+            h(hash),
+        )
     }
 
     const V22: Option<SlurmVersion> = Some(SlurmVersion::new(22, 5, 8));

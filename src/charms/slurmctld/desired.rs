@@ -13,7 +13,7 @@
 //! `tests/charm_store_render.rs` checks it over random clusters.
 
 use super::owners::{Owners, settle, settle_flagged};
-use super::store::{Applied, Entry, OVERSIZED_MARK, OversizedValue, Record, Relation, Store};
+use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, OversizedValue, Record, Relation, Store};
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
 use crate::slurm::render::{
@@ -159,6 +159,8 @@ fn parse_partition(raw: &str) -> Result<PartitionRecord, PartitionError> {
 struct Accepted<'s> {
     name: &'s str,
     record: &'s Record,
+    /// Its record's GRES.
+    gres: &'s Gres,
     /// Its record's id (nodes of one record share a line).
     id: u32,
     new_node: bool,
@@ -283,7 +285,7 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
                     out.unit(*id, unit, why.clone());
                     continue;
                 }
-                Entry::Record(r) => match store.records.get(r) {
+                Entry::Record(r) => match store.record(*r) {
                     Some(record) => (*r, record),
                     None => {
                         let why = "stored record is missing (please report this charm bug)";
@@ -313,7 +315,8 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
             }
             accepted.push(Accepted {
                 name: &u.name,
-                record: record.1,
+                record: record.1.0,
+                gres: record.1.1,
                 id: record.0,
                 new_node: u.new_node,
             });
@@ -362,7 +365,7 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
     );
     Plan {
         node_count: accepted.len(),
-        gres_count: accepted.iter().map(|a| a.record.gres_count).sum(),
+        gres_count: accepted.iter().map(|a| a.gres.count).sum(),
         slurm_conf,
         gres_conf,
         render_error,
@@ -398,7 +401,7 @@ fn render(
     head.set_gres_types(
         accepted
             .iter()
-            .flat_map(|a| a.record.gres_names.iter().map(String::as_str)),
+            .flat_map(|a| a.gres.names.iter().map(String::as_str)),
     );
     check_max_node_count(&head, accepted.len()).map_err(|e| e.to_string())?;
     let mut slurm = render_slurm_conf_head(&head).map_err(|e| e.to_string())?;
@@ -434,19 +437,16 @@ fn render(
     gres.push_str(HEADER);
     // nodes whose GRES lines are equal share them
     let mut lists: HashMap<&[String], usize> = HashMap::new();
-    let with_gres = accepted.iter().filter(|a| !a.record.gres_lines.is_empty());
+    let with_gres = accepted.iter().filter(|a| !a.gres.lines.is_empty());
     let ids: Vec<(&Accepted<'_>, usize)> = with_gres
         .map(|a| {
             let next = lists.len();
-            (
-                a,
-                *lists.entry(a.record.gres_lines.as_slice()).or_insert(next),
-            )
+            (a, *lists.entry(a.gres.lines.as_slice()).or_insert(next))
         })
         .collect();
-    let groups = fold_pairs(ids.iter().map(|(a, id)| (a.name, Some(*id), a.record)));
-    for (hostlist, record) in groups {
-        for line in &record.gres_lines {
+    let groups = fold_pairs(ids.iter().map(|(a, id)| (a.name, Some(*id), a.gres)));
+    for (hostlist, gres_part) in groups {
+        for line in &gres_part.lines {
             gres.push_str("NodeName=");
             gres.push_str(&hostlist);
             gres.push(' ');
@@ -472,11 +472,11 @@ fn fold<'a, 's>(
 
 /// Names grouped by key (`None`: a group of its own), each group as its hostlist, sorted by the
 /// group's first name in natural order.
-fn fold_pairs<'s>(
-    items: impl Iterator<Item = (&'s str, Option<usize>, &'s Record)>,
-) -> Vec<(String, &'s Record)> {
+fn fold_pairs<'s, T>(
+    items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
+) -> Vec<(String, &'s T)> {
     let mut index: HashMap<usize, usize> = HashMap::new();
-    let mut groups: Vec<(&'s Record, Vec<&'s str>)> = Vec::new();
+    let mut groups: Vec<(&'s T, Vec<&'s str>)> = Vec::new();
     for (name, key, record) in items {
         match key {
             Some(k) => match index.get(&k) {
@@ -506,27 +506,24 @@ fn fold_pairs<'s>(
 /// What slurmctld runs once it took the files: each node's `Gres=` value, the new nodes, and
 /// the files' checksums.
 fn applied(accepted: &[Accepted<'_>], slurm_conf: &str, gres_conf: &str) -> Applied {
-    Applied {
-        nodes: accepted
-            .iter()
-            .map(|a| (a.name.to_owned(), a.record.gres.clone()))
-            .collect(),
-        down: accepted
+    Applied::new(
+        accepted.iter().map(|a| (a.name, a.gres.value.as_str())),
+        accepted
             .iter()
             .filter(|a| a.new_node)
             .map(|a| a.name.to_owned())
             .collect(),
-        files_hash: files_hash(
+        files_hash(
             slurm_conf.as_bytes(),
             gres_conf.as_bytes(),
             CGROUP_CONF_TEXT.as_bytes(),
         ),
-        base_hash: files_hash(
+        files_hash(
             without_down_nodes(slurm_conf).as_bytes(),
             gres_conf.as_bytes(),
             CGROUP_CONF_TEXT.as_bytes(),
         ),
-    }
+    )
 }
 
 /// [`Applied::files_hash`] of a set of files: what the store says slurmctld runs, and what the

@@ -235,7 +235,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                     store.accepted_seq = store.seq;
                 }
                 // what slurmctld runs once apply succeeds (a refusal puts the old one back)
-                store.applied = Some(rendered.applied.clone());
+                store.applied = Some(std::mem::take(&mut rendered.applied));
                 store.refused = None;
                 (files, decision)
             }

@@ -85,43 +85,70 @@ pub struct Record {
     /// Whether nodes of this record may share one hostlist line (not with `NodeAddr` or
     /// `NodeHostname`, which name one host each).
     pub foldable: bool,
-    /// The gres.conf lines after `NodeName=<names> `, one per GRES record.
-    pub gres_lines: Vec<String>,
-    /// The node's `Gres=` value (empty without GRES): what slurmctld runs per node
-    /// ([`Applied::nodes`]).
-    pub gres: String,
-    /// How many GRES the node line declares (the status's GPU count).
-    pub gres_count: u64,
-    /// The GRES names other than `gpu` the node line uses (`shard`, `mps`): `GresTypes`.
-    pub gres_names: Vec<String>,
+    /// Its GRES, by id in [`Store::gres`]: nodes of one model that differ in their node line
+    /// (`RealMemory`) share one.
+    pub gres: u32,
 }
 
-impl Record {
+/// The GRES part of a record: its gres.conf lines and what its node line declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gres {
+    /// The gres.conf lines after `NodeName=<names> `, one per GRES record.
+    pub lines: Vec<String>,
+    /// The node's `Gres=` value (empty without GRES): what slurmctld runs per node
+    /// ([`Applied::nodes`]).
+    pub value: String,
+    /// How many GRES the node line declares (the status's GPU count).
+    pub count: u64,
+    /// The GRES names other than `gpu` the node line uses (`shard`, `mps`): `GresTypes`.
+    pub names: Vec<String>,
+}
+
+/// A record as a checked `node` value gives it, before the store shares its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRecord {
+    /// [`Record::tail`].
+    pub tail: String,
+    /// [`Record::foldable`].
+    pub foldable: bool,
+    /// Its GRES.
+    pub gres: Gres,
+}
+
+impl NewRecord {
     /// The record of a checked `node` value, its name and `new_node` left out.
-    pub fn of(record: &NodeRecord) -> Record {
+    pub fn of(record: &NodeRecord) -> NewRecord {
         let node = record.node();
-        let gres_lines = record
-            .gres()
-            .iter()
-            .map(crate::slurm::render::gres_record_text)
-            .collect();
-        Record {
+        NewRecord {
             tail: crate::slurm::render::node_tail(node),
             foldable: !node
                 .extra
                 .iter()
                 .any(|e| matches!(e.key(), "NodeAddr" | "NodeHostname")),
-            gres_lines,
-            gres: record.gres_string(),
-            gres_count: node.gres.iter().map(|g| g.count).sum(),
-            gres_names: node
-                .gres
-                .iter()
-                .map(|g| g.name.as_str())
-                .filter(|n| *n != "gpu")
-                .map(str::to_owned)
-                .collect(),
+            gres: Gres {
+                lines: record
+                    .gres()
+                    .iter()
+                    .map(crate::slurm::render::gres_record_text)
+                    .collect(),
+                value: record.gres_string(),
+                count: node.gres.iter().map(|g| g.count).sum(),
+                names: node
+                    .gres
+                    .iter()
+                    .map(|g| g.name.as_str())
+                    .filter(|n| *n != "gpu")
+                    .map(str::to_owned)
+                    .collect(),
+            },
         }
+    }
+
+    /// Whether `record`, with its GRES looked up in `gres`, is this record.
+    pub fn is(&self, record: &Record, gres: &BTreeMap<u32, Gres>) -> bool {
+        self.tail == record.tail
+            && self.foldable == record.foldable
+            && gres.get(&record.gres) == Some(&self.gres)
     }
 }
 
@@ -168,8 +195,11 @@ pub struct Relation {
 /// What slurmctld was last brought in line with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
-    /// Node name → its `Gres=` value (empty without GRES).
-    pub nodes: BTreeMap<String, String>,
+    /// Node names (sorted, each once) with the index of their `Gres=` value in
+    /// [`Applied::gres`]: thousands of nodes share a handful of values.
+    pub nodes: Vec<(String, u32)>,
+    /// The distinct `Gres=` values (empty without GRES).
+    pub gres: Vec<String>,
     /// Nodes in `DownNodes`.
     pub down: BTreeSet<String>,
     /// XXH3-64 of slurm.conf, gres.conf and cgroup.conf.
@@ -177,6 +207,62 @@ pub struct Applied {
     /// The same without slurm.conf's `DownNodes` lines: equal in two states that differ only in
     /// which nodes are down, which [`super::decide`] turns into a resume.
     pub base_hash: u64,
+}
+
+impl Applied {
+    /// The nodes and their `Gres=` values (names unique), the new nodes and the checksums.
+    pub fn new<'a>(
+        nodes: impl IntoIterator<Item = (&'a str, &'a str)>,
+        down: BTreeSet<String>,
+        files_hash: u64,
+        base_hash: u64,
+    ) -> Applied {
+        let mut gres: Vec<String> = Vec::new();
+        let mut last: Option<(&str, u32)> = None;
+        let mut out: Vec<(String, u32)> = nodes
+            .into_iter()
+            .map(|(name, value)| {
+                let index = match last {
+                    Some((v, i)) if v == value => i,
+                    _ => {
+                        let i = match gres.iter().position(|g| g == value) {
+                            Some(i) => i as u32,
+                            None => {
+                                gres.push(value.to_owned());
+                                (gres.len() - 1) as u32
+                            }
+                        };
+                        last = Some((value, i));
+                        i
+                    }
+                };
+                (name.to_owned(), index)
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Applied {
+            nodes: out,
+            gres,
+            down,
+            files_hash,
+            base_hash,
+        }
+    }
+
+    /// Each node with its `Gres=` value, in name order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.nodes.iter().map(|(n, i)| {
+            let g = self.gres.get(*i as usize).map_or("", String::as_str);
+            (n.as_str(), g)
+        })
+    }
+
+    /// Whether `name` is one of the nodes.
+    pub fn contains(&self, name: &str) -> bool {
+        self.nodes
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .is_ok()
+    }
 }
 
 /// Files slurmctld refused.
@@ -199,6 +285,8 @@ pub struct Store {
     pub relations: BTreeMap<u32, Relation>,
     /// Distinct records by id; a record no unit names is dropped when the store is saved.
     pub records: BTreeMap<u32, Record>,
+    /// Distinct GRES parts of the records, by id; dropped with the last record naming them.
+    pub gres: BTreeMap<u32, Gres>,
     /// The next record id.
     pub next_record: u32,
     /// Partition names owned first-come (node names: [`Unit::owner`]).
@@ -357,6 +445,8 @@ impl Store {
             })
             .collect();
         self.records.retain(|id, _| used.contains(id));
+        let gres: BTreeSet<u32> = self.records.values().map(|r| r.gres).collect();
+        self.gres.retain(|id, _| gres.contains(id));
     }
 
     /// Every unit with its relation id and name.
@@ -384,8 +474,22 @@ impl Store {
         }
     }
 
-    /// The id of `record`: an equal record's, or a new one's.
-    fn record_id(&mut self, record: Record) -> u32 {
+    /// The id of `record`: an equal record's, or a new one's (its GRES shared likewise).
+    fn record_id(&mut self, record: NewRecord) -> u32 {
+        let gres = match self.gres.iter().find(|(_, g)| **g == record.gres) {
+            Some((id, _)) => *id,
+            None => {
+                let id = self.next_record;
+                self.next_record = self.next_record.wrapping_add(1);
+                self.gres.insert(id, record.gres);
+                id
+            }
+        };
+        let record = Record {
+            tail: record.tail,
+            foldable: record.foldable,
+            gres,
+        };
         if let Some((id, _)) = self.records.iter().find(|(_, r)| **r == record) {
             return *id;
         }
@@ -393,6 +497,12 @@ impl Store {
         self.next_record = self.next_record.wrapping_add(1);
         self.records.insert(id, record);
         id
+    }
+
+    /// A stored record with its GRES.
+    pub fn record(&self, id: u32) -> Option<(&Record, &Gres)> {
+        let record = self.records.get(&id)?;
+        Some((record, self.gres.get(&record.gres)?))
     }
 
     /// Applies one event to the store and says whether it changed anything.
@@ -512,21 +622,29 @@ impl Store {
         self.slurm_version = previous.slurm_version.clone();
         self.seq = self.seq.max(previous.seq) + 1;
         let seq = self.seq;
-        for (id, rel) in self.relations.iter_mut() {
-            let old = previous.relations.get(id);
-            for (name, unit) in rel.units.iter_mut() {
-                let before = old.and_then(|r| r.units.get(name));
-                unit.owner = before.is_some_and(|b| b.owner && b.name == unit.name);
-                let same = before.is_some_and(|b| {
-                    b.name == unit.name
-                        && b.new_node == unit.new_node
-                        && record_of(previous, b) == record_of_parts(&self.records, unit)
-                });
-                unit.changed = match before {
-                    Some(b) if same => b.changed,
-                    _ => seq,
-                };
-            }
+        // (relation, unit) → (owner, change stamp), worked out before the units are updated
+        let mut kept = Vec::new();
+        for (id, name, unit) in self.units() {
+            let before = previous.relations.get(&id).and_then(|r| r.units.get(name));
+            let owner = before.is_some_and(|b| b.owner && b.name == unit.name);
+            let same = before.is_some_and(|b| {
+                b.name == unit.name
+                    && b.new_node == unit.new_node
+                    && resolved(previous, b) == resolved(self, unit)
+            });
+            let changed = match before {
+                Some(b) if same => b.changed,
+                _ => seq,
+            };
+            kept.push((owner, changed));
+        }
+        let units = self
+            .relations
+            .values_mut()
+            .flat_map(|r| r.units.values_mut());
+        for (unit, (owner, changed)) in units.zip(kept) {
+            unit.owner = owner;
+            unit.changed = changed;
         }
     }
 
@@ -552,17 +670,16 @@ impl Store {
     }
 }
 
-fn record_of<'a>(store: &'a Store, unit: &Unit) -> Result<&'a Record, &'a str> {
-    record_of_parts(&store.records, unit)
-}
-
-fn record_of_parts<'a>(
-    records: &'a BTreeMap<u32, Record>,
-    unit: &Unit,
-) -> Result<&'a Record, &'a str> {
+/// What a unit's entry says, its record resolved: comparable across two stores.
+fn resolved<'a>(
+    store: &'a Store,
+    unit: &'a Unit,
+) -> Result<Option<(&'a str, bool, &'a Gres)>, &'a str> {
     match &unit.entry {
-        Entry::Record(id) => records.get(id).ok_or(""),
-        Entry::Rejected(_) => Err(""),
+        Entry::Record(id) => Ok(store
+            .record(*id)
+            .map(|(r, g)| (r.tail.as_str(), r.foldable, g))),
+        Entry::Rejected(why) => Err(why),
     }
 }
 
@@ -575,12 +692,12 @@ fn same_value(before: &Unit, new: &Unit) -> bool {
 /// What one unit's raw `node` value becomes: its name, `new_node` and record, or why it is
 /// refused (bounded). The one parse of a `node` value, for [`Store::ingest`] and for the file's
 /// unchanged-event predicate ([`super::store_file::StoreFile::unchanged`]).
-pub(super) fn ingest_entry(raw: &str) -> (String, bool, Result<Record, String>) {
+pub(super) fn ingest_entry(raw: &str) -> (String, bool, Result<NewRecord, String>) {
     match ingest_record(raw) {
         Ok(record) => (
             record.node_name().to_string(),
             record.new_node(),
-            Ok(Record::of(&record)),
+            Ok(NewRecord::of(&record)),
         ),
         Err(why) => (String::new(), false, Err(bounded(why.to_string()))),
     }

@@ -15,8 +15,8 @@
 
 use super::owners::Owners;
 use super::store::{
-    Applied, Delta, Entry, Record, Relation, STORE_FORMAT, Store, StoreError, Unit,
-    admit_partition, checksum, ingest_entry,
+    Applied, Delta, Entry, Gres, NewRecord, Record, Relation, STORE_FORMAT, Store, StoreError,
+    Unit, admit_partition, checksum, ingest_entry,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -40,6 +40,7 @@ struct RelationHead {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Head {
     relations: BTreeMap<u32, RelationHead>,
+    gres: BTreeMap<u32, Gres>,
     next_record: u32,
     owners: Owners,
     logged: BTreeMap<String, String>,
@@ -88,10 +89,16 @@ fn push_frame<T: Serialize>(out: &mut Vec<u8>, scratch: &mut Vec<u8>, value: &T)
     *scratch = encoded;
 }
 
-/// Appends `section` as a frame.
-fn push_section(out: &mut Vec<u8>, section: &[u8]) {
-    out.extend_from_slice(&(section.len() as u32).to_le_bytes());
-    out.extend_from_slice(section);
+/// Starts a section in `out`: its length, filled in by [`end_section`].
+fn begin_section(out: &mut Vec<u8>) -> usize {
+    out.extend_from_slice(&[0; 4]);
+    out.len()
+}
+
+/// Writes the length of the section begun at `start`.
+fn end_section(out: &mut [u8], start: usize) {
+    let len = (out.len() - start) as u32;
+    out[start - 4..start].copy_from_slice(&len.to_le_bytes());
 }
 
 fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, StoreError> {
@@ -164,6 +171,7 @@ impl<'a> StoreFile<'a> {
         Ok(Store {
             relations,
             records,
+            gres: head.gres,
             next_record: head.next_record,
             owners: head.owners,
             logged: head.logged,
@@ -196,6 +204,7 @@ impl<'a> StoreFile<'a> {
                     (id, rel)
                 })
                 .collect(),
+            gres: head.gres,
             next_record: head.next_record,
             owners: head.owners,
             logged: head.logged,
@@ -223,14 +232,20 @@ impl<'a> StoreFile<'a> {
                 relation,
                 unit,
                 value: Some(value),
-            } if head.relations.contains_key(relation) => {
-                self.node_unchanged(*relation, unit, value).unwrap_or(false)
-            }
+            } if head.relations.contains_key(relation) => self
+                .node_unchanged(head, *relation, unit, value)
+                .unwrap_or(false),
             _ => false,
         }
     }
 
-    fn node_unchanged(&self, relation: u32, unit: &str, value: &str) -> Result<bool, StoreError> {
+    fn node_unchanged(
+        &self,
+        head: &Store,
+        relation: u32,
+        unit: &str,
+        value: &str,
+    ) -> Result<bool, StoreError> {
         let mut stored = None;
         for f in frames(self.units) {
             let f = f?;
@@ -251,19 +266,19 @@ impl<'a> StoreFile<'a> {
         }
         match (&stored.entry, entry) {
             (Entry::Rejected(a), Err(b)) => Ok(*a == b),
-            (Entry::Record(id), Ok(record)) => self.record_is(*id, &record),
+            (Entry::Record(id), Ok(record)) => self.record_is(*id, &record, head),
             _ => Ok(false),
         }
     }
 
-    /// Whether record `id` is `record`.
-    fn record_is(&self, id: u32, record: &Record) -> Result<bool, StoreError> {
+    /// Whether record `id` is `record` (its GRES looked up in the head).
+    fn record_is(&self, id: u32, record: &NewRecord, head: &Store) -> Result<bool, StoreError> {
         for f in frames(self.records) {
             let f = f?;
             let (found, _): (u32, _) = postcard::take_from_bytes(f).map_err(StoreError::Body)?;
             if found == id {
                 let (_, stored): (u32, Record) = decode(f)?;
-                return Ok(stored == *record);
+                return Ok(record.is(&stored, &head.gres));
             }
         }
         Ok(false)
@@ -287,6 +302,7 @@ pub fn encode(store: &Store) -> Vec<u8> {
                 (*id, head)
             })
             .collect(),
+        gres: store.gres.clone(),
         next_record: store.next_record,
         owners: store.owners.clone(),
         logged: store.logged.clone(),
@@ -297,28 +313,25 @@ pub fn encode(store: &Store) -> Vec<u8> {
         slurm_version: store.slurm_version.clone(),
         seq: store.seq,
     };
-    let mut body = Vec::with_capacity(64 * 1024);
-    push_frame(&mut body, &mut scratch, &head);
-    let mut units = Vec::with_capacity(store.relations.len() * 64);
-    for (relation, name, unit) in store.units() {
-        push_frame(&mut units, &mut scratch, &(relation, name, unit));
-    }
-    push_section(&mut body, &units);
-    drop(units);
-    let mut records = Vec::new();
-    for (id, record) in &store.records {
-        push_frame(&mut records, &mut scratch, &(id, record));
-    }
-    push_section(&mut body, &records);
-    drop(records);
-    scratch.clear();
-    let applied = postcard::to_extend(&store.applied, scratch).unwrap_or_default();
-    push_section(&mut body, &applied);
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    // one buffer: the header, then each section, their lengths and the checksum filled in
+    let mut out = Vec::with_capacity(HEADER_LEN + 64 * 1024 + store.records.len() * 256);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
-    out.extend_from_slice(&checksum(&[&body]).to_le_bytes());
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&[0; 8]);
+    push_frame(&mut out, &mut scratch, &head);
+    let units = begin_section(&mut out);
+    for (relation, name, unit) in store.units() {
+        push_frame(&mut out, &mut scratch, &(relation, name, unit));
+    }
+    end_section(&mut out, units);
+    let records = begin_section(&mut out);
+    for (id, record) in &store.records {
+        push_frame(&mut out, &mut scratch, &(id, record));
+    }
+    end_section(&mut out, records);
+    push_frame(&mut out, &mut scratch, &store.applied);
+    let sum = checksum(&[&out[HEADER_LEN..]]);
+    out[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
     out
 }
 
