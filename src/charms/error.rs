@@ -39,6 +39,9 @@ pub enum CharmError {
     /// A host file or command failed.
     #[error("a host file or command failed (fix the cause, then `juju resolve` the unit)")]
     Host(#[from] HostError),
+    /// The cos-agent data could not be built (a defect of the charm build).
+    #[error("cannot build the cos-agent relation data (please report this charm bug)")]
+    CosAgent(#[from] super::cos::CosAgentError),
     /// An action produced results Juju would refuse (a bug in the charm).
     #[error("the action's results cannot be returned to Juju (please report this charm bug)")]
     ActionResults(#[from] ActionResultError),

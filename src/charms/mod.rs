@@ -12,6 +12,7 @@
 
 pub mod action_failure;
 pub mod common;
+pub mod cos;
 pub mod error;
 pub mod host;
 pub mod plan;
@@ -83,8 +84,16 @@ pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<(), CharmError> {
-    match kind {
-        CharmKind::Slurmd => slurmd::handle(ctx, backend, host),
-        CharmKind::Slurmctld => slurmctld::handle(ctx, backend, host),
+    // A `cos-agent-relation-*` hook sets the cos-agent data and nothing else.
+    if cos::own_event(&ctx.event).is_some() {
+        cos::publish(kind, ctx, backend)?;
+        return Ok(());
     }
+    match kind {
+        CharmKind::Slurmd => slurmd::handle(ctx, backend, host)?,
+        CharmKind::Slurmctld => slurmctld::handle(ctx, backend, host)?,
+    }
+    // upgrade-charm: the new charm's rules and dashboards.
+    cos::publish(kind, ctx, backend)?;
+    Ok(())
 }

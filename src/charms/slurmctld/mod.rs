@@ -70,5 +70,6 @@ pub fn handle<B: SecretBackend + Sync>(
         None => &plan.status,
     };
     status_record::set_unit_status(ctx, backend, host, status)?;
+    crate::charms::cos::write_cluster_metrics(ctx, host);
     apply::save(host, &mut plan, &outcome)
 }

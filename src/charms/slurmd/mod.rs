@@ -131,6 +131,9 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
         }
     };
     let plan = plan::plan(&obs);
+    if let (Some(report), Ok(facts)) = (health::report(&obs), &obs.facts) {
+        crate::charms::cos::write_node_metrics(host, facts.node.name.as_ref(), &report);
+    }
     let outcome = apply::apply(backend, host, &plan)?;
     let status = outcome.unwrap_or_else(|| plan.status.clone());
     backend.status_set(StatusScope::Unit, &status)?;

@@ -1,0 +1,125 @@
+//! Observability through COS (issue 41, `docs/observability.md`): the `cos-agent` endpoint both
+//! charms provide, and the metrics they write for node-exporter's textfile collector.
+//!
+//! - [`publish`]: the unit databag of `cos-agent` as Canonical's `cos_agent` library writes it
+//!   ([`ProviderUnitData`]: alert rules with Juju topology, the cluster-overview dashboard).
+//!   Set in `cos-agent-relation-joined`/`-changed` (those hooks do nothing else) and after
+//!   `upgrade-charm` (new rules ship with a new charm); no other hook pays for it.
+//! - [`write_node_metrics`] (slurmd, every hook that runs in full): GPU health, [`gpu_metrics`].
+//! - [`write_cluster_metrics`] (slurmctld leader, update-status): nodes, GPUs, jobs, scheduler
+//!   health, [`cluster_metrics`].
+//!
+//! A textfile is written only where the textfile directory exists, i.e. where a COS
+//! subordinate installed node-exporter; failing to write one is a warning, never a failed hook.
+
+mod agent;
+mod controller;
+mod node;
+mod textfile;
+
+pub use agent::{
+    CosAgentError, DATABAG_KEY, ENDPOINT, ProviderUnitData, Topology, alert_rules, dashboard_files,
+    dashboard_uid, databag_value, encode_dashboard, lzma_base64, lzma_base64_decode, provider_data,
+    rule_files,
+};
+pub use controller::{
+    CONTROLLER_TEXTFILE, ClusterSnapshot, JobLine, NodeLine, cluster_metrics, parse_gres,
+    parse_jobs, parse_nodes, parse_tres_gpus, read_cluster,
+};
+pub use node::{GPU_TEXTFILE, fault_label, gpu_metrics};
+pub use textfile::{Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile};
+
+use crate::charms::CharmKind;
+use crate::charms::error::CharmError;
+use crate::charms::host::Host;
+use crate::gpu::HealthReport;
+use juju_runtime::{Bag, Event, HookContext, ModelBackend, RelationEvent, RelationId};
+
+/// The charm's name (`name:` in its metadata.yaml).
+pub fn charm_name(kind: CharmKind) -> &'static str {
+    match kind {
+        CharmKind::Slurmd => "slurmd",
+        CharmKind::Slurmctld => "slurmctld",
+    }
+}
+
+/// The Juju topology of this hook; the model UUID from `JUJU_MODEL_UUID`, which Juju sets for
+/// every hook (empty where unset: the `juju_model_uuid` label is then left out, as cosl does).
+pub fn topology(kind: CharmKind, ctx: &HookContext) -> Topology {
+    Topology {
+        model: ctx.model_name.clone(),
+        model_uuid: std::env::var("JUJU_MODEL_UUID").unwrap_or_default(),
+        application: ctx.app_name.clone(),
+        unit: ctx.unit_name.clone(),
+        charm_name: charm_name(kind).to_owned(),
+    }
+}
+
+/// The relation event of a `cos-agent-relation-*` hook, if this is one.
+pub fn own_event(event: &Event) -> Option<&RelationEvent> {
+    match event {
+        Event::RelationCreated(r)
+        | Event::RelationJoined(r)
+        | Event::RelationChanged(r)
+        | Event::RelationDeparted(r)
+        | Event::RelationBroken(r)
+            if r.relation.endpoint == ENDPOINT =>
+        {
+            Some(r)
+        }
+        _ => None,
+    }
+}
+
+/// The `cos-agent` part of a hook, run before (`cos-agent-relation-*`: `true`, the hook is
+/// done) or after the charm's own reconcile (`upgrade-charm`). Sets `config` in this unit's
+/// bag of the event's relation (joined, changed) or of every `cos-agent` relation
+/// (upgrade-charm); Juju fires no change event for a value set again unchanged.
+pub fn publish<B: ModelBackend>(
+    kind: CharmKind,
+    ctx: &HookContext,
+    backend: &B,
+) -> Result<bool, CharmError> {
+    let relations: Vec<RelationId> = match &ctx.event {
+        Event::RelationJoined(r) | Event::RelationChanged(r) if r.relation.endpoint == ENDPOINT => {
+            vec![r.relation.clone()]
+        }
+        e if own_event(e).is_some() => return Ok(true),
+        Event::UpgradeCharm => backend.relation_ids(ENDPOINT)?,
+        _ => return Ok(false),
+    };
+    if !relations.is_empty() {
+        let value = databag_value(kind, &topology(kind, ctx))?;
+        let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
+        for rel in &relations {
+            backend.relation_set(rel, false, &bag)?;
+        }
+    }
+    Ok(own_event(&ctx.event).is_some())
+}
+
+fn textfile_dir_exists(host: &Host<'_>) -> bool {
+    host.path(&textfile_dir()).is_dir()
+}
+
+/// Writes this node's GPU health ([`gpu_metrics`]) when the textfile directory exists.
+pub fn write_node_metrics(host: &Host<'_>, node: &str, report: &HealthReport) {
+    if !textfile_dir_exists(host) {
+        return;
+    }
+    if let Err(e) = write_textfile(host, GPU_TEXTFILE, &gpu_metrics(node, report)) {
+        tracing::warn!("cannot write the GPU health metrics for node-exporter: {e}");
+    }
+}
+
+/// Reads the cluster from Slurm and writes [`cluster_metrics`], when the textfile directory
+/// exists; only in update-status (the caller checks leadership).
+pub fn write_cluster_metrics(ctx: &HookContext, host: &Host<'_>) {
+    if !matches!(ctx.event, Event::UpdateStatus) || !textfile_dir_exists(host) {
+        return;
+    }
+    let snap = read_cluster(host);
+    if let Err(e) = write_textfile(host, CONTROLLER_TEXTFILE, &cluster_metrics(&snap)) {
+        tracing::warn!("cannot write the Slurm cluster metrics for node-exporter: {e}");
+    }
+}
