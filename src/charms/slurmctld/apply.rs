@@ -326,7 +326,17 @@ fn write_store(host: &Host<'_>, store: &mut super::store::Store) -> Result<(), C
     if host.clear_non_file(STORE_PATH)? {
         tracing::warn!("replaced a non-file at {STORE_PATH} with the rebuilt store");
     }
-    host.write(STORE_PATH, &store.to_bytes(), 0o600, Some(Owner::ROOT))?;
+    // Unsynced where the boot id names the page cache it lives in: only a kernel crash or a
+    // power loss (a new boot) loses it, and a store of another boot is rebuilt from Juju.
+    match crate::charms::host::boot_id() {
+        Some(boot) => host.write_unsynced(
+            STORE_PATH,
+            &store.to_bytes_in(Some(boot)),
+            0o600,
+            Some(Owner::ROOT),
+        )?,
+        None => host.write(STORE_PATH, &store.to_bytes(), 0o600, Some(Owner::ROOT))?,
+    };
     Ok(())
 }
 

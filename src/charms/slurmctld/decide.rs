@@ -99,7 +99,7 @@ pub fn decide(
             gres_changed: Vec::new(),
         };
     };
-    // Which nodes were added, removed or changed GRES: one walk along both sorted lists.
+    // Which nodes were added, removed or changed GRES: one walk along both lists (natural order).
     let (mut added, mut removed) = (false, false);
     let mut gres_changed: Vec<String> = Vec::new();
     let (mut o, mut n) = (old.pairs().peekable(), new.pairs().peekable());
@@ -114,7 +114,7 @@ pub fn decide(
                 added = true;
                 break;
             }
-            (Some((on, og)), Some((nn, ng))) => match on.cmp(nn) {
+            (Some((on, og)), Some((nn, ng))) => match crate::slurm::hostlist::natural_cmp(on, nn) {
                 std::cmp::Ordering::Less => {
                     removed = true;
                     o.next();

@@ -14,6 +14,7 @@
 
 use super::owners::{Owners, settle, settle_flagged};
 use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, OversizedValue, Record, Relation, Store};
+use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
 use crate::slurm::render::{
@@ -23,7 +24,7 @@ use crate::slurm::types::{NodeName, VocabError};
 use crate::slurm::{
     GlobalKey, NodeState, ParseError, SlurmConf, check_max_node_count, parse_global_overrides,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// cgroup.conf: jobs see only the GPUs and cores they were given (as the reference charm), and
 /// only their memory: the nodes send `MemSpecLimit`, which Slurm 24.11+ reports as "Limited
@@ -436,7 +437,7 @@ fn render(
     let mut gres = String::with_capacity(HEADER.len() + accepted.len() * 40);
     gres.push_str(HEADER);
     // nodes whose GRES lines are equal share them
-    let mut lists: HashMap<&[String], usize> = HashMap::new();
+    let mut lists: NameMap<&[String], usize> = NameMap::default();
     let with_gres = accepted.iter().filter(|a| !a.gres.lines.is_empty());
     let ids: Vec<(&Accepted<'_>, usize)> = with_gres
         .map(|a| {
@@ -475,7 +476,7 @@ fn fold<'a, 's>(
 fn fold_pairs<'s, T>(
     items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
 ) -> Vec<(String, &'s T)> {
-    let mut index: HashMap<usize, usize> = HashMap::new();
+    let mut index: NameMap<usize, usize> = NameMap::default();
     let mut groups: Vec<(&'s T, Vec<&'s str>)> = Vec::new();
     for (name, key, record) in items {
         match key {

@@ -9,9 +9,10 @@
 //! (leader elected, charm upgraded) keeps the owners the loaded store had
 //! ([`super::store::Store::keep_ownership_of`]).
 
+use crate::charms::common::NameMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Who owns which partition name, and the default partition chosen when `default-partition` is
 /// empty. Node names are owned per unit: [`super::store::Unit::owner`] (a table of
@@ -33,12 +34,12 @@ pub struct Owners {
 pub fn settle<'a>(
     previous: impl IntoIterator<Item = (&'a str, &'a str)>,
     claims: &[(&'a str, &'a str)],
-) -> HashMap<&'a str, &'a str> {
+) -> NameMap<&'a str, &'a str> {
     // Claims by name, so keeping a previous owner costs one lookup, not a scan of all claims.
-    let mut claimed: HashSet<(&str, &str)> = HashSet::default();
+    let mut claimed: HashSet<(&str, &str), crate::charms::common::NameHasher> = HashSet::default();
     claimed.reserve(claims.len());
     claimed.extend(claims.iter().copied());
-    let mut owners: HashMap<&str, &str> = HashMap::default();
+    let mut owners: NameMap<&str, &str> = NameMap::default();
     owners.reserve(claims.len());
     for (name, owner) in previous {
         if claimed.contains(&(name, owner)) {
@@ -62,8 +63,8 @@ pub fn settle<'a>(
 /// are exactly the flagged claimants, so no table of them is built: at 10,000 nodes that is
 /// one map insert per name. (Two flagged claims of one name exist only in a damaged cache: the
 /// first in arrival order keeps it.)
-pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> HashMap<&'a str, &'a str> {
-    let mut owners: HashMap<&str, &str> = HashMap::default();
+pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> NameMap<&'a str, &'a str> {
+    let mut owners: NameMap<&str, &str> = NameMap::default();
     owners.reserve(claims.len());
     let mut flagged = 0;
     for &(name, unit, _) in claims.iter().filter(|c| c.2) {

@@ -195,7 +195,7 @@ pub struct Relation {
 /// What slurmctld was last brought in line with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
-    /// Node names (sorted, each once) with the index of their `Gres=` value in
+    /// Node names (in natural order, each once) with the index of their `Gres=` value in
     /// [`Applied::gres`]: thousands of nodes share a handful of values.
     pub nodes: Vec<(String, u32)>,
     /// The distinct `Gres=` values (empty without GRES).
@@ -210,7 +210,8 @@ pub struct Applied {
 }
 
 impl Applied {
-    /// The nodes and their `Gres=` values (names unique), the new nodes and the checksums.
+    /// The nodes and their `Gres=` values (names unique; sorted here unless given in natural
+    /// order, as the plan gives them), the new nodes and the checksums.
     pub fn new<'a>(
         nodes: impl IntoIterator<Item = (&'a str, &'a str)>,
         down: BTreeSet<String>,
@@ -219,7 +220,7 @@ impl Applied {
     ) -> Applied {
         let mut gres: Vec<String> = Vec::new();
         let mut last: Option<(&str, u32)> = None;
-        let mut out: Vec<(String, u32)> = nodes
+        let mut out: Vec<(&str, u32)> = nodes
             .into_iter()
             .map(|(name, value)| {
                 let index = match last {
@@ -236,12 +237,12 @@ impl Applied {
                         i
                     }
                 };
-                (name.to_owned(), index)
+                (name, index)
             })
             .collect();
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        crate::slurm::hostlist::sort_naturally(&mut out, |&(n, _)| n);
         Applied {
-            nodes: out,
+            nodes: out.into_iter().map(|(n, i)| (n.to_owned(), i)).collect(),
             gres,
             down,
             files_hash,
@@ -249,7 +250,7 @@ impl Applied {
         }
     }
 
-    /// Each node with its `Gres=` value, in name order.
+    /// Each node with its `Gres=` value, in natural name order.
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.nodes.iter().map(|(n, i)| {
             let g = self.gres.get(*i as usize).map_or("", String::as_str);
@@ -260,7 +261,7 @@ impl Applied {
     /// Whether `name` is one of the nodes.
     pub fn contains(&self, name: &str) -> bool {
         self.nodes
-            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .binary_search_by(|(n, _)| crate::slurm::hostlist::natural_cmp(n, name))
             .is_ok()
     }
 }
@@ -387,6 +388,12 @@ pub enum StoreError {
     /// A section or entry is cut short, or names a relation the head lacks.
     #[error("damaged framing")]
     Frame,
+    /// Written without `fsync` before the machine last started: a crash may have lost what the
+    /// last hooks wrote.
+    #[error(
+        "written before the machine restarted (not synced to disk, so it may be older than the last hook)"
+    )]
+    EarlierBoot,
 }
 
 /// A remote `partition` value as the store keeps it: itself, or a mark and its size when it is
@@ -430,10 +437,16 @@ impl Store {
         super::store_file::StoreFile::parse(raw)?.decode()
     }
 
-    /// The store file's bytes; records no unit names are left out.
+    /// The store file's bytes, to be written with `fsync`; records no unit names are left
+    /// out.
     pub fn to_bytes(&mut self) -> Vec<u8> {
+        self.to_bytes_in(None)
+    }
+
+    /// The store file's bytes, to be written without `fsync` in boot `boot` (`None`: synced).
+    pub fn to_bytes_in(&mut self, boot: Option<&str>) -> Vec<u8> {
         self.drop_unused_records();
-        super::store_file::encode(self)
+        super::store_file::encode(self, boot)
     }
 
     fn drop_unused_records(&mut self) {

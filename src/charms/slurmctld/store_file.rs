@@ -50,6 +50,10 @@ struct Head {
     refused: Option<super::store::Refusal>,
     slurm_version: Option<String>,
     seq: u64,
+    /// The boot the file was written in without `fsync` ([`crate::charms::host::boot_id`]);
+    /// `None` when it was synced. A file of another boot is not trusted: a kernel crash or a
+    /// power loss (each a new boot) may have lost what the last hooks wrote.
+    boot: Option<String>,
 }
 
 /// A store file whose header and checksum were checked, its sections found.
@@ -105,6 +109,17 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, StoreError> {
     postcard::from_bytes(bytes).map_err(StoreError::Body)
 }
 
+/// The head, when it can be what the last hook wrote in this boot.
+fn trusted_head(bytes: &[u8]) -> Result<Head, StoreError> {
+    let head: Head = decode(bytes)?;
+    match &head.boot {
+        Some(boot) if Some(boot.as_str()) != crate::charms::host::boot_id() => {
+            Err(StoreError::EarlierBoot)
+        }
+        _ => Ok(head),
+    }
+}
+
 impl<'a> StoreFile<'a> {
     /// Checks the header and the checksum, and finds the sections.
     pub fn parse(raw: &'a [u8]) -> Result<Self, StoreError> {
@@ -139,7 +154,7 @@ impl<'a> StoreFile<'a> {
 
     /// The whole store.
     pub fn decode(&self) -> Result<Store, StoreError> {
-        let head: Head = decode(self.head)?;
+        let head = trusted_head(self.head)?;
         let mut relations: BTreeMap<u32, Relation> = head
             .relations
             .into_iter()
@@ -188,7 +203,7 @@ impl<'a> StoreFile<'a> {
     /// The store without its units, records and applied state: what a hook whose event changes
     /// nothing needs (the status, what was published, the flags).
     pub fn head(&self) -> Result<Store, StoreError> {
-        let head: Head = decode(self.head)?;
+        let head = trusted_head(self.head)?;
         Ok(Store {
             relations: head
                 .relations
@@ -285,8 +300,9 @@ impl<'a> StoreFile<'a> {
     }
 }
 
-/// The store file's bytes (see the module doc).
-pub fn encode(store: &Store) -> Vec<u8> {
+/// The store file's bytes (see the module doc), naming `boot` when it is written without
+/// `fsync` in that boot.
+pub fn encode(store: &Store, boot: Option<&str>) -> Vec<u8> {
     let mut scratch = Vec::new();
     let head = Head {
         relations: store
@@ -312,6 +328,7 @@ pub fn encode(store: &Store) -> Vec<u8> {
         refused: store.refused.clone(),
         slurm_version: store.slurm_version.clone(),
         seq: store.seq,
+        boot: boot.map(str::to_owned),
     };
     // one buffer: the header, then each section, their lengths and the checksum filled in
     let mut out = Vec::with_capacity(HEADER_LEN + 64 * 1024 + store.records.len() * 256);
