@@ -20,8 +20,11 @@ use std::collections::BTreeMap;
 /// its units' `node` values.
 #[derive(Debug, Clone, Default)]
 struct Juju {
-    relations: BTreeMap<u32, (String, Option<String>, BTreeMap<String, String>)>,
+    relations: BTreeMap<u32, JujuRelation>,
 }
+
+/// One relation's data: the application, its `partition` value, its units' `node` values.
+type JujuRelation = (String, Option<String>, BTreeMap<String, String>);
 
 #[derive(Debug, Clone)]
 enum Event {
@@ -87,7 +90,7 @@ fn planned(store: &mut Store) -> Plan {
 /// (a relation it does not know yet is created first, as Juju's relation-created is).
 fn step(juju: &mut Juju, e: &Event) -> Vec<Delta> {
     let mut deltas = Vec::new();
-    let mut ensure = |juju: &mut Juju, r: u32, deltas: &mut Vec<Delta>| {
+    let ensure = |juju: &mut Juju, r: u32, deltas: &mut Vec<Delta>| {
         if !juju.relations.contains_key(&r) {
             juju.relations.insert(r, (app(r), None, BTreeMap::new()));
             deltas.push(Delta::RelationCreated {
