@@ -91,8 +91,8 @@ fn planned(store: &mut Store) -> Plan {
 fn step(juju: &mut Juju, e: &Event) -> Vec<Delta> {
     let mut deltas = Vec::new();
     let ensure = |juju: &mut Juju, r: u32, deltas: &mut Vec<Delta>| {
-        if !juju.relations.contains_key(&r) {
-            juju.relations.insert(r, (app(r), None, BTreeMap::new()));
+        if let std::collections::btree_map::Entry::Vacant(v) = juju.relations.entry(r) {
+            v.insert((app(r), None, BTreeMap::new()));
             deltas.push(Delta::RelationCreated {
                 relation: r,
                 app: app(r),
