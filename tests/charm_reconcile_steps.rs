@@ -16,7 +16,7 @@ use common::state::{State, configured_node, controller, run, run_to_end};
 use juju_runtime::{ActionEvent, Event, SecretEvent, SecretId, SecretInfo, SecretOwner};
 use juju_runtime_testing::MemorySecret;
 use serde_json::Map;
-use slurm_charms::charms::slurmctld::actions::ActionChange;
+use slurm_charms::charms::slurmctld::action_change::ActionChange;
 use slurm_charms::charms::slurmctld::key_secret::{
     ClusterInfoWrite, EventSecret, SecretAction, housekeeping, record,
 };

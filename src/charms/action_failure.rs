@@ -3,7 +3,7 @@
 //! message says what to change in the request or on the unit.
 
 use super::host::HostError;
-use super::slurmd::observe::{FactsError, StoredStateError};
+use super::slurmd::errors::{FactsError, StoredStateError};
 use crate::gpu::GpuError;
 use crate::interface::InterfaceError;
 use crate::slurm::ParseError;

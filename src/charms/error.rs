@@ -35,13 +35,13 @@ pub enum CharmError {
     #[error(
         "cannot move to the new revision of the cluster key; Juju retries secret-changed (`juju resolve` if it persists)"
     )]
-    KeyRefresh(#[source] crate::charms::slurmd::observe::MungeKeyError),
+    KeyRefresh(#[source] crate::charms::slurmd::errors::MungeKeyError),
     /// A host file or command failed.
     #[error("a host file or command failed (fix the cause, then `juju resolve` the unit)")]
     Host(#[from] HostError),
     /// The cos-agent data could not be built (a defect of the charm build).
     #[error("cannot build the cos-agent relation data (please report this charm bug)")]
-    CosAgent(#[from] super::cos::CosAgentError),
+    CosAgent(#[from] super::cos::error::CosAgentError),
     /// An action produced results Juju would refuse (a bug in the charm).
     #[error("the action's results cannot be returned to Juju (please report this charm bug)")]
     ActionResults(#[from] ActionResultError),

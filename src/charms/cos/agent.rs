@@ -37,57 +37,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
+use super::error::CosAgentError;
 use crate::charms::CharmKind;
 
 /// The endpoint both charms provide (interface `cos_agent`), as in their metadata.yaml.
 pub const ENDPOINT: &str = "cos-agent";
 /// The unit-databag key the library nests its whole structure under.
 pub const DATABAG_KEY: &str = "config";
-
-/// Why the cos-agent data could not be built. The rule files and dashboards are compiled into
-/// the binary, so each of these is a defect of the build, caught by the tests.
-#[derive(Debug, thiserror::Error)]
-pub enum CosAgentError {
-    /// A shipped alert-rule file is not YAML of the Prometheus rule-file shape.
-    #[error(
-        "the shipped alert-rule file {file} cannot be read (a defect of this charm build: report it)"
-    )]
-    Rules {
-        /// The file, as shipped.
-        file: &'static str,
-        /// What was wrong.
-        #[source]
-        source: serde_yaml::Error,
-    },
-    /// A shipped alert-rule file has no `groups:` list of `{name, rules}`.
-    #[error(
-        "the shipped alert-rule file {file} has no `groups` list of named rule groups (a defect of this charm build: report it)"
-    )]
-    RuleShape {
-        /// The file, as shipped.
-        file: &'static str,
-    },
-    /// A shipped dashboard is not a JSON object.
-    #[error(
-        "the shipped dashboard {file} is not a JSON object (a defect of this charm build: report it)"
-    )]
-    Dashboard {
-        /// The file, as shipped.
-        file: &'static str,
-        /// What was wrong, when it is not JSON at all.
-        #[source]
-        source: Option<serde_json::Error>,
-    },
-    /// Compressing a dashboard failed (out of memory).
-    #[error("cannot LZMA-compress the dashboard {file} (is the machine out of memory?)")]
-    Compress {
-        /// The file, as shipped.
-        file: &'static str,
-        /// What failed.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// The library's `CosAgentProviderUnitData`, field for field and in its order; serialised
 /// (`serde_json`) it is the value of the unit-databag key [`DATABAG_KEY`].

@@ -14,18 +14,19 @@
 
 mod agent;
 mod controller;
+pub(crate) mod error;
 mod node;
 mod textfile;
 
 pub use agent::{
-    CosAgentError, DATABAG_KEY, ENDPOINT, ProviderUnitData, Topology, alert_rules, dashboard_files,
-    dashboard_uid, databag_value, encode_dashboard, lzma_base64, lzma_base64_decode, provider_data,
-    rule_files,
+    DATABAG_KEY, ENDPOINT, ProviderUnitData, Topology, alert_rules, dashboard_files, dashboard_uid,
+    databag_value, encode_dashboard, lzma_base64, lzma_base64_decode, provider_data, rule_files,
 };
 pub use controller::{
     CONTROLLER_TEXTFILE, ClusterSnapshot, JobLine, NodeLine, cluster_metrics, parse_gres,
     parse_jobs, parse_nodes, parse_tres_gpus, read_cluster,
 };
+pub use error::CosAgentError;
 pub use node::{GPU_TEXTFILE, fault_label, gpu_metrics};
 pub use textfile::{Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile};
 

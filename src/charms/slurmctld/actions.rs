@@ -4,52 +4,18 @@
 //! is refused), [`apply`] makes the change, and the outcome is reported with `action-set`, or
 //! `action-fail` when the request is refused or its command fails.
 
+use super::action_change::{ActionChange, Decision};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF, rotate_key};
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
-use juju_runtime::{SecretBackend, SecretContent, SecretId};
+use juju_runtime::SecretBackend;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Largest file content returned inline by `show-current-config` (one argv string is limited
 /// to 128 KiB on Linux).
 pub const MAX_INLINE: usize = 100 * 1024;
-
-/// An action's decision: the change to make and the results to report once it is made, or why
-/// the request is refused (then nothing changes).
-pub type Decision = Result<(ActionChange, BTreeMap<String, String>), ActionFailure>;
-
-/// What an action changes once decided.
-#[derive(Clone, PartialEq, Eq)]
-pub enum ActionChange {
-    /// Nothing: the action only reads (`show-current-config`).
-    Nothing,
-    /// A command whose failure is the action's (`action-fail`), not the hook's: `scontrol
-    /// update` for `drain` and `resume`.
-    Command(Cmd),
-    /// `rotate-key`: a new revision of the key secret with this content
-    /// ([`rotate_key::apply`]).
-    NewKeyRevision {
-        /// The key secret.
-        id: SecretId,
-        /// The new revision's content (the new key).
-        content: SecretContent,
-    },
-}
-
-impl std::fmt::Debug for ActionChange {
-    /// Never the key: decisions are printed in test failures.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ActionChange::Nothing => f.write_str("Nothing"),
-            ActionChange::Command(cmd) => f.debug_tuple("Command").field(cmd).finish(),
-            ActionChange::NewKeyRevision { id, .. } => {
-                write!(f, "NewKeyRevision {{ id: {id:?}, content: <redacted> }}")
-            }
-        }
-    }
-}
 
 /// Runs the action `name`; problems with the request are reported with `action-fail`.
 pub fn run_action<B: SecretBackend>(

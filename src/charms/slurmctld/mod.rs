@@ -11,6 +11,7 @@
 //! ([`actions`]).
 
 pub mod accepted;
+pub mod action_change;
 pub mod actions;
 pub mod apply;
 pub mod decide;

@@ -6,7 +6,6 @@
 use super::accepted::ACCEPTED_FILES;
 use super::desired::Settings;
 use super::first_reads::Prefetched;
-use super::plan::MUNGE_KEY_LEN;
 use super::store::{Change, Delta, RELOAD_PENDING, STORE_PATH, Store, StoreError};
 use super::store_file::StoreFile;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -27,6 +26,9 @@ use juju_runtime::{Bag, BagOwner, ModelBackend, SecretBackend};
 use juju_runtime::{Event, HookContext};
 use juju_runtime::{SecretId, SecretRead, SecretRef};
 use std::collections::BTreeMap;
+
+/// Size of a generated munge key (bytes), as `mungekey` makes it.
+pub const MUNGE_KEY_LEN: usize = 1024;
 
 /// Everything the controller's plan needs (leader only).
 #[derive(Debug, Clone)]

@@ -26,9 +26,6 @@ use crate::interface::{
 use juju_runtime::{Bag, RelationId, Status, StatusKind};
 use std::collections::BTreeMap;
 
-/// Size of a generated munge key (bytes), as `mungekey` makes it.
-pub const MUNGE_KEY_LEN: usize = 1024;
-
 /// Everything one leader hook does, decided before anything is done.
 #[derive(Debug, Clone)]
 pub struct ControllerPlan {

@@ -8,8 +8,8 @@
 //! first refusal (not the leader, auth/slurm, no key secret), so a refused request makes no
 //! further hook-tool call; [`new_revision`] is the pure decision; [`apply`] makes the change.
 
-use super::actions::{ActionChange, Decision};
-use super::plan::MUNGE_KEY_LEN;
+use super::action_change::{ActionChange, Decision};
+use super::observe::MUNGE_KEY_LEN;
 use crate::charms::action_failure::ActionFailure;
 use crate::charms::error::CharmError;
 use crate::charms::host::Host;

@@ -432,24 +432,9 @@ pub fn checksum(parts: &[&[u8]]) -> u64 {
 }
 
 impl Store {
-    /// Reads a store file's bytes ([`super::store_file`]).
-    pub fn from_bytes(raw: &[u8]) -> Result<Store, StoreError> {
-        super::store_file::StoreFile::parse(raw)?.decode()
-    }
-
-    /// The store file's bytes, to be written with `fsync`; records no unit names are left
-    /// out.
-    pub fn to_bytes(&mut self) -> Vec<u8> {
-        self.to_bytes_in(None)
-    }
-
-    /// The store file's bytes, to be written without `fsync` in boot `boot` (`None`: synced).
-    pub fn to_bytes_in(&mut self, boot: Option<&str>) -> Vec<u8> {
-        self.drop_unused_records();
-        super::store_file::encode(self, boot)
-    }
-
-    fn drop_unused_records(&mut self) {
+    /// Drops the records no unit names, and the GRES parts no record names (before the store
+    /// is written).
+    pub fn drop_unused_records(&mut self) {
         let used: BTreeSet<u32> = self
             .units()
             .filter_map(|(_, _, u)| match u.entry {

@@ -300,6 +300,25 @@ impl<'a> StoreFile<'a> {
     }
 }
 
+impl Store {
+    /// Reads a store file's bytes (see the module doc).
+    pub fn from_bytes(raw: &[u8]) -> Result<Store, StoreError> {
+        StoreFile::parse(raw)?.decode()
+    }
+
+    /// The store file's bytes, to be written with `fsync`; records no unit names are left
+    /// out.
+    pub fn to_bytes(&mut self) -> Vec<u8> {
+        self.to_bytes_in(None)
+    }
+
+    /// The store file's bytes, to be written without `fsync` in boot `boot` (`None`: synced).
+    pub fn to_bytes_in(&mut self, boot: Option<&str>) -> Vec<u8> {
+        self.drop_unused_records();
+        encode(self, boot)
+    }
+}
+
 /// The store file's bytes (see the module doc), naming `boot` when it is written without
 /// `fsync` in that boot.
 pub fn encode(store: &Store, boot: Option<&str>) -> Vec<u8> {

@@ -6,6 +6,7 @@
 //! reason in Slurm (`sinfo -h -N -n <node> -o '%T|%E'`, asked only while the controller
 //! answers). Planned here, purely; [`super::apply`] runs the `scontrol update` commands.
 
+use super::errors::SinfoError;
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::util::short;
 use crate::gpu::{HealthReport, assess, assess_unreadable, encode_known, parse_known};
@@ -40,30 +41,6 @@ impl NodeDrain {
                 .as_deref()
                 .is_some_and(|r| r.starts_with(DRAIN_PREFIX))
     }
-}
-
-/// `sinfo` output that does not say this node's state: the charm then leaves its drain alone
-/// for this hook. Typed so the warning is made from it at the last moment.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SinfoError {
-    /// No line at all: the controller does not know this node (yet).
-    #[error(
-        "sinfo printed nothing for node {node} (is it in slurm.conf yet? `scontrol show node {node}`)"
-    )]
-    Empty {
-        /// The node asked about.
-        node: String,
-    },
-    /// A line that is not `STATE|REASON` (another `sinfo` version or an error text).
-    #[error(
-        "sinfo printed {line:?} for node {node}, not STATE|REASON (check the slurm-client version)"
-    )]
-    NotStateReason {
-        /// The node asked about.
-        node: String,
-        /// The line printed.
-        line: String,
-    },
 }
 
 /// Parses `sinfo -h -N -n <node> -o '%T|%E'` (one line per partition; the first is used):

@@ -14,6 +14,7 @@ pub mod actions;
 pub mod apply;
 pub mod desired;
 pub mod driver;
+pub mod errors;
 pub mod facts;
 pub mod gres_drain;
 pub mod health;

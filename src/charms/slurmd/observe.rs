@@ -3,8 +3,11 @@
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
 use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource, DriverSourceError};
-use super::facts::{NodeFacts, NodeOverrides, NotPassedOn, SlurmdCError, parse_slurmd_c};
-use super::health::{KNOWN_GPUS_STATE, NodeDrain, SinfoError, parse_sinfo};
+use super::errors::{
+    FactsError, MungeKeyError, NodeDrainError, StoredStateError, StoredValueError,
+};
+use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
+use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
@@ -18,8 +21,8 @@ use crate::interface::{
     VERDICTS_KEY, Verdicts,
 };
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
-use juju_runtime::{BagOwner, Event, HookContext, HookToolError, RelationId, SecretBackend};
-use juju_runtime::{SecretId, SecretRead, SecretRef};
+use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
+use juju_runtime::{SecretRead, SecretRef};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -103,89 +106,6 @@ pub struct Observed {
     pub node_drain: Option<Result<NodeDrain, NodeDrainError>>,
     /// A steady record ([`super::steady`]) is on disk: the plan has apply remove it first.
     pub steady_recorded: bool,
-}
-
-/// Stored `node-config` overrides that cannot be read back (unit state is written by this
-/// charm, but can be damaged or edited by hand, and a later charm may refuse a value an
-/// earlier one took). The message names the unit-state key, what in it is wrong and the fix.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("stored {key} is unreadable ({source}); run `node-config reset=true` to clear it")]
-pub struct StoredStateError {
-    /// The unit-state key.
-    pub key: &'static str,
-    /// What is wrong with it.
-    #[source]
-    pub source: StoredValueError,
-}
-
-/// What is wrong with a stored value ([`StoredStateError`]).
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum StoredValueError {
-    /// Not the JSON this charm writes (shared: [`Observed`] is cloned).
-    #[error("{0}")]
-    Json(#[source] Arc<serde_json::Error>),
-    /// A stored override Slurm would refuse (the rule's message names the value).
-    #[error("params[{key}]: {source}")]
-    Override {
-        /// The stored key, quoted and shortened as the vocabulary shows values.
-        key: String,
-        /// The rule it breaks.
-        #[source]
-        source: crate::slurm::ConfigError,
-    },
-    /// A stored override for a key the relation does not carry.
-    #[error(transparent)]
-    Key(#[from] NotPassedOn),
-}
-
-/// Why this node's facts could not be read.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum FactsError {
-    /// `slurmd -C` could not be run or failed.
-    #[error(transparent)]
-    Run(Arc<HostError>),
-    /// Its output is not what Slurm prints.
-    #[error(transparent)]
-    Output(#[from] SlurmdCError),
-}
-
-/// Why the cluster's munge key (the controller's secret that `cluster_info` names) could not
-/// be read. Kept typed so the blocked status is made from it once, with the hook tool's or the
-/// record's error as its source; it never holds the key.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum MungeKeyError {
-    /// `secret-get` failed (not granted yet, removed, Juju unreachable).
-    #[error(
-        "cannot read the munge key from {secret}: {source} (`juju secrets` shows whether it exists and is granted to this application)"
-    )]
-    Read {
-        /// The secret.
-        secret: SecretId,
-        /// What the hook tool said (shared: [`Observed`] is cloned).
-        #[source]
-        source: Arc<HookToolError>,
-    },
-    /// The secret holds no usable key (missing, or a length munged refuses).
-    #[error("{secret}: {source} (run the controller's rotate-key action to write a new key)")]
-    Invalid {
-        /// The secret.
-        secret: SecretId,
-        /// What is wrong with its content.
-        #[source]
-        source: InterfaceError,
-    },
-}
-
-/// Why this node's state in Slurm (`sinfo`) could not be read: the GPU-health drain and
-/// resume then wait for a hook where it can. Kept typed for the warning made from it.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NodeDrainError {
-    /// `sinfo` could not be run, ran too long or failed.
-    #[error(transparent)]
-    Run(Arc<HostError>),
-    /// Its output is not `STATE|REASON`.
-    #[error(transparent)]
-    Output(#[from] SinfoError),
 }
 
 /// What the hook read before [`observe`] (the steady check's `slurmd -C`, `detect-gpus`'s
