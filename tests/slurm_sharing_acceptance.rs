@@ -66,6 +66,7 @@ fn controller_files(dir: &str) -> (String, String) {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.expect("slurm.conf planned");
@@ -229,6 +230,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.clone().expect("slurm.conf planned");

@@ -58,6 +58,7 @@ mod model;
 mod naming;
 mod sanity;
 mod sharing;
+mod xid;
 
 pub use action::action_results;
 pub use cores::mask_to_cpus;
@@ -66,9 +67,12 @@ pub use error::GpuError;
 pub use features::{GpuFeatures, gpu_features, merge_features};
 pub use finding::Finding;
 pub use health::{
-    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, assess_unreadable,
-    encode_known, parse_known,
+    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, UNKNOWN_INDEX, add_xids, assess,
+    assess_unreadable, encode_known, parse_known,
 };
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
 pub use sharing::{GpuSharing, MAX_SHARES_PER_GPU, SharingError, SharingOutcome};
+pub use xid::{
+    KmsgScan, MAX_RECORDS, XID_CATALOG, XidClass, XidEvent, XidRow, classify, parse_xid, scan_kmsg,
+};

@@ -43,11 +43,17 @@ pub enum GlobalKey {
     ProctrackType,
     /// `TaskPlugin` (`task/cgroup,task/affinity`).
     TaskPlugin,
+    /// `HealthCheckProgram`: the slurmd charm's GPU health check (XIDs, ECC, lost GPUs).
+    HealthCheckProgram,
+    /// `HealthCheckInterval` in seconds (the slurmctld option `health-check-interval`).
+    HealthCheckInterval,
+    /// `HealthCheckNodeState` (the slurmctld option `health-check-node-state`).
+    HealthCheckNodeState,
 }
 
 impl GlobalKey {
     /// Every owned global key, in render order.
-    pub const ALL: [GlobalKey; 17] = [
+    pub const ALL: [GlobalKey; 20] = [
         GlobalKey::SlurmctldParameters,
         GlobalKey::AuthType,
         GlobalKey::CredType,
@@ -65,6 +71,9 @@ impl GlobalKey {
         GlobalKey::SelectTypeParameters,
         GlobalKey::ProctrackType,
         GlobalKey::TaskPlugin,
+        GlobalKey::HealthCheckProgram,
+        GlobalKey::HealthCheckInterval,
+        GlobalKey::HealthCheckNodeState,
     ];
 
     /// The CamelCase key as written in slurm.conf.
@@ -87,6 +96,9 @@ impl GlobalKey {
             GlobalKey::SelectTypeParameters => "SelectTypeParameters",
             GlobalKey::ProctrackType => "ProctrackType",
             GlobalKey::TaskPlugin => "TaskPlugin",
+            GlobalKey::HealthCheckProgram => "HealthCheckProgram",
+            GlobalKey::HealthCheckInterval => "HealthCheckInterval",
+            GlobalKey::HealthCheckNodeState => "HealthCheckNodeState",
         }
     }
 
@@ -110,6 +122,12 @@ impl GlobalKey {
             GlobalKey::SelectTypeParameters => "CR_CPU_Memory",
             GlobalKey::ProctrackType => "proctrack/cgroup",
             GlobalKey::TaskPlugin => "task/cgroup,task/affinity",
+            // the path the slurmd charm links its binary to (charms::slurmd::health_check)
+            GlobalKey::HealthCheckProgram => {
+                "/var/lib/slurm/slurmd-charm/slurmd-charm-health-check"
+            }
+            GlobalKey::HealthCheckInterval => "60",
+            GlobalKey::HealthCheckNodeState => "ANY",
         }
     }
 

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod facts;
 pub mod gres_drain;
 pub mod health;
+pub mod health_check;
 pub mod memory;
 pub mod observe;
 pub mod plan;

@@ -1,0 +1,137 @@
+//! slurm.conf's health-check keys as the controller writes them: `HealthCheckInterval` and
+//! `HealthCheckNodeState`, parsed once from the slurmctld options `health-check-interval` and
+//! `health-check-node-state` by Slurm's rules (slurm.conf.5). `HealthCheckProgram` is fixed
+//! ([`super::GlobalKey::HealthCheckProgram`]): the slurmd charm installs the program there.
+
+use super::version::SlurmVersion;
+
+/// The default interval: a GPU fault drains its node within a minute, at the cost of one short
+/// run of the program (NVML plus the kernel log; tens of milliseconds) per node per minute.
+pub const DEFAULT_INTERVAL: u32 = 60;
+/// The default node states: every node, drained ones included, so the program can also
+/// resume a node it drained and checks nodes that run jobs.
+pub const DEFAULT_NODE_STATE: &str = "ANY";
+
+/// Node-state words of `HealthCheckNodeState` on every supported version.
+const STATES: [&str; 6] = ["ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE"];
+/// `START_ONLY`: Slurm 25.11 or newer.
+const START_ONLY: &str = "START_ONLY";
+
+/// The checked health-check settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// `HealthCheckInterval` (seconds; 0 turns the periodic check off).
+    pub interval: u32,
+    /// `HealthCheckNodeState`, upper-case, comma-separated.
+    pub node_state: String,
+}
+
+impl Default for HealthCheck {
+    fn default() -> Self {
+        HealthCheck {
+            interval: DEFAULT_INTERVAL,
+            node_state: DEFAULT_NODE_STATE.to_owned(),
+        }
+    }
+}
+
+/// Why a health-check option cannot be written to slurm.conf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HealthCheckError {
+    /// The interval is not a whole number of seconds Slurm takes.
+    #[error(
+        "config option `health-check-interval`: {value} is not a number of seconds from 0 to \
+         86400 (0 turns the check off; default {DEFAULT_INTERVAL})"
+    )]
+    Interval {
+        /// The value given.
+        value: String,
+    },
+    /// A node state Slurm does not know.
+    #[error(
+        "config option `health-check-node-state`: {word:?} is not one of ANY, ALLOC, IDLE, \
+         MIXED, NONDRAINED_IDLE, CYCLE (comma-separated; START_ONLY from Slurm 25.11)"
+    )]
+    NodeState {
+        /// The word refused.
+        word: String,
+    },
+    /// `START_ONLY` on a Slurm older than 25.11.
+    #[error(
+        "config option `health-check-node-state`: START_ONLY needs Slurm 25.11 or newer \
+         (installed: {installed}); use ANY"
+    )]
+    StartOnlyTooOld {
+        /// The installed version.
+        installed: SlurmVersion,
+    },
+}
+
+impl HealthCheck {
+    /// Parses the two options (`interval` as Juju gives an `int` option; `None`: unset, the
+    /// default) for the installed Slurm (`None`: unknown, `START_ONLY` is let through).
+    pub fn parse(
+        interval: Option<i64>,
+        node_state: &str,
+        version: Option<SlurmVersion>,
+    ) -> Result<HealthCheck, HealthCheckError> {
+        let interval = match interval {
+            None => DEFAULT_INTERVAL,
+            Some(v) => u32::try_from(v).ok().filter(|v| *v <= 86_400).ok_or(
+                HealthCheckError::Interval {
+                    value: v.to_string(),
+                },
+            )?,
+        };
+        let node_state = node_state.trim();
+        let node_state = if node_state.is_empty() {
+            DEFAULT_NODE_STATE.to_owned()
+        } else {
+            node_state.to_ascii_uppercase()
+        };
+        for word in node_state.split(',') {
+            if word == START_ONLY {
+                if let Some(v) = version.filter(|v| *v < SlurmVersion::new(25, 11, 0)) {
+                    return Err(HealthCheckError::StartOnlyTooOld { installed: v });
+                }
+            } else if !STATES.contains(&word) {
+                return Err(HealthCheckError::NodeState {
+                    word: word.to_owned(),
+                });
+            }
+        }
+        Ok(HealthCheck {
+            interval,
+            node_state,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_refusals() {
+        assert_eq!(
+            HealthCheck::parse(None, "", None),
+            Ok(HealthCheck::default())
+        );
+        let hc = HealthCheck::parse(Some(10), "idle,cycle", None).unwrap();
+        assert_eq!((hc.interval, hc.node_state.as_str()), (10, "IDLE,CYCLE"));
+        assert!(matches!(
+            HealthCheck::parse(Some(-1), "ANY", None),
+            Err(HealthCheckError::Interval { .. })
+        ));
+        assert!(matches!(
+            HealthCheck::parse(None, "ANY,BUSY", None),
+            Err(HealthCheckError::NodeState { word }) if word == "BUSY"
+        ));
+        let old = SlurmVersion::new(24, 11, 0);
+        assert!(matches!(
+            HealthCheck::parse(None, "START_ONLY", Some(old)),
+            Err(HealthCheckError::StartOnlyTooOld { .. })
+        ));
+        assert!(HealthCheck::parse(None, "START_ONLY", Some(SlurmVersion::new(26, 5, 0))).is_ok());
+    }
+}
