@@ -62,9 +62,9 @@ impl Node {
         let settings = ProgramSettings {
             node: "n1".into(),
             server: "ctl:6817".into(),
-            root: fake.root.clone(),
             nvml_lib: Some(fake.lib.clone()),
             known,
+            xids_cleared_through: None,
         };
         fake.write_host_file(
             SETTINGS_PATH.trim_start_matches('/'),
@@ -243,4 +243,35 @@ fn the_fake_delivers_queued_xids_through_the_event_api() {
     assert_eq!(first.device.pci_info().unwrap().bus_id, BUS1);
     assert_eq!(set.wait(100).unwrap().event_data, Some(XidError::Value(13)));
     assert!(set.wait(10).is_err());
+}
+
+#[test]
+fn xids_the_operator_cleared_no_longer_hold() {
+    let n = Node::new(json!({}));
+    n.slurm_says("idle|none");
+    n.kmsg(&record(7, "0000:86:00", 79, "GPU has fallen off the bus."));
+    assert!(matches!(
+        n.run(Duration::from_secs(10)).0,
+        Decision::Drain { .. }
+    ));
+    // `detect-gpus clear-xids=true` wrote the settings with the records read so far
+    let path = n.fake.root.join(SETTINGS_PATH.trim_start_matches('/'));
+    let mut settings: ProgramSettings =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    settings.xids_cleared_through = Some(7);
+    std::fs::write(&path, serde_json::to_vec(&settings).unwrap()).unwrap();
+    n.slurm_says(&format!("drained|{DRAIN_PREFIX}{XID79}"));
+    assert_eq!(n.run(Duration::from_secs(10)).0, Decision::Resume);
+    assert!(n.state().held.is_empty());
+    // a later XID 79 drains again
+    n.kmsg(&format!(
+        "{}{}",
+        record(7, "0000:86:00", 79, "GPU has fallen off the bus."),
+        record(8, "0000:86:00", 79, "GPU has fallen off the bus.")
+    ));
+    n.slurm_says("idle|none");
+    assert!(matches!(
+        n.run(Duration::from_secs(10)).0,
+        Decision::Drain { .. }
+    ));
 }

@@ -112,7 +112,7 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
     if !held.is_empty() {
         add_xids(
             report.get_or_insert_with(HealthReport::default),
-            held,
+            &held,
             now,
             &known,
         );
@@ -190,11 +190,14 @@ pub fn decide(report: &HealthReport, node: Option<&NodeDrain>) -> Decision {
     }
 }
 
-/// The held drain-class XIDs of this boot, from the health-check program's state file.
-fn held_xids(obs: &Observed) -> &[crate::gpu::XidEvent] {
+/// The held drain-class XIDs of this boot not cleared by the operator, from the health-check
+/// program's state file.
+fn held_xids(obs: &Observed) -> Vec<crate::gpu::XidEvent> {
+    let cleared = super::health_check::xids_cleared_through(obs);
     obs.health_state
         .as_ref()
-        .map_or(&[], |s| s.held_in(&obs.boot_id))
+        .map(|s| s.held_in(&obs.boot_id, cleared))
+        .unwrap_or_default()
 }
 
 /// Adds the health check's part to `plan`: the remembered GPUs, the blocked status, and the

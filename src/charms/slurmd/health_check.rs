@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -63,14 +64,23 @@ pub struct ProgramSettings {
     pub node: String,
     /// The controller's config server (`host:port`, as `SLURM_CONF_SERVER`).
     pub server: String,
-    /// The host root the hook ran with (`/` in production).
-    pub root: PathBuf,
     /// The NVML library the hook loaded (`None`: the default search).
     #[serde(default)]
     pub nvml_lib: Option<PathBuf>,
     /// The GPUs the hook remembers (unit state `known-gpus`).
     #[serde(default)]
     pub known: Vec<KnownGpu>,
+    /// XIDs logged up to this kernel log record no longer hold the node: the operator cleared
+    /// them (`detect-gpus clear-xids=true`, after resetting the GPU).
+    #[serde(default)]
+    pub xids_cleared_through: Option<u64>,
+}
+
+impl ProgramSettings {
+    /// The settings as the last hook wrote them (`None`: absent or unreadable).
+    pub fn parse(raw: Option<&[u8]>) -> Option<ProgramSettings> {
+        serde_json::from_slice(raw?).ok()
+    }
 }
 
 /// One XID in the state file's recent list.
@@ -116,13 +126,19 @@ impl ProgramState {
         serde_json::from_slice(&raw).ok()
     }
 
-    /// The drain-class XIDs that hold in boot `boot_id` (none from another boot).
-    pub fn held_in(&self, boot_id: &str) -> &[XidEvent] {
-        if self.boot_id == boot_id {
-            &self.held
-        } else {
-            &[]
+    /// The drain-class XIDs that hold in boot `boot_id` and were logged after record
+    /// `cleared` (none from another boot; an empty boot id on either side cannot tell, and
+    /// then the program's own word stands).
+    pub fn held_in(&self, boot_id: &str, cleared: Option<u64>) -> Vec<XidEvent> {
+        let other_boot = !boot_id.is_empty() && !self.boot_id.is_empty() && self.boot_id != boot_id;
+        if other_boot {
+            return Vec::new();
         }
+        self.held
+            .iter()
+            .filter(|x| cleared.is_none_or(|c| x.seq > c))
+            .cloned()
+            .collect()
     }
 
     /// Adds newly logged XIDs: counted, kept in the recent list, drain-class ones held.
@@ -207,13 +223,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         .ok_or(ProgramError::NotConfigured)?;
     let settings: ProgramSettings =
         serde_json::from_slice(&raw).map_err(|e| ProgramError::Settings(e.to_string()))?;
-    let runner = SystemRunner;
-    let node_host = Host::new(settings.root.clone(), &runner);
-    let node_host = if settings.root == host.root() {
-        host
-    } else {
-        &node_host
-    };
+    let node_host = host;
     let mut notes = Vec::new();
     let boot_id = node_host
         .read(super::driver::BOOT_ID)?
@@ -228,7 +238,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     }
     let opts = DetectOptions {
         nvml_lib: settings.nvml_lib.clone(),
-        host_root: settings.root.clone(),
+        host_root: host.root().to_path_buf(),
     };
     let inventory = detect_with_deadline(opts, nvml_deadline);
     if let Err(e) = &inventory {
@@ -244,6 +254,9 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         Err(e) => notes.push(format!(
             "cannot read the kernel log {KMSG_PATH} ({e}): XIDs are not checked"
         )),
+    }
+    if let Some(cleared) = settings.xids_cleared_through {
+        state.held.retain(|x| x.seq > cleared);
     }
     let report = verdict(&inventory, &settings.known, &state.held);
     state.verdict = if report.healthy() {
@@ -322,9 +335,9 @@ pub fn plan_program(obs: &super::observe::Observed, plan: &mut super::plan::Slur
         .map(String::as_str)
         .or(obs.known_gpus_raw.as_deref());
     let settings = ProgramSettings {
+        xids_cleared_through: xids_cleared_through(obs),
         node: facts.node.name.as_ref().to_owned(),
         server: info.conf_server(),
-        root: obs.host_root.clone(),
         nvml_lib: obs
             .inventory
             .as_ref()
@@ -342,6 +355,26 @@ pub fn plan_program(obs: &super::observe::Observed, plan: &mut super::plan::Slur
             0o644,
             Some(Owner::ROOT),
         ));
+    }
+}
+
+/// The record up to which XIDs are cleared after this hook: everything the program has read
+/// when this hook is `detect-gpus clear-xids=true`, else what the last hook wrote.
+pub fn xids_cleared_through(obs: &super::observe::Observed) -> Option<u64> {
+    let clearing = matches!(
+        &obs.action,
+        Some((name, params)) if name == "detect-gpus"
+            && matches!(params.get("clear-xids"), Some(serde_json::Value::Bool(true)))
+    );
+    let before = ProgramSettings::parse(obs.health_settings_on_disk.as_deref())
+        .and_then(|s| s.xids_cleared_through);
+    if clearing {
+        obs.health_state
+            .as_ref()
+            .and_then(|s| s.kmsg_seq)
+            .or(before)
+    } else {
+        before
     }
 }
 
@@ -422,7 +455,11 @@ mod tests {
         assert_eq!(s.recent.len(), 4);
         s.record(&vec![xid("c", 13); 40]);
         assert_eq!(s.recent.len(), RECENT_XIDS);
-        assert_eq!(s.held_in("other boot"), &[] as &[XidEvent]);
+        s.boot_id = "a".into();
+        assert!(s.held_in("b", None).is_empty());
+        assert_eq!(s.held_in("a", None), vec![xid("a", 79)]);
+        assert_eq!(s.held_in("", None), vec![xid("a", 79)]);
+        assert!(s.held_in("a", Some(1)).is_empty());
     }
 
     #[test]

@@ -109,8 +109,7 @@ pub struct Observed {
     pub health_program_link: Option<std::path::PathBuf>,
     /// The charm's binary (`$JUJU_CHARM_DIR/dispatch`), which the health-check program runs.
     pub charm_binary: std::path::PathBuf,
-    /// The host root the charm works under (`SLURM_CHARMS_ROOT`, `/` in production).
-    pub host_root: std::path::PathBuf,
+
     /// A steady record ([`super::steady`]) is on disk: the plan has apply remove it first.
     pub steady_recorded: bool,
 }
@@ -344,7 +343,6 @@ pub fn observe<B: SecretBackend>(
         health_settings_on_disk: host.read(super::health_check::SETTINGS_PATH)?,
         health_program_link: std::fs::read_link(host.path(super::health_check::PROGRAM_PATH)).ok(),
         charm_binary: ctx.charm_dir.join("dispatch"),
-        host_root: host.root().to_path_buf(),
         driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
         gres_restart_raw: state.get(super::gres_drain::GRES_RESTART_STATE).cloned(),
         gpu_sharing: crate::gpu::GpuSharing::parse(&config_str(&config, "gpu-sharing")),
