@@ -40,6 +40,10 @@
 //!   failure, a handle NVML cannot open; [`assess`] adds GPUs remembered from the last hook that
 //!   NVML no longer lists; [`assess_unreadable`] makes every remembered GPU failing when NVML
 //!   fails as a whole (a [`GpuError`], e.g. `GPU_IS_LOST` from `nvmlDeviceGetCount`).
+//! - **XIDs** ([`scan_kmsg`], [`classify`]): the driver's XID reports read from the kernel
+//!   log after a cursor, classed by NVIDIA's XID catalog ([`XID_CATALOG`]: drain, count,
+//!   application); [`add_xids`] turns held drain-class XIDs into problems (`src/gpu/xid.rs`
+//!   says why the kernel log and not NVML's event API).
 //! - **Sanity** (`src/gpu/sanity.rs`): GPUs sharing a minor number, MIG instances with
 //!   impossible sizes and names that give no Slurm type are left out with a blocking
 //!   [`Finding`] naming them.
