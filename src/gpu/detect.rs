@@ -83,7 +83,8 @@ pub fn detect(opts: &DetectOptions) -> Result<Inventory, GpuError> {
     inventory
 }
 
-/// The file of the NVML library this process has loaded (`/proc/self/maps`), if any.
+/// The NVML library this process has loaded (`/proc/self/maps`), if any: its directory's
+/// `libnvidia-ml.so.1` when there is one, else the file itself.
 fn loaded_nvml() -> Option<PathBuf> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     maps.lines()
@@ -93,7 +94,15 @@ fn loaded_nvml() -> Option<PathBuf> {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("libnvidia-ml.so"))
         })
-        .map(PathBuf::from)
+        .map(|p| {
+            // the soname link survives a driver upgrade; the versioned file it names does not
+            let link = Path::new(p).with_file_name("libnvidia-ml.so.1");
+            if link.exists() {
+                link
+            } else {
+                PathBuf::from(p)
+            }
+        })
 }
 
 /// Zero GPUs, plus `DriverNotLoaded` when sysfs shows NVIDIA GPUs.

@@ -8,7 +8,7 @@
 
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::util::short;
-use crate::gpu::{HealthReport, add_xids, assess, assess_unreadable, encode_known, parse_known};
+use crate::gpu::{HealthReport, encode_known, parse_known};
 use juju_runtime::{Status, StatusKind};
 
 use super::observe::Observed;
@@ -92,9 +92,9 @@ pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, Sin
 }
 
 /// The health report of this hook: from the inventory when it was read; when NVML fails as a
-/// whole, every remembered GPU is failing ([`assess_unreadable`]); plus the drain-class XIDs
-/// the health-check program holds in this boot ([`add_xids`]), so the hook and the program
-/// reach the same verdict.
+/// whole, every remembered GPU is failing ([`crate::gpu::assess_unreadable`]); plus the
+/// drain-class XIDs the health-check program holds in this boot ([`crate::gpu::add_xids`]).
+/// Judged by [`super::health_check::verdict`], as the program judges: one verdict.
 pub fn report(obs: &Observed) -> Option<HealthReport> {
     let known = match parse_known(obs.known_gpus_raw.as_deref()) {
         Ok(_) if accepts_missing(obs) => Vec::new(),
@@ -105,19 +105,12 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
         }
     };
     let held = held_xids(obs);
-    let (mut report, now) = match &obs.inventory {
-        Ok(inv) => (Some(assess(&inv.health, &known)), inv.health.as_slice()),
-        Err(e) => (assess_unreadable(e, &known), &[][..]),
-    };
-    if !held.is_empty() {
-        add_xids(
-            report.get_or_insert_with(HealthReport::default),
-            &held,
-            now,
-            &known,
-        );
+    // NVML unreadable, nothing remembered, nothing held: nothing to report
+    if obs.inventory.is_err() && known.is_empty() && held.is_empty() {
+        return None;
     }
-    report
+    let inventory = obs.inventory.as_ref().map_err(|e| &**e);
+    Some(super::health_check::verdict(inventory, &known, &held))
 }
 
 /// True in `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card

@@ -176,6 +176,9 @@ pub enum ProgramError {
     /// The settings file cannot be read.
     #[error("cannot read {SETTINGS_PATH}: {0}; the next hook of the slurmd charm rewrites it")]
     Settings(String),
+    /// The state could not be encoded (not expected: it is plain data).
+    #[error("cannot encode the health-check state for {STATE_PATH}: {0}")]
+    State(#[source] serde_json::Error),
     /// A host operation failed.
     #[error(transparent)]
     Host(#[from] HostError),
@@ -223,13 +226,12 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         .ok_or(ProgramError::NotConfigured)?;
     let settings: ProgramSettings =
         serde_json::from_slice(&raw).map_err(|e| ProgramError::Settings(e.to_string()))?;
-    let node_host = host;
     let mut notes = Vec::new();
-    let boot_id = node_host
+    let boot_id = host
         .read(super::driver::BOOT_ID)?
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
         .unwrap_or_default();
-    let mut state = ProgramState::read(node_host).unwrap_or_default();
+    let mut state = ProgramState::read(host).unwrap_or_default();
     if state.boot_id != boot_id {
         state = ProgramState {
             boot_id: boot_id.clone(),
@@ -237,14 +239,15 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         };
     }
     let opts = DetectOptions {
-        nvml_lib: settings.nvml_lib.clone(),
+        // a library that is gone (a driver upgrade) falls back to the default search
+        nvml_lib: settings.nvml_lib.clone().filter(|p| p.exists()),
         host_root: host.root().to_path_buf(),
     };
     let inventory = detect_with_deadline(opts, nvml_deadline);
     if let Err(e) = &inventory {
         notes.push(e.to_string());
     }
-    match scan_kmsg(&node_host.path(KMSG_PATH), state.kmsg_seq) {
+    match scan_kmsg(&host.path(KMSG_PATH), state.kmsg_seq) {
         Ok(scan) => {
             state.record(&scan.xids);
             if scan.last_seq.is_some() {
@@ -258,13 +261,13 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     if let Some(cleared) = settings.xids_cleared_through {
         state.held.retain(|x| x.seq > cleared);
     }
-    let report = verdict(&inventory, &settings.known, &state.held);
+    let report = verdict(inventory.as_ref(), &settings.known, &state.held);
     state.verdict = if report.healthy() {
         "healthy".to_owned()
     } else {
         report.summary()
     };
-    let node = read_node(node_host, &settings);
+    let node = read_node(host, &settings);
     let node = match node {
         Ok(n) => Some(n),
         Err(e) => {
@@ -276,7 +279,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     match &decision {
         Decision::Drain { reason } => {
             act(
-                node_host,
+                host,
                 &ServiceAction::DrainNode {
                     node: settings.node.clone(),
                     reason: reason.clone(),
@@ -286,7 +289,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
             );
         }
         Decision::Resume => act(
-            node_host,
+            host,
             &ServiceAction::ResumeNode {
                 node: settings.node.clone(),
                 server: settings.server.clone(),
@@ -295,8 +298,8 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         ),
         Decision::Keep | Decision::LeaveOperators { .. } => {}
     }
-    let bytes = serde_json::to_vec(&state).map_err(|e| ProgramError::Settings(e.to_string()))?;
-    node_host.write_unsynced(STATE_PATH, &bytes, 0o644, Some(Owner::ROOT))?;
+    let bytes = serde_json::to_vec(&state).map_err(ProgramError::State)?;
+    host.write_unsynced(STATE_PATH, &bytes, 0o644, Some(Owner::ROOT))?;
     Ok(Outcome {
         verdict: state.verdict,
         decision,
@@ -304,10 +307,10 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     })
 }
 
-/// The verdict shared by the hook and the program: NVML's health judged against the
-/// remembered GPUs, plus the held drain-class XIDs.
+/// The one verdict of the hook ([`super::health::report`]) and the program: NVML's health
+/// judged against the remembered GPUs, plus the held drain-class XIDs.
 pub fn verdict(
-    inventory: &Result<Inventory, GpuError>,
+    inventory: Result<&Inventory, &GpuError>,
     known: &[KnownGpu],
     held: &[XidEvent],
 ) -> HealthReport {
