@@ -218,6 +218,15 @@ fn xid_scenario(suite: Suite) {
         "{health:?}"
     );
     assert!(health.iter().any(|l| l.ends_with("= ANY")), "{health:?}");
+    if suite == Suite::Sid {
+        // 26.05 wants HealthCheckTimeout below the interval (else it logs an error)
+        assert!(
+            health
+                .iter()
+                .any(|l| l.starts_with("HealthCheckTimeout") && l.contains("= 4")),
+            "{health:?}"
+        );
+    }
     s.wait_program_read(&n1, 100);
     assert_eq!(s.state(&n1)["verdict"], "healthy", "{}", s.state(&n1));
 
@@ -369,8 +378,10 @@ fn xid_scenario(suite: Suite) {
     s.xid(&n1, "0000:3b:00", 13, "Graphics Exception");
     s.wait_program_read(&n1, s.kmsg_seq);
     assert_eq!(s.state(&n1)["verdict"], "healthy", "{}", s.state(&n1));
-    assert_eq!(s.sinfo(&n1), "idle|none");
-    phases.push(format!("cleared after the GPU reset: {}", s.sinfo(&n1)));
+    // (24.11 keeps the last reason on a resumed node: `idle|slurmd-charm: …`)
+    let healed = s.sinfo(&n1);
+    assert!(healed.starts_with("idle|"), "{healed}");
+    phases.push(format!("cleared after the GPU reset: {healed}"));
 
     // An operator's drain survives a new XID 79 and its clearing.
     s.cluster

@@ -16,6 +16,12 @@ pub const DEFAULT_NODE_STATE: &str = "ANY";
 const STATES: [&str; 6] = ["ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE"];
 /// `START_ONLY`: Slurm 25.11 or newer.
 const START_ONLY: &str = "START_ONLY";
+/// The first version here with `HealthCheckTimeout` (default 60 s, and an error logged unless
+/// it is below `HealthCheckInterval`): 26.05's slurm.conf.5 has it, 24.11's has not.
+pub const TIMEOUT_SINCE: SlurmVersion = SlurmVersion::new(26, 5, 0);
+/// The most `HealthCheckTimeout` the charm writes: the program ends within about 35 s
+/// (15 s NVML deadline, 10 s each for `sinfo` and `scontrol`).
+pub const MAX_TIMEOUT: u32 = 45;
 
 /// The checked health-check settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +30,9 @@ pub struct HealthCheck {
     pub interval: u32,
     /// `HealthCheckNodeState`, upper-case, comma-separated.
     pub node_state: String,
+    /// `HealthCheckTimeout` (Slurm [`TIMEOUT_SINCE`] and newer, periodic checks only):
+    /// below the interval, at most [`MAX_TIMEOUT`].
+    pub timeout: Option<u32>,
 }
 
 impl Default for HealthCheck {
@@ -31,6 +40,7 @@ impl Default for HealthCheck {
         HealthCheck {
             interval: DEFAULT_INTERVAL,
             node_state: DEFAULT_NODE_STATE.to_owned(),
+            timeout: None,
         }
     }
 }
@@ -55,6 +65,15 @@ pub enum HealthCheckError {
     NodeState {
         /// The word refused.
         word: String,
+    },
+    /// An interval of 1 s on a Slurm with `HealthCheckTimeout`, which must be below it.
+    #[error(
+        "config option `health-check-interval`: 1 s leaves no HealthCheckTimeout below it on \
+         Slurm {installed}; use 0 (off) or 2 or more"
+    )]
+    IntervalTooShort {
+        /// The installed version.
+        installed: SlurmVersion,
     },
     /// `START_ONLY` on a Slurm older than 25.11.
     #[error(
@@ -100,9 +119,17 @@ impl HealthCheck {
                 });
             }
         }
+        let timeout = match version.filter(|v| *v >= TIMEOUT_SINCE) {
+            Some(installed) if interval == 1 => {
+                return Err(HealthCheckError::IntervalTooShort { installed });
+            }
+            Some(_) if interval >= 2 => Some((interval - 1).min(MAX_TIMEOUT)),
+            _ => None,
+        };
         Ok(HealthCheck {
             interval,
             node_state,
+            timeout,
         })
     }
 }
@@ -132,6 +159,28 @@ mod tests {
             HealthCheck::parse(None, "START_ONLY", Some(old)),
             Err(HealthCheckError::StartOnlyTooOld { .. })
         ));
-        assert!(HealthCheck::parse(None, "START_ONLY", Some(SlurmVersion::new(26, 5, 0))).is_ok());
+        let new = SlurmVersion::new(26, 5, 0);
+        assert!(HealthCheck::parse(None, "START_ONLY", Some(new)).is_ok());
+        // HealthCheckTimeout below the interval, only where Slurm knows it
+        assert_eq!(
+            HealthCheck::parse(None, "", Some(new)).unwrap().timeout,
+            Some(45)
+        );
+        assert_eq!(
+            HealthCheck::parse(Some(5), "", Some(new)).unwrap().timeout,
+            Some(4)
+        );
+        assert_eq!(
+            HealthCheck::parse(Some(0), "", Some(new)).unwrap().timeout,
+            None
+        );
+        assert_eq!(
+            HealthCheck::parse(None, "", Some(old)).unwrap().timeout,
+            None
+        );
+        assert!(matches!(
+            HealthCheck::parse(Some(1), "", Some(new)),
+            Err(HealthCheckError::IntervalTooShort { .. })
+        ));
     }
 }

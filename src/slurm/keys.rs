@@ -49,11 +49,13 @@ pub enum GlobalKey {
     HealthCheckInterval,
     /// `HealthCheckNodeState` (the slurmctld option `health-check-node-state`).
     HealthCheckNodeState,
+    /// `HealthCheckTimeout` (Slurm 26.05+ only: no default, written only when set).
+    HealthCheckTimeout,
 }
 
 impl GlobalKey {
     /// Every owned global key, in render order.
-    pub const ALL: [GlobalKey; 20] = [
+    pub const ALL: [GlobalKey; 21] = [
         GlobalKey::SlurmctldParameters,
         GlobalKey::AuthType,
         GlobalKey::CredType,
@@ -74,6 +76,7 @@ impl GlobalKey {
         GlobalKey::HealthCheckProgram,
         GlobalKey::HealthCheckInterval,
         GlobalKey::HealthCheckNodeState,
+        GlobalKey::HealthCheckTimeout,
     ];
 
     /// The CamelCase key as written in slurm.conf.
@@ -99,10 +102,11 @@ impl GlobalKey {
             GlobalKey::HealthCheckProgram => "HealthCheckProgram",
             GlobalKey::HealthCheckInterval => "HealthCheckInterval",
             GlobalKey::HealthCheckNodeState => "HealthCheckNodeState",
+            GlobalKey::HealthCheckTimeout => "HealthCheckTimeout",
         }
     }
 
-    /// The charm's default value for this key.
+    /// The charm's default value for this key (empty: none, the key is written only when set).
     pub fn default_value(self) -> &'static str {
         match self {
             GlobalKey::SlurmctldParameters => "enable_configless",
@@ -128,6 +132,8 @@ impl GlobalKey {
             }
             GlobalKey::HealthCheckInterval => "60",
             GlobalKey::HealthCheckNodeState => "ANY",
+            // version-dependent: no default line ([`super::SlurmConf::new`] leaves it out)
+            GlobalKey::HealthCheckTimeout => "",
         }
     }
 

@@ -403,6 +403,10 @@ fn render(
         .insert(GlobalKey::HealthCheckInterval, health.interval.to_string());
     head.owned
         .insert(GlobalKey::HealthCheckNodeState, health.node_state.clone());
+    if let Some(t) = health.timeout {
+        head.owned
+            .insert(GlobalKey::HealthCheckTimeout, t.to_string());
+    }
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     let others: BTreeSet<&str> = accepted
         .iter()
