@@ -12,10 +12,16 @@ pub const DEFAULT_INTERVAL: u32 = 60;
 /// resume a node it drained and checks nodes that run jobs.
 pub const DEFAULT_NODE_STATE: &str = "ANY";
 
-/// Node-state words of `HealthCheckNodeState` on every supported version.
-const STATES: [&str; 6] = ["ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE"];
-/// `START_ONLY`: Slurm 25.11 or newer.
-const START_ONLY: &str = "START_ONLY";
+/// Node-state words of `HealthCheckNodeState` on every supported version (the same list as
+/// [`super::types::global_rule`]'s, `_health_node_state`).
+const STATES: [&str; 5] = ["ALLOC", "ANY", "CYCLE", "IDLE", "MIXED"];
+/// Words only newer Slurm reads, with the first version that does (`NONDRAINED_IDLE` 24.11;
+/// `START_ONLY` 25.11 per the issue, `REBOOT_ONLY` 26.05, both in 26.05's slurm.conf.5).
+const NEWER_STATES: [(&str, SlurmVersion); 3] = [
+    ("NONDRAINED_IDLE", SlurmVersion::new(24, 11, 0)),
+    ("START_ONLY", SlurmVersion::new(25, 11, 0)),
+    ("REBOOT_ONLY", SlurmVersion::new(26, 5, 0)),
+];
 /// The first version here with `HealthCheckTimeout` (default 60 s, and an error logged unless
 /// it is below `HealthCheckInterval`): 26.05's slurm.conf.5 has it, 24.11's has not.
 pub const TIMEOUT_SINCE: SlurmVersion = SlurmVersion::new(26, 5, 0);
@@ -60,7 +66,8 @@ pub enum HealthCheckError {
     /// A node state Slurm does not know.
     #[error(
         "config option `health-check-node-state`: {word:?} is not one of ANY, ALLOC, IDLE, \
-         MIXED, NONDRAINED_IDLE, CYCLE (comma-separated; START_ONLY from Slurm 25.11)"
+         MIXED, CYCLE (comma-separated; NONDRAINED_IDLE from Slurm 24.11, START_ONLY from \
+         25.11, REBOOT_ONLY from 26.05)"
     )]
     NodeState {
         /// The word refused.
@@ -75,12 +82,16 @@ pub enum HealthCheckError {
         /// The installed version.
         installed: SlurmVersion,
     },
-    /// `START_ONLY` on a Slurm older than 25.11.
+    /// A node state the installed Slurm is too old for.
     #[error(
-        "config option `health-check-node-state`: START_ONLY needs Slurm 25.11 or newer \
+        "config option `health-check-node-state`: {word} needs Slurm {since} or newer \
          (installed: {installed}); use ANY"
     )]
-    StartOnlyTooOld {
+    TooOld {
+        /// The word.
+        word: &'static str,
+        /// The first version that reads it.
+        since: SlurmVersion,
         /// The installed version.
         installed: SlurmVersion,
     },
@@ -109,9 +120,13 @@ impl HealthCheck {
             node_state.to_ascii_uppercase()
         };
         for word in node_state.split(',') {
-            if word == START_ONLY {
-                if let Some(v) = version.filter(|v| *v < SlurmVersion::new(25, 11, 0)) {
-                    return Err(HealthCheckError::StartOnlyTooOld { installed: v });
+            if let Some((word, since)) = NEWER_STATES.iter().find(|(w, _)| *w == word) {
+                if let Some(installed) = version.filter(|v| v < since) {
+                    return Err(HealthCheckError::TooOld {
+                        word,
+                        since: *since,
+                        installed,
+                    });
                 }
             } else if !STATES.contains(&word) {
                 return Err(HealthCheckError::NodeState {
@@ -155,9 +170,17 @@ mod tests {
             Err(HealthCheckError::NodeState { word }) if word == "BUSY"
         ));
         let old = SlurmVersion::new(24, 11, 0);
+        assert!(HealthCheck::parse(None, "NONDRAINED_IDLE", Some(old)).is_ok());
+        assert!(matches!(
+            HealthCheck::parse(None, "NONDRAINED_IDLE", Some(SlurmVersion::new(22, 5, 8))),
+            Err(HealthCheckError::TooOld { .. })
+        ));
         assert!(matches!(
             HealthCheck::parse(None, "START_ONLY", Some(old)),
-            Err(HealthCheckError::StartOnlyTooOld { .. })
+            Err(HealthCheckError::TooOld {
+                word: "START_ONLY",
+                ..
+            })
         ));
         let new = SlurmVersion::new(26, 5, 0);
         assert!(HealthCheck::parse(None, "START_ONLY", Some(new)).is_ok());
