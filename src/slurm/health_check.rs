@@ -57,7 +57,7 @@ pub enum HealthCheckError {
     /// The interval is not a whole number of seconds Slurm takes.
     #[error(
         "config option `health-check-interval`: {value} is not a number of seconds from 0 to \
-         86400 (0 turns the check off; default {DEFAULT_INTERVAL})"
+         65535 (0 turns the check off; default {DEFAULT_INTERVAL})"
     )]
     Interval {
         /// The value given.
@@ -107,11 +107,12 @@ impl HealthCheck {
     ) -> Result<HealthCheck, HealthCheckError> {
         let interval = match interval {
             None => DEFAULT_INTERVAL,
-            Some(v) => u32::try_from(v).ok().filter(|v| *v <= 86_400).ok_or(
-                HealthCheckError::Interval {
+            Some(v) => u32::try_from(v)
+                .ok()
+                .filter(|v| *v <= u32::from(u16::MAX))
+                .ok_or(HealthCheckError::Interval {
                     value: v.to_string(),
-                },
-            )?,
+                })?,
         };
         let node_state = node_state.trim();
         let node_state = if node_state.is_empty() {
@@ -161,10 +162,12 @@ mod tests {
         );
         let hc = HealthCheck::parse(Some(10), "idle,cycle", None).unwrap();
         assert_eq!((hc.interval, hc.node_state.as_str()), (10, "IDLE,CYCLE"));
-        assert!(matches!(
-            HealthCheck::parse(Some(-1), "ANY", None),
-            Err(HealthCheckError::Interval { .. })
-        ));
+        for bad in [-1, 65_536] {
+            assert!(matches!(
+                HealthCheck::parse(Some(bad), "ANY", None),
+                Err(HealthCheckError::Interval { .. })
+            ));
+        }
         assert!(matches!(
             HealthCheck::parse(None, "ANY,BUSY", None),
             Err(HealthCheckError::NodeState { word }) if word == "BUSY"
