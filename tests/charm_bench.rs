@@ -175,6 +175,7 @@ fn controller_work_per_hook() {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     for n in [1000usize, 10_000] {
         let mut cache = Store::default();

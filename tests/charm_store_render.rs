@@ -110,6 +110,7 @@ fn settings() -> Settings {
         slurm_conf_parameters: "SchedulerParameters=bf_continue".into(),
         hostname: NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     }
 }
 

@@ -372,6 +372,9 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU_Memory
 ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
+HealthCheckProgram=/var/lib/slurm/slurmd-charm/slurmd-charm-health-check
+HealthCheckInterval=60
+HealthCheckNodeState=ANY
 ";
 
 /// What the fake `slurmd -C` reports for every node (after `NodeName`).

@@ -233,6 +233,9 @@ fn enlist(suite: Suite, n: u32) {
         .map(|h| (h.name.clone(), cluster.prefix(&h.name)))
         .collect();
     let nvml_dir = nvml.clone();
+    for host in roots.keys() {
+        e2e::host_nvml_dir(&nvml_dir, host);
+    }
     let extras = std::sync::Arc::new(move |unit: &str| {
         let host = host_of_unit(unit).unwrap_or_else(|| panic!("no host planned for {unit}"));
         let root = roots
@@ -242,7 +245,7 @@ fn enlist(suite: Suite, n: u32) {
         env.insert("SLURM_CHARMS_ROOT".to_string(), root.display().to_string());
         env.insert(
             "LD_LIBRARY_PATH".to_string(),
-            nvml_dir.display().to_string(),
+            e2e::host_nvml_dir(&nvml_dir, &host).display().to_string(),
         );
         env.insert(
             "FAKE_NVML_CONFIG".to_string(),

@@ -34,11 +34,13 @@ fn problems(second: Value) -> Vec<String> {
             index: 0,
             pci_bus_id: BUS0.into(),
             uuid: String::new(),
+            serial: String::new(),
         },
         KnownGpu {
             index: 1,
             pci_bus_id: BUS1.into(),
             uuid: String::new(),
+            serial: String::new(),
         },
     ];
     assess(&inv.health, &remembered)

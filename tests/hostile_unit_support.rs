@@ -137,6 +137,7 @@ pub fn settings() -> Settings {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     }
 }
 

@@ -48,8 +48,9 @@ fn record(name: &str, dir: &str, gpus: u32, sharing: &str) -> String {
     .to_relation_value()
 }
 
-/// The controller's slurm.conf and gres.conf for the shard node `gs` and the mps node `gm`.
-fn controller_files(dir: &str) -> (String, String) {
+/// The controller's slurm.conf and gres.conf for the shard node `gs` and the mps node `gm`, as
+/// the controller renders them for Slurm `version` (`HealthCheckTimeout` is version-dependent).
+fn controller_files(dir: &str, version: &str) -> (String, String) {
     let mut cache = Store::default();
     cache.add_relation(
         1,
@@ -66,6 +67,15 @@ fn controller_files(dir: &str) -> (String, String) {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: slurm_charms::slurm::HealthCheck::parse(
+            None,
+            "",
+            slurm_charms::slurm::SlurmVersion::parse_v_output(
+                &format!("slurm {version}.0"),
+                "test",
+            )
+            .ok(),
+        ),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.expect("slurm.conf planned");
@@ -120,7 +130,7 @@ fn real_slurm_takes_shard_and_mps_from_the_charms() {
         assert!(!required(), "not root");
         return;
     }
-    let (planned, gres) = controller_files("/dev");
+    let (planned, gres) = controller_files("/dev", "22.05");
     assert!(planned.contains("\nGresTypes=gpu,mps,shard\n"), "{planned}");
     for want in [
         "NodeName=gs Name=shard File=/dev/nvidia0 Count=4\n",
@@ -131,6 +141,7 @@ fn real_slurm_takes_shard_and_mps_from_the_charms() {
     }
     for o in Oracle::all() {
         let v = o.version;
+        let (planned, gres) = controller_files("/dev", v);
         // slurmd on each node: the records we meant, no complaint.
         let work = tempfile::Builder::new()
             .prefix("sharing-acc")
@@ -229,6 +240,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.clone().expect("slurm.conf planned");

@@ -163,7 +163,7 @@ const ACCEPTED: &[(OverrideScope, &str)] = &[
     ),
     (
         OverrideScope::SlurmConf,
-        "HealthCheckNodeState=IDLE,CYCLE EnforcePartLimits=ALL CpuFreqDef=Performance CpuFreqGovernors=OnDemand,UserSpace",
+        "EnforcePartLimits=ALL CpuFreqDef=Performance CpuFreqGovernors=OnDemand,UserSpace",
     ),
     (
         OverrideScope::SlurmConf,

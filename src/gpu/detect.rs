@@ -73,10 +73,36 @@ pub fn detect(opts: &DetectOptions) -> Result<Inventory, GpuError> {
         Err(NvmlError::FailedToLoadSymbol(s)) => return Err(GpuError::BrokenLibrary(s)),
         Err(e) => return Err(GpuError::Init(e)),
     };
-    let inventory = read_all(&nvml, &opts.host_root);
+    let library = loaded_nvml();
+    let inventory = read_all(&nvml, &opts.host_root).map(|mut inv| {
+        inv.nvml_library = library;
+        inv
+    });
     // Errors from nvmlShutdown change nothing we report; dropping would also call it.
     let _ = nvml.shutdown();
     inventory
+}
+
+/// The NVML library this process has loaded (`/proc/self/maps`), if any: its directory's
+/// `libnvidia-ml.so.1` when there is one, else the file itself.
+fn loaded_nvml() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.find('/').map(|i| &l[i..]))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libnvidia-ml.so"))
+        })
+        .map(|p| {
+            // the soname link survives a driver upgrade; the versioned file it names does not
+            let link = Path::new(p).with_file_name("libnvidia-ml.so.1");
+            if link.exists() {
+                link
+            } else {
+                PathBuf::from(p)
+            }
+        })
 }
 
 /// Zero GPUs, plus `DriverNotLoaded` when sysfs shows NVIDIA GPUs.
@@ -177,6 +203,7 @@ fn probe_health(nvml: &Nvml, index: u32, lost: bool) -> DeviceHealth {
         index,
         pci_bus_id: None,
         uuid: None,
+        serial: None,
         faults: Vec::new(),
     };
     let mut lost = lost;
@@ -189,6 +216,11 @@ fn probe_health(nvml: &Nvml, index: u32, lost: bool) -> DeviceHealth {
             }
             match dev.uuid() {
                 Ok(u) => health.uuid = Some(u),
+                Err(e) => note(&e),
+            }
+            match dev.serial() {
+                Ok(s) if !s.trim().is_empty() => health.serial = Some(s.trim().to_owned()),
+                Ok(_) => {}
                 Err(e) => note(&e),
             }
             match dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile) {

@@ -23,6 +23,19 @@ pub enum GpuError {
     /// The GPU count could not be read.
     #[error("NVML could not count the GPUs: {0}; check the NVIDIA driver with `nvidia-smi`")]
     DeviceCount(NvmlError),
+    /// NVML did not answer in time (the health-check program's deadline): a GPU or the driver
+    /// hangs.
+    #[error(
+        "NVML did not answer within {secs} s: a GPU or the driver hangs; check `nvidia-smi` \
+         and the kernel log (`dmesg | grep NVRM`)"
+    )]
+    Timeout {
+        /// The deadline, in seconds.
+        secs: u64,
+    },
+    /// The thread that reads NVML could not be started.
+    #[error("cannot start the NVML reader thread: {0}; the machine is out of threads or memory")]
+    Thread(String),
 }
 
 impl GpuError {
@@ -40,6 +53,8 @@ impl GpuError {
             GpuError::NoPermission => "no permission".to_string(),
             GpuError::BrokenLibrary(symbol) => format!("incomplete library: {symbol}"),
             GpuError::Init(e) | GpuError::DeviceCount(e) => e.to_string(),
+            GpuError::Timeout { secs } => format!("no answer within {secs} s"),
+            GpuError::Thread(e) => format!("no reader thread: {e}"),
         }
     }
 }

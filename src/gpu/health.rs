@@ -39,6 +39,14 @@ pub enum Fault {
         /// What NVML said.
         reason: String,
     },
+    /// The driver logged an XID of the drain class ([`super::XidClass::Drain`]) on this GPU
+    /// in this boot.
+    Xid {
+        /// The XID.
+        xid: u32,
+        /// NVIDIA's meaning of it ([`super::classify`]).
+        meaning: &'static str,
+    },
 }
 
 impl fmt::Display for Fault {
@@ -51,6 +59,7 @@ impl fmt::Display for Fault {
             Fault::CannotOpen { reason } => write!(f, "NVML cannot open it ({reason})"),
             Fault::Disappeared => write!(f, "disappeared since the last check"),
             Fault::Unreadable { reason } => write!(f, "NVML cannot read it ({reason})"),
+            Fault::Xid { xid, meaning } => write!(f, "XID {xid} ({meaning})"),
         }
     }
 }
@@ -64,6 +73,8 @@ pub struct DeviceHealth {
     pub pci_bus_id: Option<String>,
     /// `GPU-…` UUID, when NVML could say.
     pub uuid: Option<String>,
+    /// Board serial number (`nvmlDeviceGetSerial`), when NVML could say.
+    pub serial: Option<String>,
     /// Every fault found (empty: healthy).
     pub faults: Vec<Fault>,
 }
@@ -78,7 +89,14 @@ pub struct KnownGpu {
     /// UUID, for the operator.
     #[serde(default)]
     pub uuid: String,
+    /// Board serial number, for the operator (empty: unknown).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub serial: String,
 }
+
+/// [`GpuProblem::index`] of a GPU only known by its PCI bus id (an XID on a GPU NVML does not
+/// list and no hook remembers); shown as `gpu ?`.
+pub const UNKNOWN_INDEX: u32 = u32::MAX;
 
 /// One failing GPU and why; its [`Display`](fmt::Display) is the drain reason's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,15 +105,25 @@ pub struct GpuProblem {
     pub index: u32,
     /// PCI bus id, when known.
     pub pci_bus_id: Option<String>,
+    /// Board serial number, when known.
+    pub serial: Option<String>,
     /// What is wrong.
     pub fault: Fault,
 }
 
 impl fmt::Display for GpuProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.pci_bus_id {
-            Some(bus) => write!(f, "gpu {} ({bus}): {}", self.index, self.fault),
-            None => write!(f, "gpu {}: {}", self.index, self.fault),
+        let index = if self.index == UNKNOWN_INDEX {
+            "?".to_owned()
+        } else {
+            self.index.to_string()
+        };
+        match (&self.pci_bus_id, &self.serial) {
+            (Some(bus), Some(serial)) => {
+                write!(f, "gpu {index} ({bus}, serial {serial}): {}", self.fault)
+            }
+            (Some(bus), None) => write!(f, "gpu {index} ({bus}): {}", self.fault),
+            (None, _) => write!(f, "gpu {index}: {}", self.fault),
         }
     }
 }
@@ -139,6 +167,7 @@ pub fn assess(now: &[DeviceHealth], known: &[KnownGpu]) -> HealthReport {
             problems.push(GpuProblem {
                 index: dev.index,
                 pci_bus_id: bus.clone(),
+                serial: dev.serial.clone(),
                 fault: fault.clone(),
             });
         }
@@ -155,6 +184,7 @@ pub fn assess(now: &[DeviceHealth], known: &[KnownGpu]) -> HealthReport {
             problems.push(GpuProblem {
                 index: k.index,
                 pci_bus_id: Some(k.pci_bus_id.clone()),
+                serial: known_serial(k),
                 fault: Fault::Disappeared,
             });
         }
@@ -166,6 +196,7 @@ pub fn assess(now: &[DeviceHealth], known: &[KnownGpu]) -> HealthReport {
                 index: d.index,
                 pci_bus_id: bus.clone(),
                 uuid: d.uuid.clone().unwrap_or_default(),
+                serial: d.serial.clone().unwrap_or_default(),
             };
             match remembered.iter_mut().find(|k| k.pci_bus_id == *bus) {
                 Some(k) => *k = entry,
@@ -199,6 +230,7 @@ pub fn assess_unreadable(error: &GpuError, known: &[KnownGpu]) -> Option<HealthR
         .map(|k| GpuProblem {
             index: k.index,
             pci_bus_id: Some(k.pci_bus_id.clone()),
+            serial: known_serial(k),
             fault: fault.clone(),
         })
         .collect();
@@ -206,6 +238,51 @@ pub fn assess_unreadable(error: &GpuError, known: &[KnownGpu]) -> Option<HealthR
         problems,
         known: known.to_vec(),
     })
+}
+
+fn known_serial(k: &KnownGpu) -> Option<String> {
+    (!k.serial.is_empty()).then(|| k.serial.clone())
+}
+
+/// Adds the held XIDs of the drain class ([`super::XidClass::Drain`]) to `report`: one
+/// problem per GPU and XID, after NVML's own, named by the GPU's index and serial as NVML
+/// lists it now (`now`) or as remembered (`known`); an XID on a bus id neither knows is named
+/// by its bus id, with index [`UNKNOWN_INDEX`] (the text says `gpu ?`). This is the one place
+/// the hook and the health-check program turn XIDs into a verdict.
+pub fn add_xids(
+    report: &mut HealthReport,
+    held: &[super::XidEvent],
+    now: &[DeviceHealth],
+    known: &[KnownGpu],
+) {
+    let mut seen: Vec<(&str, u32)> = Vec::new();
+    for x in held {
+        let (class, meaning) = x.class();
+        if class != super::XidClass::Drain || seen.contains(&(x.pci_bus_id.as_str(), x.xid)) {
+            continue;
+        }
+        seen.push((x.pci_bus_id.as_str(), x.xid));
+        let dev = now
+            .iter()
+            .find(|d| d.pci_bus_id.as_deref() == Some(x.pci_bus_id.as_str()));
+        let remembered = known.iter().find(|k| k.pci_bus_id == x.pci_bus_id);
+        let index = dev
+            .map(|d| d.index)
+            .or(remembered.map(|k| k.index))
+            .unwrap_or(UNKNOWN_INDEX);
+        let serial = dev
+            .and_then(|d| d.serial.clone())
+            .or_else(|| remembered.and_then(known_serial));
+        report.problems.push(GpuProblem {
+            index,
+            pci_bus_id: Some(x.pci_bus_id.clone()),
+            serial,
+            fault: Fault::Xid {
+                xid: x.xid,
+                meaning,
+            },
+        });
+    }
 }
 
 /// Parses the remembered GPUs from unit state (JSON list); empty or absent is none.

@@ -40,6 +40,10 @@
 //!   failure, a handle NVML cannot open; [`assess`] adds GPUs remembered from the last hook that
 //!   NVML no longer lists; [`assess_unreadable`] makes every remembered GPU failing when NVML
 //!   fails as a whole (a [`GpuError`], e.g. `GPU_IS_LOST` from `nvmlDeviceGetCount`).
+//! - **XIDs** ([`scan_kmsg`], [`classify`]): the driver's XID reports read from the kernel
+//!   log after a cursor, classed by NVIDIA's XID catalog ([`XID_CATALOG`]: drain, count,
+//!   application); [`add_xids`] turns held drain-class XIDs into problems (`src/gpu/xid.rs`
+//!   says why the kernel log and not NVML's event API).
 //! - **Sanity** (`src/gpu/sanity.rs`): GPUs sharing a minor number, MIG instances with
 //!   impossible sizes and names that give no Slurm type are left out with a blocking
 //!   [`Finding`] naming them.
@@ -58,6 +62,7 @@ mod model;
 mod naming;
 mod sanity;
 mod sharing;
+mod xid;
 
 pub use action::action_results;
 pub use cores::mask_to_cpus;
@@ -66,9 +71,12 @@ pub use error::GpuError;
 pub use features::{GpuFeatures, gpu_features, merge_features};
 pub use finding::Finding;
 pub use health::{
-    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, assess, assess_unreadable,
-    encode_known, parse_known,
+    DeviceHealth, Fault, GpuProblem, HealthReport, KnownGpu, UNKNOWN_INDEX, add_xids, assess,
+    assess_unreadable, encode_known, parse_known,
 };
 pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
 pub use sharing::{GpuSharing, MAX_SHARES_PER_GPU, SharingError, SharingOutcome};
+pub use xid::{
+    KmsgScan, MAX_RECORDS, XID_CATALOG, XidClass, XidEvent, XidRow, classify, parse_xid, scan_kmsg,
+};

@@ -20,6 +20,9 @@ pub struct Inventory {
     /// The health check of every NVML index (skipped devices included), read in the same
     /// NVML session; judged against the remembered GPUs by [`super::assess`].
     pub health: Vec<DeviceHealth>,
+    /// The NVML library file that was loaded (from `/proc/self/maps`), so the health-check
+    /// program loads the very same one; `None` when none was loaded or it cannot be told.
+    pub nvml_library: Option<std::path::PathBuf>,
 }
 
 /// One physical GPU.

@@ -43,11 +43,19 @@ pub enum GlobalKey {
     ProctrackType,
     /// `TaskPlugin` (`task/cgroup,task/affinity`).
     TaskPlugin,
+    /// `HealthCheckProgram`: the slurmd charm's GPU health check (XIDs, ECC, lost GPUs).
+    HealthCheckProgram,
+    /// `HealthCheckInterval` in seconds (the slurmctld option `health-check-interval`).
+    HealthCheckInterval,
+    /// `HealthCheckNodeState` (the slurmctld option `health-check-node-state`).
+    HealthCheckNodeState,
+    /// `HealthCheckTimeout` (Slurm 26.05+ only: no default, written only when set).
+    HealthCheckTimeout,
 }
 
 impl GlobalKey {
     /// Every owned global key, in render order.
-    pub const ALL: [GlobalKey; 17] = [
+    pub const ALL: [GlobalKey; 21] = [
         GlobalKey::SlurmctldParameters,
         GlobalKey::AuthType,
         GlobalKey::CredType,
@@ -65,6 +73,10 @@ impl GlobalKey {
         GlobalKey::SelectTypeParameters,
         GlobalKey::ProctrackType,
         GlobalKey::TaskPlugin,
+        GlobalKey::HealthCheckProgram,
+        GlobalKey::HealthCheckInterval,
+        GlobalKey::HealthCheckNodeState,
+        GlobalKey::HealthCheckTimeout,
     ];
 
     /// The CamelCase key as written in slurm.conf.
@@ -87,10 +99,14 @@ impl GlobalKey {
             GlobalKey::SelectTypeParameters => "SelectTypeParameters",
             GlobalKey::ProctrackType => "ProctrackType",
             GlobalKey::TaskPlugin => "TaskPlugin",
+            GlobalKey::HealthCheckProgram => "HealthCheckProgram",
+            GlobalKey::HealthCheckInterval => "HealthCheckInterval",
+            GlobalKey::HealthCheckNodeState => "HealthCheckNodeState",
+            GlobalKey::HealthCheckTimeout => "HealthCheckTimeout",
         }
     }
 
-    /// The charm's default value for this key.
+    /// The charm's default value for this key (empty: none, the key is written only when set).
     pub fn default_value(self) -> &'static str {
         match self {
             GlobalKey::SlurmctldParameters => "enable_configless",
@@ -110,6 +126,14 @@ impl GlobalKey {
             GlobalKey::SelectTypeParameters => "CR_CPU_Memory",
             GlobalKey::ProctrackType => "proctrack/cgroup",
             GlobalKey::TaskPlugin => "task/cgroup,task/affinity",
+            // the path the slurmd charm links its binary to (charms::slurmd::health_check)
+            GlobalKey::HealthCheckProgram => {
+                "/var/lib/slurm/slurmd-charm/slurmd-charm-health-check"
+            }
+            GlobalKey::HealthCheckInterval => "60",
+            GlobalKey::HealthCheckNodeState => "ANY",
+            // version-dependent: no default line ([`super::SlurmConf::new`] leaves it out)
+            GlobalKey::HealthCheckTimeout => "",
         }
     }
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod gres_conf;
 mod gres_types;
 mod gres_wire;
+pub mod health_check;
 pub mod hostlist;
 pub mod keys;
 pub mod lexer;
@@ -33,6 +34,7 @@ pub use check::{
 pub use drain_reason::is_gres_mismatch;
 pub use error::{ConfigError, HostlistError, ParseError, ParseErrorKind};
 pub use gres_conf::{AutoDetect, GresConf, GresGroup, GresLine, NodeRecords};
+pub use health_check::{HealthCheck, HealthCheckError};
 pub use keys::GlobalKey;
 pub use node::{GresSpec, NodeConf, NodeSetting, NodeState};
 pub use node_group::NodeGroup;

@@ -46,6 +46,7 @@ impl SlurmConf {
             slurmctld_hosts: vec![slurmctld_host.to_string()],
             owned: GlobalKey::ALL
                 .into_iter()
+                .filter(|k| !k.default_value().is_empty())
                 .map(|k| (k, k.default_value().to_string()))
                 .collect(),
             ..SlurmConf::default()

@@ -212,6 +212,25 @@ pub fn available(suite: Suite) -> Result<(), String> {
 /// Call at the top of every end-to-end test: `if !e2e::should_run("name") { return; }`.
 /// Prints a loud skip message where the packages are absent; panics instead where the
 /// environment says the tests are required (CI).
+/// `host`'s own copy of the fake NVML, `<nvml>/<host>/libnvidia-ml.so.1` (made on first use
+/// from [`install_fake_nvml`]'s), whose sidecar config (`….so.1.json`) is a link to
+/// `<nvml>/<host>.json`: a program started without the hook's environment (slurmd's
+/// HealthCheckProgram, which gets an empty one) then sees the same GPUs as the hooks, as it
+/// would with the real driver. Returns the directory, for `LD_LIBRARY_PATH`.
+pub fn host_nvml_dir(nvml: &Path, host: &str) -> PathBuf {
+    let dir = nvml.join(host);
+    let lib = dir.join("libnvidia-ml.so.1");
+    if !lib.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = dir.join(".libnvidia-ml.so.1.tmp");
+        std::fs::copy(nvml.join("libnvidia-ml.so.1"), &tmp).unwrap();
+        let sidecar = dir.join("libnvidia-ml.so.1.json");
+        let _ = std::os::unix::fs::symlink(nvml.join(format!("{host}.json")), &sidecar);
+        std::fs::rename(&tmp, &lib).unwrap();
+    }
+    dir
+}
+
 pub fn should_run(test: &str) -> bool {
     should_run_on(test, Suite::Bookworm)
 }
@@ -427,8 +446,8 @@ impl Cluster {
     }
 
     /// Per-unit simulator extras: each unit (`units`: unit name → host name) runs inside its
-    /// host, with the host's root, its fake NVML (`<nvml>/<host>.json`, the library in `nvml`)
-    /// and the systemctl/apt-get stand-ins.
+    /// host, with the host's root, its fake NVML (`<nvml>/<host>.json`, the library copied to
+    /// `<nvml>/<host>/` with that config as its sidecar) and the systemctl/apt-get stand-ins.
     pub fn unit_extras(
         &self,
         nvml: &Path,
@@ -446,6 +465,9 @@ impl Cluster {
             .map(|h| (h.name.clone(), self.prefix(&h.name)))
             .collect();
         let nvml = nvml.to_path_buf();
+        for host in units.values() {
+            host_nvml_dir(&nvml, host);
+        }
         move |unit: &str| {
             let host = units
                 .get(unit)
@@ -455,7 +477,10 @@ impl Cluster {
                 "SLURM_CHARMS_ROOT".into(),
                 roots[host].display().to_string(),
             );
-            env.insert("LD_LIBRARY_PATH".into(), nvml.display().to_string());
+            env.insert(
+                "LD_LIBRARY_PATH".into(),
+                host_nvml_dir(&nvml, host).display().to_string(),
+            );
             env.insert(
                 "FAKE_NVML_CONFIG".into(),
                 nvml.join(format!("{host}.json")).display().to_string(),

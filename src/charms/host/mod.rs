@@ -202,6 +202,30 @@ impl<'r> Host<'r> {
         }
     }
 
+    /// Makes `host_path` a symbolic link to `target` (a path on the machine, not under the
+    /// root), replacing what is there atomically (a link made beside it, then renamed over it);
+    /// the parent directories are created.
+    pub fn symlink(&self, host_path: &str, target: &Path) -> Result<(), HostError> {
+        let path = self.path(host_path);
+        let err = |source| HostError::Write {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".new");
+        let tmp = PathBuf::from(tmp);
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(e)),
+        }
+        std::os::unix::fs::symlink(target, &tmp).map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)
+    }
+
     /// Writes `data` atomically with `mode` and `owner` unless the file already holds exactly
     /// these bytes (then only a wrong mode or owner is fixed). Returns true if the bytes changed.
     pub fn write(

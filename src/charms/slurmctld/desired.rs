@@ -51,6 +51,9 @@ pub struct Settings {
     pub hostname: Result<NodeName, VocabError>,
     /// `auth-type`: `AuthType`/`CredType` munge (default) or slurm.
     pub auth: AuthKind,
+    /// `health-check-interval` and `health-check-node-state`, checked (an error blocks the
+    /// leader with its text and renders nothing).
+    pub health_check: Result<crate::slurm::HealthCheck, crate::slurm::HealthCheckError>,
 }
 
 /// The rendered result.
@@ -398,6 +401,18 @@ fn render(
             .insert(GlobalKey::CredType, "cred/slurm".to_owned());
     }
     apply_parameters(&mut head, &settings.slurm_conf_parameters).map_err(|e| e.to_string())?;
+    let health = settings
+        .health_check
+        .as_ref()
+        .map_err(ToString::to_string)?;
+    head.owned
+        .insert(GlobalKey::HealthCheckInterval, health.interval.to_string());
+    head.owned
+        .insert(GlobalKey::HealthCheckNodeState, health.node_state.clone());
+    if let Some(t) = health.timeout {
+        head.owned
+            .insert(GlobalKey::HealthCheckTimeout, t.to_string());
+    }
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     head.set_gres_types(
         accepted

@@ -253,6 +253,13 @@ pub fn observe<B: SecretBackend>(
         default_partition: config_str(&config, "default-partition"),
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
         hostname: NodeName::try_from(host.hostname()?.as_str()),
+        health_check: crate::slurm::HealthCheck::parse(
+            config
+                .get("health-check-interval")
+                .and_then(serde_json::Value::as_i64),
+            &config_str(&config, "health-check-node-state"),
+            slurm_version,
+        ),
     };
     let published = published_secret(&store);
     let unchanged =

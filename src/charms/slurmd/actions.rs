@@ -61,12 +61,52 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
         .inventory
         .as_ref()
         .map_err(|e| ActionFailure::Gpu(e.clone()))?;
-    Ok(detect_results(
+    let mut results = detect_results(
         inv,
         &node_name(obs),
         super::health::report(obs).as_ref(),
         &obs.gpu_sharing,
-    ))
+    );
+    if let Some(state) = &obs.health_state {
+        results.insert("xids".to_string(), xid_results(state));
+    }
+    Ok(results)
+}
+
+/// `xids.recent.<n>.{xid,pci-bus-id,class,meaning}` (oldest first) and `xids.count.<xid>`:
+/// what the health-check program last read from the kernel log.
+fn xid_results(state: &super::health_check::ProgramState) -> Value {
+    let recent: Map<String, Value> = state
+        .recent
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let class = match r.class {
+                crate::gpu::XidClass::Drain => "drain",
+                crate::gpu::XidClass::Count => "count",
+                crate::gpu::XidClass::Application => "application",
+            };
+            let entry = Map::from_iter([
+                ("xid".to_string(), Value::from(r.event.xid)),
+                (
+                    "pci-bus-id".to_string(),
+                    Value::from(r.event.pci_bus_id.clone()),
+                ),
+                ("class".to_string(), Value::from(class)),
+                ("meaning".to_string(), Value::from(r.meaning.clone())),
+            ]);
+            (i.to_string(), Value::Object(entry))
+        })
+        .collect();
+    let count: Map<String, Value> = state
+        .counts
+        .iter()
+        .map(|(xid, n)| (xid.to_string(), Value::from(*n)))
+        .collect();
+    Value::Object(Map::from_iter([
+        ("recent".to_string(), Value::Object(recent)),
+        ("count".to_string(), Value::Object(count)),
+    ]))
 }
 
 /// `detect-gpus` on a host the steady check found unchanged ([`super::steady`]): the last full

@@ -4,7 +4,7 @@
 
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host};
+use crate::charms::host::{Cmd, Host, HostError, default_timeout};
 use juju_runtime::{ModelBackend, NetworkBackend, error_chain, flatten_action_results};
 
 /// Applies everything in `plan` except the status. Returns a status that replaces the planned
@@ -82,6 +82,36 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
             // observation reports what became of it.
             host.run_ok(&Cmd::new("systemctl", ["restart", "--no-block", "slurmd"]))?;
         }
+        ServiceAction::DrainNode { .. } | ServiceAction::ResumeNode { .. } => {
+            service_with_timeout(host, action, default_timeout("scontrol", Some("update")))?;
+        }
+        ServiceAction::LinkHealthCheck(target) => {
+            tracing::info!(
+                "linking the health-check program {} to {}",
+                super::health_check::PROGRAM_PATH,
+                target.display()
+            );
+            host.symlink(super::health_check::PROGRAM_PATH, target)?;
+        }
+        ServiceAction::InstallDriver { .. } => {
+            // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
+        }
+        ServiceAction::StopSlurmd(why) => {
+            tracing::info!("{why}: stopping slurmd");
+            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
+        }
+    }
+    Ok(())
+}
+
+/// Drains or resumes this node in Slurm (`scontrol update`, at most `limit`); any other
+/// action does nothing here. Shared by the hooks and the health-check program.
+pub(crate) fn service_with_timeout(
+    host: &Host<'_>,
+    action: &ServiceAction,
+    limit: std::time::Duration,
+) -> Result<(), HostError> {
+    match action {
         ServiceAction::DrainNode {
             node,
             reason,
@@ -100,7 +130,8 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
                         reason_arg.as_str(),
                     ],
                 )
-                .env("SLURM_CONF_SERVER", server),
+                .env("SLURM_CONF_SERVER", server)
+                .with_timeout(limit),
             )?;
         }
         ServiceAction::ResumeNode { node, server } => {
@@ -108,16 +139,11 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
             let node_arg = format!("nodename={node}");
             host.run_ok(
                 &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])
-                    .env("SLURM_CONF_SERVER", server),
+                    .env("SLURM_CONF_SERVER", server)
+                    .with_timeout(limit),
             )?;
         }
-        ServiceAction::InstallDriver { .. } => {
-            // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
-        }
-        ServiceAction::StopSlurmd(why) => {
-            tracing::info!("{why}: stopping slurmd");
-            host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
-        }
+        _ => {}
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 use super::errors::SinfoError;
 use super::plan::{ServiceAction, SlurmdPlan};
 use crate::charms::util::short;
-use crate::gpu::{HealthReport, assess, assess_unreadable, encode_known, parse_known};
+use crate::gpu::{HealthReport, encode_known, parse_known};
 use juju_runtime::{Status, StatusKind};
 
 use super::observe::Observed;
@@ -69,7 +69,9 @@ pub fn parse_sinfo(node: &str, server: &str, out: &str) -> Result<NodeDrain, Sin
 }
 
 /// The health report of this hook: from the inventory when it was read; when NVML fails as a
-/// whole, every remembered GPU is failing ([`assess_unreadable`]).
+/// whole, every remembered GPU is failing ([`crate::gpu::assess_unreadable`]); plus the
+/// drain-class XIDs the health-check program holds in this boot ([`crate::gpu::add_xids`]).
+/// Judged by [`super::health_check::verdict`], as the program judges: one verdict.
 pub fn report(obs: &Observed) -> Option<HealthReport> {
     let known = match parse_known(obs.known_gpus_raw.as_deref()) {
         Ok(_) if accepts_missing(obs) => Vec::new(),
@@ -79,10 +81,13 @@ pub fn report(obs: &Observed) -> Option<HealthReport> {
             Vec::new()
         }
     };
-    match &obs.inventory {
-        Ok(inv) => Some(assess(&inv.health, &known)),
-        Err(e) => assess_unreadable(e, &known),
+    let held = held_xids(obs);
+    // NVML unreadable, nothing remembered, nothing held: nothing to report
+    if obs.inventory.is_err() && known.is_empty() && held.is_empty() {
+        return None;
     }
+    let inventory = obs.inventory.as_ref().map_err(|e| &**e);
+    Some(super::health_check::verdict(inventory, &known, &held))
 }
 
 /// True in `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
@@ -92,6 +97,77 @@ fn accepts_missing(obs: &Observed) -> bool {
         &obs.action,
         Some((name, params)) if name == "detect-gpus" && super::actions::accepts_missing(params)
     )
+}
+
+/// What the health verdict asks of this node in Slurm: the one decision the hook and the
+/// health-check program share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Nothing to change (healthy and not drained by the charm, or already drained with this
+    /// reason, or the node's state is unknown).
+    Keep,
+    /// Drain the node with this reason (it starts with [`DRAIN_PREFIX`]).
+    Drain {
+        /// The reason.
+        reason: String,
+    },
+    /// Resume the node: healthy again, and drained by the charm.
+    Resume,
+    /// Failing, but an operator drained the node: their drain stays as it is.
+    LeaveOperators {
+        /// The operator's reason (`None`: they gave none).
+        reason: Option<String>,
+    },
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Decision::Keep => write!(f, "no change"),
+            Decision::Drain { .. } => write!(f, "drained"),
+            Decision::Resume => write!(f, "resumed"),
+            Decision::LeaveOperators { reason } => write!(
+                f,
+                "left the operator's drain ({})",
+                reason.as_deref().unwrap_or("no reason")
+            ),
+        }
+    }
+}
+
+/// The decision for `report` on `node` (`None`: the node's state in Slurm is unknown, so
+/// nothing is changed).
+pub fn decide(report: &HealthReport, node: Option<&NodeDrain>) -> Decision {
+    let Some(n) = node else {
+        return Decision::Keep;
+    };
+    if report.healthy() {
+        return if n.drained_by_charm() {
+            Decision::Resume
+        } else {
+            Decision::Keep
+        };
+    }
+    let reason = format!("{DRAIN_PREFIX}{}", report.summary());
+    if n.drained && !n.drained_by_charm() {
+        Decision::LeaveOperators {
+            reason: n.reason.clone(),
+        }
+    } else if n.drained && n.reason.as_deref() == Some(reason.as_str()) {
+        Decision::Keep
+    } else {
+        Decision::Drain { reason }
+    }
+}
+
+/// The held drain-class XIDs of this boot not cleared by the operator, from the health-check
+/// program's state file.
+fn held_xids(obs: &Observed) -> Vec<crate::gpu::XidEvent> {
+    let cleared = super::health_check::xids_cleared_through(obs);
+    obs.health_state
+        .as_ref()
+        .map(|s| s.held_in(&obs.boot_id, cleared))
+        .unwrap_or_default()
 }
 
 /// Adds the health check's part to `plan`: the remembered GPUs, the blocked status, and the
@@ -113,33 +189,36 @@ pub fn plan_health(obs: &Observed, plan: &mut SlurmdPlan) {
         }
         None => None,
     };
-    if report.healthy() {
-        if let Some(n) = node.filter(|n| n.drained_by_charm()) {
-            plan.services.push(ServiceAction::ResumeNode {
-                node: n.node.clone(),
-                server: n.server.clone(),
-            });
-        }
-        return;
+    if !report.healthy() {
+        plan.status = Status::new(StatusKind::Blocked, short(&report.summary(), 200));
     }
-    let summary = report.summary();
-    let reason = format!("{DRAIN_PREFIX}{summary}");
-    plan.status = Status::new(StatusKind::Blocked, short(&summary, 200));
-    if let Some(n) = node {
-        let operators = n.drained && !n.drained_by_charm();
-        let already = n.drained && n.reason.as_deref() == Some(reason.as_str());
-        if operators {
-            plan.warnings.push(format!(
-                "{} is drained by an operator ({}); the charm leaves that drain alone",
-                n.node,
-                n.reason.as_deref().unwrap_or("no reason")
-            ));
-        } else if !already {
-            plan.services.push(ServiceAction::DrainNode {
-                node: n.node.clone(),
-                reason,
-                server: n.server.clone(),
-            });
+    match decide(&report, node) {
+        Decision::Keep => {}
+        Decision::Drain { reason } => {
+            if let Some(n) = node {
+                plan.services.push(ServiceAction::DrainNode {
+                    node: n.node.clone(),
+                    reason,
+                    server: n.server.clone(),
+                });
+            }
+        }
+        Decision::Resume => {
+            if let Some(n) = node {
+                plan.services.push(ServiceAction::ResumeNode {
+                    node: n.node.clone(),
+                    server: n.server.clone(),
+                });
+            }
+        }
+        Decision::LeaveOperators { reason } => {
+            if let Some(n) = node {
+                plan.warnings.push(format!(
+                    "{} is drained by an operator ({}); the charm leaves that drain alone",
+                    n.node,
+                    reason.as_deref().unwrap_or("no reason")
+                ));
+            }
         }
     }
 }

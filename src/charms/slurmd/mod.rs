@@ -18,6 +18,7 @@ pub mod errors;
 pub mod facts;
 pub mod gres_drain;
 pub mod health;
+pub mod health_check;
 pub mod memory;
 pub mod observe;
 pub mod plan;

@@ -104,6 +104,15 @@ pub struct Observed {
     pub known_gpus_raw: Option<String>,
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
     pub node_drain: Option<Result<NodeDrain, NodeDrainError>>,
+    /// The health-check program's state file (`None`: absent or unreadable).
+    pub health_state: Option<super::health_check::ProgramState>,
+    /// The health-check program's settings file as on disk.
+    pub health_settings_on_disk: Option<Vec<u8>>,
+    /// Where [`super::health_check::PROGRAM_PATH`] links to (`None`: no link there).
+    pub health_program_link: Option<std::path::PathBuf>,
+    /// The charm's binary (`$JUJU_CHARM_DIR/dispatch`), which the health-check program runs.
+    pub charm_binary: std::path::PathBuf,
+
     /// A steady record ([`super::steady`]) is on disk: the plan has apply remove it first.
     pub steady_recorded: bool,
 }
@@ -250,6 +259,10 @@ pub fn observe<B: SecretBackend>(
     };
     Ok(Observed {
         node_drain,
+        health_state: super::health_check::ProgramState::read(host),
+        health_settings_on_disk: host.read(super::health_check::SETTINGS_PATH)?,
+        health_program_link: std::fs::read_link(host.path(super::health_check::PROGRAM_PATH)).ok(),
+        charm_binary: ctx.charm_dir.join("dispatch"),
         driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
         gres_restart_raw: state.get(super::gres_drain::GRES_RESTART_STATE).cloned(),
         gpu_sharing: crate::gpu::GpuSharing::parse(&config_str(&config, "gpu-sharing")),

@@ -53,6 +53,9 @@ pub enum ServiceAction {
         /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
         server: String,
     },
+    /// Point [`super::health_check::PROGRAM_PATH`] at the charm's binary (a symbolic link,
+    /// replaced atomically).
+    LinkHealthCheck(std::path::PathBuf),
 }
 
 /// Everything one slurmd hook does, decided before anything is done.
@@ -89,6 +92,7 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     let mut plan = reconcile(obs);
     super::recovery::plan_recovery(obs, &mut plan);
     super::health::plan_health(obs, &mut plan);
+    super::health_check::plan_program(obs, &mut plan);
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
     hold_new_node(obs, &mut plan);

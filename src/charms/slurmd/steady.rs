@@ -154,6 +154,10 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         tracing::warn!("{STEADY_PATH} is unreadable; running the hook in full");
         return Ok(SteadyCheck::default());
     };
+    // The health-check program holds an XID: the status must say so (a full hook).
+    if super::health_check::ProgramState::read(host).is_some_and(|s| !s.held.is_empty()) {
+        return Ok(SteadyCheck::default());
+    }
     let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);
     let cmds = [
         slurmd_c_cmd.clone(),

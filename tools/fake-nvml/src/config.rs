@@ -25,6 +25,11 @@ pub struct Config {
     /// Physical GPUs in NVML index order.
     #[serde(default)]
     pub devices: Vec<DeviceCfg>,
+    /// Milliseconds to sleep in a C function before it answers, per function name: a hanging
+    /// driver (`{"nvmlDeviceGetCount_v2": 600000}`). Honoured by `nvmlInit*`,
+    /// `nvmlDeviceGetCount_v2` and every call that takes a device handle.
+    #[serde(default)]
+    pub delay_ms: HashMap<String, u64>,
 }
 
 fn default_driver() -> Option<String> {
@@ -69,6 +74,14 @@ pub struct DeviceCfg {
     /// Return code per C function name for this device only.
     #[serde(default)]
     pub errors: HashMap<String, c_int>,
+    /// `nvmlDeviceGetSerial`; absent → NOT_SUPPORTED.
+    #[serde(default)]
+    pub serial: Option<String>,
+    /// XIDs queued for `nvmlEventSetWait_v2` (event type `nvmlEventTypeXidCriticalError`,
+    /// `eventData` = the XID), delivered in order, each once per process, to an event set this
+    /// device registered XID events with.
+    #[serde(default)]
+    pub xids: Vec<u64>,
 }
 
 /// Health counters of one GPU (`docs/fake-nvml.md`, "Injecting GPU faults").
@@ -215,6 +228,7 @@ impl Config {
             cuda_driver_version: default_cuda(),
             errors: HashMap::new(),
             devices: Vec::new(),
+            delay_ms: HashMap::new(),
         }
     }
 }

@@ -6,7 +6,7 @@ use nvml_wrapper_sys::bindings as b;
 
 use crate::config;
 use crate::rc;
-use crate::state::{Kind, Node, STATE, State, with_node, with_state};
+use crate::state::{Kind, Node, STATE, State, with_node, with_state, with_state_mut};
 
 /// `nvmlDevice_t` as the fake sees it.
 pub(crate) type Handle = *const Node;
@@ -110,6 +110,7 @@ fn init(call: &str) -> c_int {
         Err(poisoned) => poisoned.into_inner(),
     };
     if let Some(state) = guard.as_mut() {
+        state.delay(call);
         if let Some(code) = state.global_error(call).or(state.config.init_error) {
             return code;
         }
@@ -123,6 +124,9 @@ fn init(call: &str) -> c_int {
             return rc::UNKNOWN;
         }
     };
+    if let Some(ms) = config.delay_ms.get(call) {
+        std::thread::sleep(std::time::Duration::from_millis(*ms));
+    }
     if let Some(code) = config.errors.get(call).copied().or(config.init_error) {
         return code;
     }
@@ -236,6 +240,7 @@ pub unsafe extern "C" fn nvmlSystemGetCudaDriverVersion(out: *mut c_int) -> c_in
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetCount_v2(count: *mut c_uint) -> c_int {
     with_state(|s| {
+        s.delay("nvmlDeviceGetCount_v2");
         if let Some(code) = s.global_error("nvmlDeviceGetCount_v2") {
             return Err(code);
         }
@@ -608,5 +613,139 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
         put(unc_rows, health.remapped_rows_uncorrectable)?;
         put(pending, c_uint::from(health.row_remap_pending))?;
         put(failure, c_uint::from(health.row_remap_failure))
+    })
+}
+
+/// `nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t, char *serial, unsigned int length)`:
+/// the device's `serial`, NOT_SUPPORTED without one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSerial(
+    device: Handle,
+    serial: *mut c_char,
+    length: c_uint,
+) -> c_int {
+    with_node("nvmlDeviceGetSerial", device, |_, node| {
+        let s = gpu_cfg(node)?.serial.as_deref().ok_or(rc::NOT_SUPPORTED)?;
+        put_str(serial, length, s)
+    })
+}
+
+/// `nvmlEventTypeXidCriticalError`.
+const XID_EVENT: c_ulonglong = 8;
+
+/// An `nvmlEventSet_t` as the fake hands it out: 1 + its index in `State::event_sets`.
+type EventSet = usize;
+
+/// `nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetCreate(set: *mut EventSet) -> c_int {
+    with_state_mut(|state| {
+        if let Some(code) = state.global_error("nvmlEventSetCreate") {
+            return Err(code);
+        }
+        state.event_sets.push(Vec::new());
+        put(set, state.event_sets.len())
+    })
+}
+
+/// `nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t, unsigned long long *types)`:
+/// XID critical errors only.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(
+    device: Handle,
+    types: *mut c_ulonglong,
+) -> c_int {
+    with_node("nvmlDeviceGetSupportedEventTypes", device, |_, node| {
+        gpu_cfg(node)?;
+        put(types, XID_EVENT)
+    })
+}
+
+/// `nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t, unsigned long long types, nvmlEventSet_t)`:
+/// only `nvmlEventTypeXidCriticalError` is supported (other bits: NOT_SUPPORTED).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceRegisterEvents(
+    device: Handle,
+    types: c_ulonglong,
+    set: EventSet,
+) -> c_int {
+    with_state_mut(|state| {
+        let node = state.node("nvmlDeviceRegisterEvents", device)?;
+        gpu_cfg(node)?;
+        if types & !XID_EVENT != 0 {
+            return Err(rc::NOT_SUPPORTED);
+        }
+        let index = state
+            .gpus
+            .iter()
+            .position(|g| std::ptr::eq(*g, node))
+            .ok_or(rc::INVALID_ARGUMENT)?;
+        let members = set
+            .checked_sub(1)
+            .and_then(|i| state.event_sets.get_mut(i))
+            .ok_or(rc::INVALID_ARGUMENT)?;
+        if types & XID_EVENT != 0 && !members.contains(&index) {
+            members.push(index);
+        }
+        Ok(())
+    })
+}
+
+/// `nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t, nvmlEventData_t *data, unsigned int ms)`:
+/// the next queued XID of a registered device (lowest index first), else TIMEOUT after
+/// sleeping `ms` (at most 1 s, so a test stays quick).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetWait_v2(
+    set: EventSet,
+    data: *mut b::nvmlEventData_t,
+    timeout_ms: c_uint,
+) -> c_int {
+    let code = with_state_mut(|state| {
+        if let Some(code) = state.global_error("nvmlEventSetWait_v2") {
+            return Err(code);
+        }
+        let members = set
+            .checked_sub(1)
+            .and_then(|i| state.event_sets.get(i))
+            .ok_or(rc::INVALID_ARGUMENT)?
+            .clone();
+        for index in members {
+            let Kind::Gpu { cfg, .. } = &state.gpus[index].kind else {
+                continue;
+            };
+            let next = state.delivered[index];
+            if let Some(xid) = cfg.xids.get(next) {
+                let event = b::nvmlEventData_t {
+                    device: state.gpus[index] as *const Node as b::nvmlDevice_t,
+                    eventType: XID_EVENT,
+                    eventData: *xid,
+                    gpuInstanceId: u32::MAX,
+                    computeInstanceId: u32::MAX,
+                };
+                put(data, event)?;
+                state.delivered[index] += 1;
+                return Ok(());
+            }
+        }
+        Err(rc::TIMEOUT)
+    });
+    if code == rc::TIMEOUT {
+        std::thread::sleep(std::time::Duration::from_millis(u64::from(
+            timeout_ms.min(1000),
+        )));
+    }
+    code
+}
+
+/// `nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t)`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetFree(set: EventSet) -> c_int {
+    with_state_mut(|state| {
+        let members = set
+            .checked_sub(1)
+            .and_then(|i| state.event_sets.get_mut(i))
+            .ok_or(rc::INVALID_ARGUMENT)?;
+        members.clear();
+        Ok(())
     })
 }

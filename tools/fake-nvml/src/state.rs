@@ -50,6 +50,10 @@ pub struct State {
     pub gpus: Vec<&'static Node>,
     /// Every handle given out (GPUs and MIG devices), for validation.
     pub all: Vec<usize>,
+    /// Event sets: per set, the GPU indexes registered for XID events.
+    pub event_sets: Vec<Vec<usize>>,
+    /// Per GPU index, how many of its queued XIDs were delivered.
+    pub delivered: Vec<usize>,
 }
 
 /// Global state; `None` when not initialised.
@@ -109,11 +113,14 @@ impl State {
             all.push(node as *const Node as usize);
             gpus.push(node);
         }
+        let delivered = vec![0; gpus.len()];
         Ok(State {
             refs: 1,
             config,
             gpus,
             all,
+            event_sets: Vec::new(),
+            delivered,
         })
     }
 
@@ -122,12 +129,20 @@ impl State {
         self.config.errors.get(call).copied()
     }
 
+    /// Sleeps the configured `delay_ms` of `call`, if any (a hanging driver).
+    pub fn delay(&self, call: &str) {
+        if let Some(ms) = self.config.delay_ms.get(call) {
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
+        }
+    }
+
     /// Resolves a handle: known pointer, else INVALID_ARGUMENT; then injected errors.
     pub fn node(&self, call: &str, handle: *const Node) -> Result<&'static Node, c_int> {
         let addr = handle as usize;
         if !self.all.contains(&addr) {
             return Err(rc::INVALID_ARGUMENT);
         }
+        self.delay(call);
         // SAFETY: the address is one of our leaked, never-freed nodes.
         let node: &'static Node = unsafe { &*handle };
         if let Some(code) = node.error(call).or_else(|| self.global_error(call)) {
@@ -162,4 +177,19 @@ pub fn with_node(
         let node = state.node(call, handle)?;
         f(state, node)
     })
+}
+
+/// Runs `f` with the initialised state, mutably, or returns UNINITIALIZED.
+pub fn with_state_mut(f: impl FnOnce(&mut State) -> Result<(), c_int>) -> c_int {
+    let mut guard = match STATE.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    match guard.as_mut() {
+        None => rc::UNINITIALIZED,
+        Some(state) => match f(state) {
+            Ok(()) => rc::SUCCESS,
+            Err(code) => code,
+        },
+    }
 }

@@ -99,6 +99,7 @@ pub fn controller_files_sharing(
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("controller"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     if let Some(e) = p.render_error {

@@ -74,6 +74,7 @@ fn main() -> ExitCode {
         slurm_conf_parameters: String::new(),
         hostname: slurm_charms::slurm::types::NodeName::try_from("slurmctld-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     };
     let mut plan_ms = Vec::new();
     let mut parse_ms = Vec::new();
