@@ -75,6 +75,7 @@ fn settings() -> Settings {
         slurm_conf_parameters: String::new(),
         hostname: NodeName::try_from("ctl-0"),
         auth: Default::default(),
+        health_check: Ok(Default::default()),
     }
 }
 

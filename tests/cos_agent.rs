@@ -298,11 +298,13 @@ fn report() -> HealthReport {
                 index: 1,
                 pci_bus_id: Some("00000000:D8:00.0".into()),
                 fault: Fault::UncorrectableEcc { count: 3 },
+                serial: None,
             },
             GpuProblem {
                 index: 2,
                 pci_bus_id: Some("00000000:E1:00.0".into()),
                 fault: Fault::Disappeared,
+                serial: None,
             },
         ],
         known: ["00000000:3B:00.0", "00000000:D8:00.0", "00000000:E1:00.0"]
@@ -312,6 +314,7 @@ fn report() -> HealthReport {
                 index: i as u32,
                 pci_bus_id: (*b).into(),
                 uuid: String::new(),
+                serial: String::new(),
             })
             .collect(),
     }

@@ -144,3 +144,24 @@ fn coverage(texts: &[String], alert: &str) -> (bool, bool) {
     }
     (fires, silent)
 }
+
+/// The drain-class XID alert names exactly the XIDs the charm's catalog drains for
+/// (`src/gpu/xid.rs`): the alert and the drain tell one story.
+#[test]
+fn the_xid_alert_names_the_drain_class() {
+    let rules = include_str!("../src/cos/slurmd/prometheus_alert_rules/gpu.rules.yaml");
+    let listed: std::collections::BTreeSet<u32> = rules
+        .split("xid=~\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the XID alert's selector")
+        .split('|')
+        .map(|x| x.parse().expect("an XID number"))
+        .collect();
+    let drain: std::collections::BTreeSet<u32> = slurm_charms::gpu::XID_CATALOG
+        .iter()
+        .filter(|(_, class, _)| *class == slurm_charms::gpu::XidClass::Drain)
+        .map(|(xid, _, _)| *xid)
+        .collect();
+    assert_eq!(listed, drain);
+}

@@ -31,6 +31,7 @@ pub fn fault_label(fault: &Fault) -> &'static str {
         Fault::CannotOpen { .. } => "cannot_open",
         Fault::Disappeared => "disappeared",
         Fault::Unreadable { .. } => "unreadable",
+        Fault::Xid { .. } => "xid",
     }
 }
 
