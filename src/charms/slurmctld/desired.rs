@@ -13,7 +13,7 @@
 //! `tests/charm_store_render.rs` checks it over random clusters.
 
 use super::owners::{Owners, settle, settle_flagged};
-use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, OversizedValue, Record, Relation, Store};
+use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store};
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
@@ -121,10 +121,9 @@ impl Plan {
 /// out, with this error's text in its verdict.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PartitionError {
-    /// The value was over the size limit (only its size was kept).
-    #[error(transparent)]
-    Oversized(#[from] OversizedValue),
-    /// The value is not a valid `partition` record (the message names the field and the rule).
+    /// The value was over the size limit (only its size was kept), or is not a valid
+    /// `partition` record (the message names the size and what to shorten, or the field and
+    /// the rule).
     #[error(transparent)]
     Record(#[from] InterfaceError),
 }
@@ -150,7 +149,7 @@ pub fn apply_parameters(conf: &mut SlurmConf, text: &str) -> Result<(), Paramete
 
 fn parse_partition(raw: &str) -> Result<PartitionRecord, PartitionError> {
     if let Some(len) = raw.strip_prefix(OVERSIZED_MARK) {
-        return Err(OversizedValue {
+        return Err(InterfaceError::TooLarge {
             key: "partition",
             len: len.parse().unwrap_or_default(),
         }

@@ -22,7 +22,7 @@
 //! what Juju committed.
 
 use super::owners::Owners;
-use crate::interface::{InterfaceError, NodeRecord};
+use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,37 +41,12 @@ pub const STORE_FORMAT: u32 = 2;
 /// in full on every hook).
 pub const MAX_REASON_LEN: usize = 400;
 
-/// A remote value over [`crate::interface::MAX_RECORD_LEN`]: the unit (or application) is left
-/// out and this is its verdict, naming the key, the size and the limit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{key}` is {len} bytes, over the {}-byte limit (shorten the unit's {})",
-    crate::interface::MAX_RECORD_LEN,
-    option_of(key)
-)]
-pub struct OversizedValue {
-    /// The relation key (`node`, `partition`).
-    pub key: &'static str,
-    /// The value's size in bytes.
-    pub len: usize,
-}
-
-/// The option an operator shortens for an oversized value of `key`.
-fn option_of(key: &str) -> &'static str {
-    match key {
-        "partition" => "partition-config",
-        _ => "node-config overrides",
-    }
-}
-
 /// Why one unit's `node` value is not kept as a record: the unit is kept as rejected, with this
 /// error's text as its verdict.
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
-    /// The value is over the shared limit.
-    #[error(transparent)]
-    Oversized(#[from] OversizedValue),
-    /// The value is not a valid `node` record (the message names the field and the rule).
+    /// The value is over the shared limit, or not a valid `node` record (the message names the
+    /// size and what to shorten, or the field and the rule).
     #[error(transparent)]
     Record(#[from] InterfaceError),
 }
@@ -703,12 +678,6 @@ pub(super) fn ingest_entry(raw: &str) -> (String, bool, Result<NewRecord, String
 
 /// A `node` value checked for size, then parsed and validated by Slurm's rules.
 fn ingest_record(raw: &str) -> Result<NodeRecord, IngestError> {
-    if raw.len() > crate::interface::MAX_RECORD_LEN {
-        return Err(OversizedValue {
-            key: "node",
-            len: raw.len(),
-        }
-        .into());
-    }
+    crate::interface::check_record_len(NODE_KEY, raw)?;
     Ok(NodeRecord::from_relation_value(raw)?)
 }
