@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Instructions per controller `slurmd-relation-changed` hook at N related units, counted by
 # callgrind inside `slurmctld::handle` (tests/charm_profile.rs runs the hooks in one process, as
-# the charm binary would: CHARM_STATE_AS_BINARY). Two runs, with 0 and ITER changed hooks after
-# the cache-building first one; the difference over ITER is one changed hook.
+# the charm binary would). Two runs, with 0 and ITER changed hooks after
+# the store-building first one; the difference over ITER is one changed hook.
 #   bash tools/bench/callgrind.sh                      # N=10000 ITER=4 SCENARIO=bench
-#   N=10000 SCENARIO=enlisting bash tools/bench/callgrind.sh   # or SCENARIO=configuring
+#   N=10000 SCENARIO=enlisting bash tools/bench/callgrind.sh   # or SCENARIO=configuring / unchanged
+#   DIFFER=1 bash tools/bench/callgrind.sh                     # every node its own RealMemory
 # Needs valgrind (Debian package `valgrind`). Prints the total and the top functions (inclusive).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export CARGO_PROFILE_RELEASE_DEBUG=1 CHARM_STATE_AS_BINARY=1
+export CARGO_PROFILE_RELEASE_DEBUG=1
 bin=$(cargo test --release --test charm_profile --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:

@@ -11,7 +11,7 @@
 //! `jujuc-timed` (juju-sim's `jujuc` plus a per-call timer) as the hook tools and `bench-fake`
 //! as `systemctl`/`scontrol`/`slurmd`/…; wall time is the simulator's record (spawn to exit).
 //! Large relations are seeded directly into the simulator's model (unit, scope and bag, as a
-//! committed `relation-set` leaves them), then the controller rebuilds its cache once
+//! committed `relation-set` leaves them), then the controller rebuilds its store once
 //! (`leader-elected`) and the measured `slurmd-relation-changed` hooks run normally.
 
 mod env;
@@ -1271,7 +1271,7 @@ fn report(b: &Bench, render: &serde_json::Value, e: &Enlist, extra: Option<&str>
     }
     let _ = writeln!(
         s,
-        "\nslurm.conf {} bytes, gres.conf {} bytes, relation cache {} bytes; peak RSS of the process (VmHWM, input of {} node values included): **{:.1} MiB**.\n",
+        "\nslurm.conf {} bytes, gres.conf {} bytes, controller store {} bytes; peak RSS of the process (VmHWM, input of {} node values included): **{:.1} MiB**.\n",
         render["slurm_conf_bytes"],
         render["gres_conf_bytes"],
         render["cache_bytes"],
