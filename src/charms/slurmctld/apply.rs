@@ -85,7 +85,8 @@ pub fn apply<B: SecretBackend + Sync>(
                 .and_then(|s| s.applied.as_ref())
                 .map_or(0, |a| a.files_hash);
             let marker = format!("reloading slurmctld on files {files:016x}\n");
-            host.write(RELOAD_PENDING, marker.as_bytes(), 0o600, Some(Owner::ROOT))
+            // Unsynced as the store is: a crash that loses it loses the store's boot too.
+            host.write_unsynced(RELOAD_PENDING, marker.as_bytes(), 0o600, Some(Owner::ROOT))
                 .map_err(|e| ReloadError::Charm(e.into()))?;
         }
         host.write_set(&set(&plan.files))
