@@ -268,3 +268,84 @@ fn a_node_slurm_finds_short_of_gres_is_restarted_once_then_resumed() {
     assert_eq!(hook(&mut c), ["systemctl restart --no-block slurmd"]);
     assert_eq!(c.status("slurmd/0").0, "active");
 }
+
+/// Issue 39 item 9: a new GRES name (`gpu-sharing` none -> shard) restarts the node's slurmd
+/// only after the controller's hook that reloads slurmctld with it: a slurmd restarted first
+/// would load the old files' GRES plugins. The controller's `gres_types` publication gives the
+/// node the hook in which Slurm's mismatch drain (the running slurmd lacks the plugin) is seen:
+/// slurmd is restarted, and once it registers right the node is resumed, in that same hook.
+#[test]
+fn a_new_gres_name_restarts_slurmd_after_slurmctld_runs_it() {
+    let mut c = cluster();
+    c.sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    let root = c.root("slurmd/0");
+    // What Slurm shows once slurmctld runs shard and the running slurmd lacks the plugin, and
+    // after the restart (registered right, Slurm's drain kept).
+    let reason = "gres/shard count reported lower than configured (0 < 8)";
+    std::fs::write(root.join("sinfo.txt"), format!("inval|{reason}\n")).unwrap();
+    std::fs::write(
+        root.join("sinfo-after-restart.txt"),
+        format!("drained|{reason}\n"),
+    )
+    .unwrap();
+    c.clear_commands("slurmd/0");
+    let from = c.sim.records().len();
+    sharing(&mut c, "shard:4");
+    let records = &c.sim.records()[from..];
+    let logged = |r: &juju_sim::HookRecord, needles: &[&str]| {
+        r.calls.iter().any(|t| {
+            t.tool == "juju-log" && t.args.iter().any(|a| needles.iter().any(|n| a.contains(n)))
+        })
+    };
+    let order: Vec<String> = records
+        .iter()
+        .map(|r| {
+            let logs: Vec<String> = r
+                .calls
+                .iter()
+                .filter(|t| t.tool == "juju-log")
+                .map(|t| t.args.join(" "))
+                .collect();
+            format!("{} {} {logs:?}", r.unit, r.hook)
+        })
+        .collect();
+    let reload = records
+        .iter()
+        .position(|r| {
+            r.unit == "slurmctld/0" && logged(r, &["restarting slurmctld", "scontrol reconfigure"])
+        })
+        .unwrap_or_else(|| panic!("slurmctld not reloaded: {order:?}"));
+    let restart = records
+        .iter()
+        .position(|r| r.unit == "slurmd/0" && logged(r, &["restarting slurmd:"]))
+        .unwrap_or_else(|| panic!("slurmd/0 never restarted: {order:?}"));
+    assert!(
+        restart > reload,
+        "slurmd/0 restarted (hook {restart}) before slurmctld ran shard (hook {reload}): {order:?}"
+    );
+    assert_eq!(records[restart].hook, "slurmctld-relation-changed");
+    assert_eq!(
+        c.sim
+            .app_bag(rel(&c), "slurmctld")
+            .get("gres_types")
+            .map(String::as_str),
+        Some("gpu,shard")
+    );
+    // One restart, then the resume from Slurm's own drain, in that hook.
+    let cmds: Vec<String> = c
+        .commands("slurmd/0")
+        .into_iter()
+        .filter(|l| l.contains("restart") || l.starts_with("scontrol update"))
+        .collect();
+    assert_eq!(
+        cmds,
+        [
+            "systemctl restart --no-block slurmd",
+            "scontrol update nodename=slurmd-0 state=resume"
+        ],
+        "{order:?}"
+    );
+    assert_eq!(c.status("slurmd/0").0, "active");
+}

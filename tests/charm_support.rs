@@ -18,7 +18,9 @@ pub fn repo() -> PathBuf {
 /// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
 /// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
 /// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the
-/// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8.
+/// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8. `sinfo.txt` is what
+/// `sinfo` prints; `sinfo-after-restart.txt` replaces it when slurmd is (re)started, as the
+/// new slurmd's registration changes the node's state in Slurm.
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
 name=$(basename "$0")
@@ -31,7 +33,9 @@ case "$name $1" in
   "slurmd -V"|"slurmctld -V")
     if [ -f "$SLURM_CHARMS_ROOT/slurm-version.txt" ]; then echo "slurm-wlm $(cat "$SLURM_CHARMS_ROOT/slurm-version.txt")"; else echo "slurm-wlm 22.05.8"; fi ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
-  "systemctl restart"|"systemctl start") for u; do :; done; touch "$SLURM_CHARMS_ROOT/running-$u" ;;
+  "systemctl restart"|"systemctl start") for u; do :; done; touch "$SLURM_CHARMS_ROOT/running-$u"
+    if [ "$u" = slurmd ] && [ -f "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" ]; then
+      mv "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" "$SLURM_CHARMS_ROOT/sinfo.txt"; fi ;;
   "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
   "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
 esac

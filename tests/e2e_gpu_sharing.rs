@@ -21,14 +21,14 @@ fn host(n: u32) -> (String, String) {
     (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
 }
 
-fn t4() -> Value {
+fn t4(minor: u32) -> Value {
     let cpus: Vec<u32> =
         (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
     json!({
         "name": "Tesla T4",
-        "uuid": "GPU-7e540000-0000-4000-8000-000000000000",
-        "pci_bus_id": "00000000:3B:00.0",
-        "minor": 0,
+        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
+        "pci_bus_id": format!("00000000:{:02X}:00.0", 0x3B + minor),
+        "minor": minor,
         "memory_total": 16106127360u64,
         "cpu_affinity": cpus,
     })
@@ -69,6 +69,18 @@ impl Scenario {
         }
     }
 
+    /// Each hook run so far with what it logged (juju-log), for failure messages.
+    fn hook_log(&self) -> String {
+        let mut out = String::new();
+        for r in self.sim.records() {
+            out.push_str(&format!("{} {}\n", r.unit, r.hook));
+            for c in r.calls.iter().filter(|c| c.tool == "juju-log") {
+                out.push_str(&format!("    {}\n", c.args.join(" ")));
+            }
+        }
+        out
+    }
+
     fn set_sharing(&mut self, value: &str) {
         self.sim
             .set_config("slurmd", [("gpu-sharing".to_string(), json!(value))].into())
@@ -82,30 +94,43 @@ impl Scenario {
         self.no_hook_errors();
     }
 
-    /// Runs update-status (every 5 minutes under Juju) until the node is idle with `gres`:
-    /// Slurm 22.05 loads a new GresTypes only when slurmd starts, so a node whose slurmd
-    /// restarted before the controller's new files is drained for a GRES count mismatch
-    /// until the charm's next hook restarts it (`src/charms/slurmd/gres_drain.rs`).
+    /// Waits, with no hook in between, until the node is idle with `gres` (issue 39 item 9: a
+    /// GRES change settles in the hooks it causes, not at the next `update-status`). The node's
+    /// slurmd restarts for a new GRES name only once slurmctld runs it
+    /// (`src/charms/slurmd/gres_order.rs`), so Slurm never drains it for a count mismatch:
+    /// a drain seen on the way fails the test.
     ///
     /// slurmctld shows the new `Gres=` from its own files at once, before the node's slurmd
     /// has loaded them: the node counts as converged once a slurmd started after `before`
     /// ([`e2e::Cluster::slurmd_start_time`], read before the change) has registered.
     fn converge(&mut self, gres: &str, before: &str) {
         let (ctl, n1) = (self.ctl(), host(1).0);
-        for _ in 0..8 {
-            self.update_status();
+        let deadline = Instant::now() + REGISTER;
+        loop {
             let n = self.cluster.node(&ctl, &n1);
-            if n.as_ref().is_ok_and(|n| {
-                n.get("State") == Some("IDLE")
+            if let Ok(n) = &n {
+                let state = n.get("State").unwrap_or_default();
+                assert!(
+                    !state.contains("DRAIN"),
+                    "{n1} drained after the gpu-sharing change: {state} {:?}\n{}\n{}",
+                    n.get("Reason"),
+                    self.hook_log(),
+                    self.cluster.logs()
+                );
+                if (state == "IDLE" || state == "MIXED")
                     && n.get("Gres").map(e2e::strip_sockets) == Some(gres.to_string())
                     && n.get("SlurmdStartTime").is_some_and(|t| t != before)
-            }) {
-                return;
+                {
+                    return;
+                }
             }
-            std::thread::sleep(Duration::from_secs(3));
+            assert!(
+                Instant::now() < deadline,
+                "{n1} not back with {gres} after the gpu-sharing change: {n:?}\n{}",
+                self.cluster.logs()
+            );
+            std::thread::sleep(Duration::from_millis(500));
         }
-        self.cluster
-            .wait_node_reregistered(&ctl, &n1, gres, before, REGISTER);
     }
 
     /// Where job `job` writes its output: in this test's own work directory. The hosts see the
@@ -156,7 +181,8 @@ impl Scenario {
     }
 }
 
-fn start(suite: Suite) -> Scenario {
+/// The cluster with `gpus` T4s on the node (minors 0..gpus).
+fn start(suite: Suite, gpus: u32) -> Scenario {
     let hosts: Vec<(String, String)> = (0..2).map(host).collect();
     let spec: Vec<(&str, &str)> = hosts
         .iter()
@@ -173,10 +199,12 @@ fn start(suite: Suite) -> Scenario {
         r#"{"devices":[]}"#,
     )
     .unwrap();
-    cluster.add_gpus(&host(1).0, &[0]);
+    let minors: Vec<u32> = (0..gpus).collect();
+    cluster.add_gpus(&host(1).0, &minors);
+    let devices: Vec<Value> = minors.iter().map(|m| t4(*m)).collect();
     std::fs::write(
         nvml.join(format!("{}.json", host(1).0)),
-        json!({ "devices": [t4()] }).to_string(),
+        json!({ "devices": devices }).to_string(),
     )
     .unwrap();
     Scenario {
@@ -214,7 +242,7 @@ fn gpu_sharing(suite: Suite) {
     if !e2e::should_run_on(&name, suite) {
         return;
     }
-    let mut s = start(suite);
+    let mut s = start(suite, 1);
     let extras = std::sync::Arc::new(extras_for(&s));
     let (e1, e2) = (extras.clone(), extras.clone());
     let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
@@ -404,4 +432,107 @@ fn gpu_sharing(suite: Suite) {
     ];
     let complaints = e2e::daemon_complaints(&s.cluster, &transition);
     assert!(complaints.is_empty(), "{}", complaints.join("\n"));
+}
+
+/// Issue 39 item 9: `gpu-sharing` from `none` to `shard:2` on a node running a job settles in
+/// the hooks the change causes. When `settle` returns (the change's last hook ran), with no
+/// `update-status` after it: the node is never drained, it comes back with the shards, the
+/// running job finishes, and a shard job runs on the other GPU.
+fn gres_change_while_a_job_runs(suite: Suite) {
+    let name = format!("e2e_gres_change_settles on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
+        return;
+    }
+    let mut s = start(suite, 2);
+    let extras = std::sync::Arc::new(extras_for(&s));
+    let (e1, e2) = (extras.clone(), extras.clone());
+    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
+    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
+    s.sim
+        .deploy(
+            DeploySpec::new("slurmctld", &ctl_charm)
+                .config("default-partition", "slurmd")
+                .extras_fn(move |u| e1(u)),
+        )
+        .expect("deploy slurmctld");
+    s.sim
+        .deploy(DeploySpec::new("slurmd", &node_charm).extras_fn(move |u| e2(u)))
+        .expect("deploy slurmd");
+    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
+    let r = s
+        .sim
+        .run_action("slurmd/0", "node-configured", json!({}))
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    s.update_status();
+    let (ctl, n1) = (s.ctl(), host(1).0);
+    s.cluster
+        .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);
+
+    let job = s.sbatch("gpu:1", "sleep 20; echo FINISHED");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.states().get(&job).map(String::as_str) != Some("RUNNINGNone") {
+        assert!(
+            Instant::now() < deadline,
+            "job {job} not running: {:?}\n{}",
+            s.states(),
+            s.cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let started = s.cluster.slurmd_start_time(&ctl, &n1);
+    s.set_sharing("shard:2");
+    // The change's hooks have all run: from here on no hook runs.
+    s.converge("gpu:tesla_t4:2,shard:tesla_t4:4", &started);
+    let shard = s.sbatch("shard:1", "echo SHARD_RAN");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = s.cluster.run(&n1, "cat", &[&s.job_out(&shard)]);
+        if out.success() && out.stdout.contains("SHARD_RAN") {
+            break;
+        }
+        let n = s.cluster.node(&ctl, &n1);
+        assert!(
+            Instant::now() < deadline,
+            "shard job {shard} did not run: {:?} {n:?}\n{}",
+            s.states(),
+            s.cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = s.cluster.run(&n1, "cat", &[&s.job_out(&job)]);
+        if out.success() && out.stdout.contains("FINISHED") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {job} running during the change did not finish: {:?}\n{}",
+            s.states(),
+            s.cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let n = s.cluster.node(&ctl, &n1).unwrap();
+    assert!(
+        !n.get("State").unwrap_or_default().contains("DRAIN"),
+        "{n:?}"
+    );
+    assert_eq!(s.status("slurmd/0").0, "active");
+}
+
+#[test]
+fn e2e_gres_change_settles_22_05() {
+    gres_change_while_a_job_runs(Suite::Bookworm);
+}
+
+#[test]
+fn e2e_gres_change_settles_24_11() {
+    gres_change_while_a_job_runs(Suite::Trixie);
+}
+
+#[test]
+fn e2e_gres_change_settles_26_05() {
+    gres_change_while_a_job_runs(Suite::Sid);
 }

@@ -9,8 +9,11 @@
 //! | slurmd unit | `node` | slurmd → slurmctld | [`NodeRecord`] |
 //! | slurmd app | `partition` | slurmd leader → slurmctld | [`PartitionRecord`] |
 //! | slurmctld app | `cluster_info` | slurmctld leader → slurmd | [`ClusterInfo`] |
+//! | slurmctld app | `verdicts` | slurmctld leader → slurmd | [`Verdicts`] |
+//! | slurmctld app | `gres_types` | slurmctld leader → slurmd | [`GresTypes`] |
 
 pub mod cluster_info;
+pub mod gres_types;
 pub mod node;
 mod node_sharing;
 pub mod partition;
@@ -20,6 +23,7 @@ pub use cluster_info::{
     AuthKind, CLUSTER_INFO_KEY, ClusterInfo, MUNGE_KEY_SECRET_FIELD, MUNGE_KEY_SECRET_LABEL,
     MungeKey, MungeKeyRef,
 };
+pub use gres_types::{GRES_TYPES_KEY, GresTypes};
 pub use node::{NODE_KEY, NodeRecord, RecordsMemo, join_shape_parts};
 pub use partition::{PARTITION_KEY, PartitionRecord};
 pub use verdicts::{VERDICTS_KEY, Verdicts};

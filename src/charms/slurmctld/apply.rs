@@ -11,12 +11,13 @@ use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
 use super::key_secret::{self, KeySecretPlan};
 use super::plan::{ControllerPlan, StandbyPlan, refused_status};
-use super::store::{RELOAD_PENDING, Refusal, STORE_PATH};
+use super::store::{Applied, RELOAD_PENDING, Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::interface::{VERDICTS_KEY, Verdicts};
+use crate::interface::{GRES_TYPES_KEY, GresTypes, SLURMCTLD_ENDPOINT, VERDICTS_KEY, Verdicts};
 use crate::slurm::is_gres_mismatch;
+use crate::slurm::types::GresName;
 use juju_runtime::{Bag, HookContext, RelationId, SecretBackend, Status};
 use std::collections::BTreeMap;
 
@@ -142,11 +143,65 @@ pub fn apply<B: SecretBackend + Sync>(
         )?;
         refusal_verdicts.push((id, value));
     }
+    publish_gres_types(backend, plan, refused.is_some())?;
     Ok(Outcome {
         refused,
         cluster_info,
         refusal_verdicts,
     })
+}
+
+/// The GRES names slurmctld runs (`GresTypes` of the files in force: the new ones, or the old
+/// ones when it refused the new) as `gres_types` ([`crate::interface::gres_types`]): the nodes
+/// restart slurmd for a new GRES name only once slurmctld runs it. Written on every relation
+/// after a reload that changed them (or with no earlier files known: a new leader, a rebuilt
+/// store), and on the relations that get `cluster_info` in this hook (a new relation, a new
+/// controller host). Juju tells the nodes only when the value changed.
+fn publish_gres_types<B: SecretBackend>(
+    backend: &B,
+    plan: &ControllerPlan,
+    refused: bool,
+) -> Result<(), CharmError> {
+    let Some(store) = plan.store.as_ref() else {
+        return Ok(());
+    };
+    let before = plan.previous.0.as_ref().map(gres_types);
+    let in_force = if refused {
+        before.clone()
+    } else {
+        store.applied.as_ref().map(gres_types)
+    };
+    let in_force = in_force.unwrap_or_else(|| GresTypes::new([GresName::gpu()]));
+    let changed = plan.decision.reload.runs() && (refused || before.as_ref() != Some(&in_force));
+    let relations: Vec<RelationId> = if changed {
+        store
+            .relations
+            .keys()
+            .map(|id| RelationId::new(SLURMCTLD_ENDPOINT, *id))
+            .collect()
+    } else {
+        plan.key_secret
+            .as_ref()
+            .and_then(|k| k.cluster_info.as_ref())
+            .map(|w| w.relations.clone())
+            .unwrap_or_default()
+    };
+    let data = Bag::from([(GRES_TYPES_KEY.to_string(), in_force.to_relation_value())]);
+    for relation in &relations {
+        backend.relation_set(relation, true, &data)?;
+    }
+    Ok(())
+}
+
+/// `gpu` and every GRES name of the nodes' `Gres=` values (`gpu:tesla_t4:1,shard:tesla_t4:2`):
+/// the `GresTypes` the files of `applied` carry ([`crate::slurm::gres_types`]).
+fn gres_types(applied: &Applied) -> GresTypes {
+    let names = applied
+        .gres
+        .iter()
+        .flat_map(|value| value.split(','))
+        .filter_map(|part| GresName::try_from(part.split(':').next().unwrap_or_default()).ok());
+    GresTypes::new(std::iter::once(GresName::gpu()).chain(names))
 }
 
 /// The file of `files` (the plan's) written to `live`, one of [`ACCEPTED_FILES`]' live paths.
@@ -510,7 +565,25 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
 
 #[cfg(test)]
 mod tests {
-    use super::gres_drained;
+    use super::{Applied, gres_drained, gres_types};
+
+    #[test]
+    fn gres_types_are_gpu_and_every_name_the_nodes_carry() {
+        let applied = Applied::new(
+            [
+                ("a", "gpu:tesla_t4:1(S:0,1),shard:tesla_t4:2"),
+                ("b", "gpu:h100:8"),
+                ("c", ""),
+                ("d", "mps:100"),
+            ],
+            Default::default(),
+            0,
+            0,
+        );
+        assert_eq!(gres_types(&applied).to_relation_value(), "gpu,mps,shard");
+        let none = Applied::new([("c", "")], Default::default(), 0, 0);
+        assert_eq!(gres_types(&none).to_relation_value(), "gpu");
+    }
 
     #[test]
     fn only_slurms_own_gres_drains_are_cleared() {

@@ -85,6 +85,9 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
         ServiceAction::DrainNode { .. } | ServiceAction::ResumeNode { .. } => {
             service_with_timeout(host, action, default_timeout("scontrol", Some("update")))?;
         }
+        ServiceAction::ResumeGresMismatch { node, server } => {
+            super::gres_order::resume_once_registered(host, node, server);
+        }
         ServiceAction::LinkHealthCheck(target) => {
             tracing::info!(
                 "linking the health-check program {} to {}",

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod errors;
 pub mod facts;
 pub mod gres_drain;
+pub mod gres_order;
 pub mod health;
 pub mod health_check;
 pub mod memory;

@@ -17,8 +17,8 @@ use crate::charms::util::config_str;
 use crate::gpu::{DetectOptions, GpuError, Inventory};
 use crate::interface::AuthKind;
 use crate::interface::{
-    CLUSTER_INFO_KEY, ClusterInfo, InterfaceError, NODE_KEY, PARTITION_KEY, SLURMD_ENDPOINT,
-    VERDICTS_KEY, Verdicts,
+    CLUSTER_INFO_KEY, ClusterInfo, GRES_TYPES_KEY, GresTypes, InterfaceError, NODE_KEY,
+    PARTITION_KEY, SLURMD_ENDPOINT, VERDICTS_KEY, Verdicts,
 };
 use crate::interface::{MUNGE_KEY_SECRET_FIELD, MungeKey, MungeKeyRef};
 use juju_runtime::{BagOwner, Event, HookContext, RelationId, SecretBackend};
@@ -84,6 +84,16 @@ pub struct Observed {
     pub relation_broken: bool,
     /// Why the controller left this unit's node out of slurm.conf (its `verdicts`), if it did.
     pub verdict: Option<String>,
+    /// The GRES names slurmctld runs (its `gres_types`; `None` from a controller that does not
+    /// publish them) ([`super::gres_order`]).
+    pub controller_gres_types: Option<Result<GresTypes, InterfaceError>>,
+    /// A slurmd restart is held until slurmctld runs this node's GRES names (unit state
+    /// [`super::gres_order::HELD_STATE`]).
+    pub gres_restart_held: bool,
+    /// `slurmd -V`, asked only while a restart is held (`None` otherwise, or when it cannot
+    /// be read: [`super::gres_order`] then restarts, which every version takes).
+    pub slurmd_version: Option<crate::slurm::SlurmVersion>,
+
     /// `gpu-features`: publish node Features derived from the GPUs (default true).
     pub gpu_features: bool,
     /// The record a GRES-mismatch restart was made for (unit state
@@ -163,6 +173,7 @@ pub fn observe<B: SecretBackend>(
     let mut own_partition_raw = None;
     let mut cluster_info = None;
     let mut verdict = None;
+    let mut controller_gres_types = None;
     if let Some(rel) = &relation {
         let own = backend.relation_get(rel, &BagOwner::Unit(ctx.unit_name.clone()))?;
         own_node_raw = own.get(NODE_KEY).cloned();
@@ -185,6 +196,10 @@ pub fn observe<B: SecretBackend>(
         verdict = remote
             .get(VERDICTS_KEY)
             .and_then(|raw| Verdicts::from_relation_value(raw).0.remove(&ctx.unit_name));
+        controller_gres_types = remote
+            .get(GRES_TYPES_KEY)
+            .filter(|v| !v.is_empty())
+            .map(|raw| GresTypes::from_relation_value(raw));
         cluster_info = remote
             .get(CLUSTER_INFO_KEY)
             .filter(|v| !v.is_empty())
@@ -257,7 +272,21 @@ pub fn observe<B: SecretBackend>(
         ),
         _ => None,
     };
+    let gres_restart_held = state
+        .get(super::gres_order::HELD_STATE)
+        .is_some_and(|v| !v.is_empty());
+    let slurmd_version = if gres_restart_held {
+        host.run_ok(&Cmd::new("slurmd", ["-V"]))
+            .ok()
+            .and_then(|out| {
+                crate::slurm::SlurmVersion::parse_v_output(&out.stdout, "slurmd -V").ok()
+            })
+    } else {
+        None
+    };
     Ok(Observed {
+        gres_restart_held,
+        slurmd_version,
         node_drain,
         health_state: super::health_check::ProgramState::read(host),
         health_settings_on_disk: host.read(super::health_check::SETTINGS_PATH)?,
@@ -305,6 +334,7 @@ pub fn observe<B: SecretBackend>(
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
         verdict,
+        controller_gres_types,
         steady_recorded: host.exists(super::steady::STEADY_PATH),
     })
 }
@@ -370,7 +400,11 @@ fn read_munge_key<B: SecretBackend>(
 }
 
 /// This node's state and reason in Slurm: `sinfo -h -N -n <node> -o '%T|%E'` at `server`.
-fn read_node_drain(host: &Host<'_>, node: &str, server: &str) -> Result<NodeDrain, NodeDrainError> {
+pub(super) fn read_node_drain(
+    host: &Host<'_>,
+    node: &str,
+    server: &str,
+) -> Result<NodeDrain, NodeDrainError> {
     let cmd =
         Cmd::new("sinfo", ["-h", "-N", "-n", node, "-o", "%T|%E"]).env("SLURM_CONF_SERVER", server);
     let out = host

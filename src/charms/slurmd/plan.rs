@@ -10,7 +10,7 @@ use super::{DROP_IN, MUNGE_KEY_SOURCE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::host::Owner;
 use crate::charms::plan::{FileWrite, RelationWrite};
-use crate::interface::{AuthKind, MungeKeyRef, NODE_KEY, PARTITION_KEY};
+use crate::interface::{AuthKind, GresTypes, MungeKeyRef, NODE_KEY, PARTITION_KEY};
 use juju_runtime::{Bag, Status, StatusKind};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -53,6 +53,15 @@ pub enum ServiceAction {
         /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
         server: String,
     },
+    /// After slurmd restarted for a GRES name slurmctld now runs: wait (bounded) until the node
+    /// registers right, then resume it if Slurm drained it for a GRES count mismatch meanwhile
+    /// ([`super::gres_order::resume_once_registered`]).
+    ResumeGresMismatch {
+        /// Slurm node name.
+        node: String,
+        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
+        server: String,
+    },
     /// Point [`super::health_check::PROGRAM_PATH`] at the charm's binary (a symbolic link,
     /// replaced atomically).
     LinkHealthCheck(std::path::PathBuf),
@@ -81,13 +90,17 @@ pub struct SlurmdPlan {
     pub warnings: Vec<String>,
     /// The one status to set.
     pub status: Status,
+    /// The GRES names of the record this unit stands for (what its slurmd must load), for
+    /// [`super::gres_order`]; `None` while there is no record.
+    pub gres_names: Option<GresTypes>,
 }
 
 /// Plans one slurmd hook or action: the reconcile, then the restart of a slurmd left retrying
 /// the controller ([`super::recovery`]), the GPU health check's part
 /// ([`super::health::plan_health`]: remembered GPUs, drain or resume, blocked status), the
 /// driver install's, and the restart of a node Slurm drained for a GRES count mismatch
-/// ([`super::gres_drain`]).
+/// ([`super::gres_drain`]), then the order of a restart for new GRES names
+/// ([`super::gres_order`]).
 pub fn plan(obs: &Observed) -> SlurmdPlan {
     let mut plan = reconcile(obs);
     super::recovery::plan_recovery(obs, &mut plan);
@@ -96,6 +109,8 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
     hold_new_node(obs, &mut plan);
+    let needed = plan.gres_names.take();
+    super::gres_order::plan_gres_order(obs, needed.as_ref(), &mut plan);
     plan
 }
 
@@ -164,6 +179,10 @@ fn reconcile(obs: &Observed) -> SlurmdPlan {
         action,
         warnings: des.warnings.clone(),
         status: des.status.clone(),
+        gres_names: des
+            .node
+            .as_ref()
+            .map(|n| GresTypes::new(n.node().gres.iter().map(|g| g.name.clone()))),
     };
     if obs.relation_broken && obs.relation.is_none() {
         plan.services
