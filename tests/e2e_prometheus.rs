@@ -115,6 +115,12 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(20)..];
+            e2e::eprint_block(&format!("{} (last lines)", self.name), &tail.join("\n"));
+        }
     }
 }
 
