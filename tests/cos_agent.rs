@@ -16,9 +16,9 @@ use serde_json::Value;
 use slurm_charms::charms::CharmKind;
 use slurm_charms::charms::cos::{
     self, ClusterSnapshot, DATABAG_KEY, Topology, cluster_metrics, dashboard_uid, gpu_metrics,
-    lzma_base64_decode, parse_gres, parse_jobs, parse_nodes, parse_tres_gpus,
+    lzma_base64_decode, parse_gres, parse_jobs, parse_nodes, parse_tres_gpus, xid_metrics,
 };
-use slurm_charms::gpu::{Fault, GpuProblem, HealthReport, KnownGpu};
+use slurm_charms::gpu::{Fault, GpuProblem, HealthReport, KnownGpu, XidCount, drain_class_codes};
 
 const UUID: &str = "6f5e3f2a-1b2c-4d3e-8f90-0123456789ab";
 
@@ -333,6 +333,74 @@ fn gpu_metrics_name_each_gpu_and_fault() {
         assert!(text.lines().any(|l| l == line), "{line}\n{text}");
     }
     promtool_check_metrics(&text);
+}
+
+#[test]
+fn xid_metrics_count_per_gpu_with_zeros_for_the_drain_class() {
+    let known = report().known;
+    let counts = [
+        XidCount {
+            pci_bus_id: "00000000:D8:00.0".into(),
+            xid: 79,
+            count: 2,
+        },
+        XidCount {
+            pci_bus_id: "00000000:D8:00.0".into(),
+            xid: 13,
+            count: 5,
+        },
+        // a GPU the health check does not know: counted, no index
+        XidCount {
+            pci_bus_id: "00000000:F0:00.0".into(),
+            xid: 48,
+            count: 1,
+        },
+    ];
+    let text = xid_metrics("gpu-1", &known, &counts);
+    for line in [
+        "# TYPE slurm_node_gpu_xid_errors_total counter",
+        "slurm_node_gpu_xid_errors_total{node=\"gpu-1\",gpu=\"1\",pci_bus_id=\"00000000:D8:00.0\",xid=\"79\"} 2",
+        "slurm_node_gpu_xid_errors_total{node=\"gpu-1\",gpu=\"1\",pci_bus_id=\"00000000:D8:00.0\",xid=\"13\"} 5",
+        "slurm_node_gpu_xid_errors_total{node=\"gpu-1\",gpu=\"0\",pci_bus_id=\"00000000:3B:00.0\",xid=\"79\"} 0",
+        "slurm_node_gpu_xid_errors_total{node=\"gpu-1\",gpu=\"\",pci_bus_id=\"00000000:F0:00.0\",xid=\"48\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+    }
+    // a 0 for every known GPU and drain-class code; other codes only once logged
+    let samples = text.lines().filter(|l| !l.starts_with('#')).count();
+    let drain = drain_class_codes().count();
+    assert_eq!(samples, known.len() * drain + 2, "{text}");
+    assert!(!text.contains("gpu=\"0\",pci_bus_id=\"00000000:3B:00.0\",xid=\"13\""));
+    promtool_check_metrics(&text);
+    // no GPU known, nothing counted: the family alone
+    let empty = xid_metrics("gpu-1", &[], &[]);
+    assert_eq!(empty.lines().filter(|l| !l.starts_with('#')).count(), 0);
+}
+
+/// The drain-class alert watches exactly the codes the health check drains for (the XID
+/// catalogue in src/gpu/xid.rs): one list, two places.
+#[test]
+fn the_xid_alert_watches_the_drain_class() {
+    let (_, text) = cos::rule_files(CharmKind::Slurmd)[0];
+    let doc: Value = serde_yaml::from_str(text).unwrap();
+    let rule = doc["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["alert"] == "SlurmGpuXidDrainClass")
+        .expect("SlurmGpuXidDrainClass");
+    let expr = rule["expr"].as_str().unwrap();
+    let list = expr
+        .split("xid=~\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no xid=~ matcher in {expr}"));
+    let mut in_rule: Vec<u32> = list.split('|').map(|c| c.parse().unwrap()).collect();
+    in_rule.sort_unstable();
+    let mut drain: Vec<u32> = drain_class_codes().collect();
+    drain.sort_unstable();
+    assert_eq!(in_rule, drain, "{expr}");
+    assert!(expr.contains(cos::XID_METRIC), "{expr}");
 }
 
 /// `scontrol -o show nodes` of Slurm 22.05 (abridged), three nodes.

@@ -14,6 +14,7 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::event::EventTypes;
 use nvml_wrapper::enums::event::XidError;
 use serde_json::json;
+use slurm_charms::charms::cos::{TEXTFILE_DIR, XID_TEXTFILE};
 use slurm_charms::charms::slurmd::health::{DRAIN_PREFIX, Decision};
 use slurm_charms::charms::slurmd::health_check::{
     ProgramSettings, ProgramState, SETTINGS_PATH, detect_with_deadline, run_once,
@@ -65,6 +66,7 @@ impl Node {
             nvml_lib: Some(fake.lib.clone()),
             known,
             xids_cleared_through: None,
+            textfile_dir: Some(TEXTFILE_DIR.into()),
         };
         fake.write_host_file(
             SETTINGS_PATH.trim_start_matches('/'),
@@ -111,6 +113,12 @@ impl Node {
             .filter(|l| l.starts_with("scontrol"))
             .collect();
         (outcome.decision, updates)
+    }
+
+    /// The program's XID metrics in node-exporter's textfile directory, if written.
+    fn metrics(&self) -> Option<String> {
+        let dir = self.fake.root.join(TEXTFILE_DIR.trim_start_matches('/'));
+        std::fs::read_to_string(dir.join(XID_TEXTFILE)).ok()
     }
 
     fn state(&self) -> ProgramState {
@@ -274,4 +282,51 @@ fn xids_the_operator_cleared_no_longer_hold() {
         n.run(Duration::from_secs(10)).0,
         Decision::Drain { .. }
     ));
+}
+
+/// The counters Prometheus reads (`slurm_node_gpu_xid_errors_total`): 0 per known GPU and
+/// drain-class code before any XID, then each XID counted on its GPU, restarting with a new
+/// boot; written only where node-exporter's textfile directory exists.
+#[test]
+fn xids_are_counted_per_gpu_for_node_exporter() {
+    let n = Node::new(json!({}));
+    n.slurm_says("idle|none");
+    n.run(Duration::from_secs(10));
+    assert_eq!(n.metrics(), None, "no textfile directory, no file");
+    std::fs::create_dir_all(n.fake.root.join(TEXTFILE_DIR.trim_start_matches('/'))).unwrap();
+    n.run(Duration::from_secs(10));
+    let line = |gpu: u32, bus: &str, xid: u32, v: u64| {
+        format!(
+            "slurm_node_gpu_xid_errors_total{{node=\"n1\",gpu=\"{gpu}\",pci_bus_id=\"{bus}\",xid=\"{xid}\"}} {v}"
+        )
+    };
+    let has = |text: &str, l: &str| text.lines().any(|x| x == l);
+    let text = n.metrics().expect("written once the directory exists");
+    assert!(has(&text, &line(1, BUS1, 79, 0)), "{text}");
+    assert!(has(&text, &line(0, BUS0, 48, 0)), "{text}");
+    assert!(!text.contains("xid=\"13\""), "{text}");
+
+    n.kmsg(&format!(
+        "{}{}{}",
+        record(2, "0000:3b:00", 13, "Graphics Exception"),
+        record(3, "0000:86:00", 79, "GPU has fallen off the bus."),
+        record(4, "0000:86:00", 79, "GPU has fallen off the bus.")
+    ));
+    n.run(Duration::from_secs(10));
+    let text = n.metrics().unwrap();
+    assert!(has(&text, &line(1, BUS1, 79, 2)), "{text}");
+    assert!(has(&text, &line(0, BUS0, 13, 1)), "{text}");
+    assert!(has(&text, &line(0, BUS0, 79, 0)), "{text}");
+    assert_eq!(n.state().gpu_counts.len(), 2);
+    // read once: the next run counts nothing again
+    n.slurm_says(&format!("drained|{DRAIN_PREFIX}{XID79}"));
+    n.run(Duration::from_secs(10));
+    assert!(has(&n.metrics().unwrap(), &line(1, BUS1, 79, 2)));
+    // a new boot: the counters restart (Prometheus sees a counter reset)
+    n.boot(BOOT_B);
+    n.kmsg("6,1,10,-;Linux version 6.1\n");
+    n.run(Duration::from_secs(10));
+    let text = n.metrics().unwrap();
+    assert!(has(&text, &line(1, BUS1, 79, 0)), "{text}");
+    assert!(!text.contains("xid=\"13\""), "{text}");
 }

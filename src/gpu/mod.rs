@@ -78,5 +78,6 @@ pub use model::{Gpu, Inventory, MigInstance};
 pub use naming::{mig_profile, mig_type, slurm_type};
 pub use sharing::{GpuSharing, MAX_SHARES_PER_GPU, SharingError, SharingOutcome};
 pub use xid::{
-    KmsgScan, MAX_RECORDS, XID_CATALOG, XidClass, XidEvent, XidRow, classify, parse_xid, scan_kmsg,
+    KmsgScan, MAX_RECORDS, XID_CATALOG, XidClass, XidCount, XidEvent, XidRow, classify,
+    drain_class_codes, parse_xid, scan_kmsg,
 };

@@ -119,6 +119,27 @@ impl XidEvent {
     }
 }
 
+/// How many times one XID code was logged for one GPU (in one boot): what the health-check
+/// program counts for the `slurm_node_gpu_xid_errors_total` metric (`docs/observability.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XidCount {
+    /// PCI bus id as NVML writes it ([`XidEvent::pci_bus_id`]).
+    pub pci_bus_id: String,
+    /// The XID.
+    pub xid: u32,
+    /// Times logged.
+    pub count: u64,
+}
+
+/// The XID codes of class [`XidClass::Drain`], in [`XID_CATALOG`] order: the codes the
+/// drain-class alert watches (`SlurmGpuXidDrainClass`).
+pub fn drain_class_codes() -> impl Iterator<Item = u32> {
+    XID_CATALOG
+        .iter()
+        .filter(|(_, class, _)| *class == XidClass::Drain)
+        .map(|(code, _, _)| *code)
+}
+
 /// The XID in one kernel log message, if it is one: `NVRM: Xid (PCI:0000:3b:00): 79, …`
 /// (also `(0000:3b:00)` without `PCI:`, as older drivers write). `seq` is the record's number.
 pub fn parse_xid(seq: u64, message: &str) -> Option<XidEvent> {

@@ -6,6 +6,8 @@
 //!   Set in `cos-agent-relation-joined`/`-changed` (those hooks do nothing else) and after
 //!   `upgrade-charm` (new rules ship with a new charm); no other hook pays for it.
 //! - [`write_node_metrics`] (slurmd, every hook that runs in full): GPU health, [`gpu_metrics`].
+//! - [`write_xid_metrics`] (slurmd's health-check program, every `HealthCheckInterval`): the
+//!   XIDs the kernel logged per GPU, [`xid_metrics`].
 //! - [`write_cluster_metrics`] (slurmctld leader, update-status): nodes, GPUs, jobs, scheduler
 //!   health, [`cluster_metrics`].
 //!
@@ -27,13 +29,15 @@ pub use controller::{
     parse_jobs, parse_nodes, parse_tres_gpus, read_cluster,
 };
 pub use error::CosAgentError;
-pub use node::{GPU_TEXTFILE, fault_label, gpu_metrics};
-pub use textfile::{Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile};
+pub use node::{GPU_TEXTFILE, XID_METRIC, XID_TEXTFILE, fault_label, gpu_metrics, xid_metrics};
+pub use textfile::{
+    Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile, write_textfile_in,
+};
 
 use crate::charms::CharmKind;
 use crate::charms::error::CharmError;
-use crate::charms::host::Host;
-use crate::gpu::HealthReport;
+use crate::charms::host::{Host, HostError};
+use crate::gpu::{HealthReport, KnownGpu, XidCount};
 use juju_runtime::{Bag, Event, HookContext, ModelBackend, RelationEvent, RelationId};
 
 /// The charm's name (`name:` in its metadata.yaml).
@@ -111,6 +115,23 @@ pub fn write_node_metrics(host: &Host<'_>, node: &str, report: &HealthReport) {
     if let Err(e) = write_textfile(host, GPU_TEXTFILE, &gpu_metrics(node, report)) {
         tracing::warn!("cannot write the GPU health metrics for node-exporter: {e}");
     }
+}
+
+/// Writes the XID counters of node `node` ([`xid_metrics`]) to the host directory `dir` when it
+/// exists (`Ok(false)`: it does not, nothing written). For the health-check program, which
+/// gets `dir` from the hook (slurmd starts it with an empty environment).
+pub fn write_xid_metrics(
+    host: &Host<'_>,
+    dir: &str,
+    node: &str,
+    known: &[KnownGpu],
+    counts: &[XidCount],
+) -> Result<bool, HostError> {
+    if !host.path(dir).is_dir() {
+        return Ok(false);
+    }
+    write_textfile_in(host, dir, XID_TEXTFILE, &xid_metrics(node, known, counts))?;
+    Ok(true)
 }
 
 /// Reads the cluster from Slurm and writes [`cluster_metrics`], when the textfile directory

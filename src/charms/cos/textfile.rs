@@ -25,9 +25,20 @@ pub fn textfile_dir() -> String {
         .unwrap_or_else(|| TEXTFILE_DIR.to_owned())
 }
 
-/// Writes `text` as `<dir>/<name>` (mode 0644) when it differs, creating the directory.
+/// Writes `text` as `<dir>/<name>` (mode 0644) when it differs, creating the directory;
+/// `<dir>` is [`textfile_dir`].
 pub fn write_textfile(host: &Host<'_>, name: &str, text: &str) -> Result<bool, HostError> {
-    let dir = textfile_dir();
+    write_textfile_in(host, &textfile_dir(), name, text)
+}
+
+/// [`write_textfile`] into the host directory `dir`, for a program that does not get the hook's
+/// environment (the health-check program reads the directory from its settings).
+pub fn write_textfile_in(
+    host: &Host<'_>,
+    dir: &str,
+    name: &str,
+    text: &str,
+) -> Result<bool, HostError> {
     let path = format!("{}/{name}", dir.trim_end_matches('/'));
     host.write_unsynced(&path, text.as_bytes(), 0o644, None)
 }

@@ -14,8 +14,11 @@
 //!    [`super::health::decide`]): drains the node with the charm's reason, or resumes it only
 //!    from a drain the charm set; an operator's drain is never touched;
 //! 4. writes its small state file ([`STATE_PATH`]: the kernel log cursor, the drain-class XIDs
-//!    held in this boot, the last [`RECENT_XIDS`] XIDs, a count per XID, the verdict), which the
-//!    next hook reads for the status and `detect-gpus`.
+//!    held in this boot, the last [`RECENT_XIDS`] XIDs, a count per XID and per GPU and XID, the
+//!    verdict), which the next hook reads for the status and `detect-gpus`;
+//! 5. where node-exporter's textfile directory exists (the path the hook wrote in
+//!    [`ProgramSettings::textfile_dir`]), writes the per-GPU XID counters for Prometheus
+//!    ([`crate::charms::cos::write_xid_metrics`], `docs/observability.md`).
 //!
 //! A drain-class XID holds the node drained until the machine boots again (a new boot id):
 //! NVIDIA's remedy for every one of them is a GPU reset or a reboot. Every step is bounded, the
@@ -33,8 +36,8 @@ use super::health::{Decision, NodeDrain, decide, parse_sinfo};
 use super::plan::ServiceAction;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SystemRunner};
 use crate::gpu::{
-    DetectOptions, GpuError, HealthReport, Inventory, KnownGpu, XidClass, XidEvent, add_xids,
-    assess, assess_unreadable, scan_kmsg,
+    DetectOptions, GpuError, HealthReport, Inventory, KnownGpu, XidClass, XidCount, XidEvent,
+    add_xids, assess, assess_unreadable, scan_kmsg,
 };
 
 /// The file name the program is run under (argv\[0\]'s last part).
@@ -56,6 +59,9 @@ pub const SLURM_DEADLINE: Duration = Duration::from_secs(10);
 pub const RECENT_XIDS: usize = 16;
 /// How many drain-class XIDs are held at most (distinct GPU and XID pairs).
 pub const MAX_HELD: usize = 32;
+/// How many distinct GPU and XID pairs are counted at most (the state stays small; a pair
+/// beyond it is still counted per XID in [`ProgramState::counts`]).
+pub const MAX_COUNTED: usize = 32;
 
 /// What a hook tells the program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +80,11 @@ pub struct ProgramSettings {
     /// them (`detect-gpus clear-xids=true`, after resetting the GPU).
     #[serde(default)]
     pub xids_cleared_through: Option<u64>,
+    /// node-exporter's textfile directory as the hook sees it
+    /// ([`crate::charms::cos::textfile_dir`]; the program gets no environment): where the XID
+    /// counters are written, when it exists. `None` (settings of an older charm): not written.
+    #[serde(default)]
+    pub textfile_dir: Option<String>,
 }
 
 impl ProgramSettings {
@@ -113,6 +124,10 @@ pub struct ProgramState {
     /// How many times each XID was logged in this boot.
     #[serde(default)]
     pub counts: BTreeMap<u32, u64>,
+    /// How many times each XID was logged for each GPU in this boot (at most [`MAX_COUNTED`]
+    /// pairs, in the order first seen): the `slurm_node_gpu_xid_errors_total` counters.
+    #[serde(default)]
+    pub gpu_counts: Vec<XidCount>,
     /// The last verdict: `healthy` or the problems (the drain reason's text).
     #[serde(default)]
     pub verdict: String,
@@ -146,6 +161,19 @@ impl ProgramState {
         for x in xids {
             let (class, meaning) = x.class();
             *self.counts.entry(x.xid).or_default() += 1;
+            let counted = self
+                .gpu_counts
+                .iter()
+                .position(|c| c.pci_bus_id == x.pci_bus_id && c.xid == x.xid);
+            match counted {
+                Some(i) => self.gpu_counts[i].count += 1,
+                None if self.gpu_counts.len() < MAX_COUNTED => self.gpu_counts.push(XidCount {
+                    pci_bus_id: x.pci_bus_id.clone(),
+                    xid: x.xid,
+                    count: 1,
+                }),
+                None => {}
+            }
             self.recent.push(RecentXid {
                 event: x.clone(),
                 class,
@@ -300,6 +328,20 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     }
     let bytes = serde_json::to_vec(&state).map_err(ProgramError::State)?;
     host.write_unsynced(STATE_PATH, &bytes, 0o644, Some(Owner::ROOT))?;
+    if let Some(dir) = &settings.textfile_dir {
+        let written = crate::charms::cos::write_xid_metrics(
+            host,
+            dir,
+            &settings.node,
+            &report.known,
+            &state.gpu_counts,
+        );
+        if let Err(e) = written {
+            notes.push(format!(
+                "cannot write the XID metrics for node-exporter: {e}"
+            ));
+        }
+    }
     Ok(Outcome {
         verdict: state.verdict,
         decision,
@@ -347,6 +389,7 @@ pub fn plan_program(obs: &super::observe::Observed, plan: &mut super::plan::Slur
             .ok()
             .and_then(|inv| inv.nvml_library.clone()),
         known: crate::gpu::parse_known(known).unwrap_or_default(),
+        textfile_dir: Some(crate::charms::cos::textfile_dir()),
     };
     let Ok(bytes) = serde_json::to_vec_pretty(&settings) else {
         return;
