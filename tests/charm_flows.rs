@@ -215,9 +215,26 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
     let (slurm0, gres0) = (c.slurm_conf(), c.gres_conf());
     c.clear_commands("slurmctld/0");
     c.clear_commands("slurmd/1");
-    // slurmd/1 loses its A100 (e.g. a failed card); detected on the next update-status.
+    // slurmd/1 loses its A100 (a card removed); detected on the next update-status. A GPU that
+    // disappeared is a fault (issue 15): the node is drained, and its record and the files
+    // stay as they are (issue 39 item 2) until the operator accepts the removal.
     c.set_gpus("slurmd/1", &[MIXED[0], MIXED[2]]);
     c.sim.update_status(Some("slurmd")).unwrap();
+    c.assert_no_errors();
+    assert_eq!(
+        c.status("slurmd/1"),
+        (
+            "blocked".into(),
+            "gpu 1 (00000000:3B:00.0): disappeared since the last check".into()
+        )
+    );
+    assert_eq!(c.slurm_conf(), slurm0);
+    assert_eq!(restarts(&c.commands("slurmctld/0")), Vec::<String>::new());
+    let r = c
+        .sim
+        .run_action("slurmd/1", "detect-gpus", json!({"accept-missing": true}))
+        .unwrap();
+    assert_eq!(r.results["health"]["status"], "healthy", "{r:?}");
     c.assert_no_errors();
     let slurm_diff = changed_lines(&slurm0, &c.slurm_conf());
     assert_eq!(
@@ -257,23 +274,21 @@ fn a_gpu_change_on_one_unit_changes_only_its_lines() {
         restarts(&c.commands("slurmd/1")),
         vec!["systemctl restart --no-block slurmd"]
     );
-    // A GPU that disappeared is a fault (issue 15) until the operator accepts the removal.
-    assert_eq!(
-        c.status("slurmd/1"),
-        (
-            "blocked".into(),
-            "gpu 1 (00000000:3B:00.0): disappeared since the last check".into()
-        )
-    );
-    let r = c
-        .sim
-        .run_action("slurmd/1", "detect-gpus", json!({"accept-missing": true}))
-        .unwrap();
-    assert_eq!(r.results["health"]["status"], "healthy", "{r:?}");
     assert_eq!(
         c.status("slurmd/1"),
         ("active".into(), "2 GPUs: gpu:nvidia_l40s:2".into())
     );
+}
+
+/// `detect-gpus accept-missing=true` on `unit`: its GPUs NVML no longer lists are forgotten and
+/// its record republished without them.
+fn forget_missing(c: &mut Cluster, unit: &str) {
+    let r = c
+        .sim
+        .run_action(unit, "detect-gpus", json!({"accept-missing": true}))
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    c.assert_no_errors();
 }
 
 #[test]
@@ -285,8 +300,9 @@ fn a_gres_drain_is_cleared_after_the_restart_that_fixes_it() {
     )
     .unwrap();
     c.clear_commands("slurmctld/0");
+    // A card removed for good (a lost one keeps its record: issue 39 item 2).
     c.set_gpus("slurmd/1", &[MIXED[0], MIXED[2]]);
-    c.sim.update_status(Some("slurmd")).unwrap();
+    forget_missing(&mut c, "slurmd/1");
     let cmds = c.commands("slurmctld/0");
     assert_eq!(
         cmds.last().unwrap(),
@@ -314,7 +330,7 @@ fn an_operators_drain_survives_the_restart_that_clears_gres_drains() {
         .unwrap();
         c.clear_commands("slurmctld/0");
         c.set_gpus("slurmd/1", &[MIXED[0], MIXED[2]]);
-        c.sim.update_status(Some("slurmd")).unwrap();
+        forget_missing(&mut c, "slurmd/1");
         let cmds = c.commands("slurmctld/0");
         assert!(
             cmds.iter().any(|l| l.starts_with("sinfo ")),

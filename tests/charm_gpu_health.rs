@@ -238,3 +238,66 @@ fn nvml_failing_as_a_whole_drains_and_keeps_the_published_node() {
         assert_eq!(c.status("slurmd/0").0, "active", "{call}");
     }
 }
+
+/// Issue 39 item 2: a GPU that disappears drains the node and changes nothing else: the
+/// published record, slurm.conf and gres.conf stay as they are and slurmctld is neither
+/// restarted nor reconfigured, while it is gone and when it returns. A GPU gone for good is
+/// forgotten with `detect-gpus accept-missing=true`, which republishes the record without it.
+#[test]
+fn a_lost_gpu_drains_and_changes_nothing_else() {
+    let mut c = cluster();
+    let published = |c: &Cluster| c.sim.unit_bag(rel(c), "slurmd/0")["node"].clone();
+    let before = published(&c);
+    let (conf, gres) = (c.slurm_conf(), c.gres_conf());
+    let reloads = |c: &Cluster| -> Vec<String> {
+        c.commands("slurmctld/0")
+            .into_iter()
+            .filter(|l| l.contains("restart slurmctld") || l.contains("reconfigure"))
+            .collect()
+    };
+    c.clear_commands("slurmctld/0");
+    c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    let reason = "gpu 1 (00000000:D8:00.0): disappeared since the last check";
+    assert_eq!(c.hook(), [drain(reason)]);
+    c.sim.settle().unwrap();
+    c.set_sinfo(&format!("drained|slurmd-charm: {reason}"));
+    assert!(c.hook().is_empty());
+    c.sim.settle().unwrap();
+    assert_eq!(
+        published(&c),
+        before,
+        "the record is kept while the GPU is gone"
+    );
+    assert_eq!(c.slurm_conf(), conf);
+    assert_eq!(c.gres_conf(), gres);
+    assert_eq!(reloads(&c), Vec::<String>::new());
+
+    // It comes back: resumed, nothing else changed.
+    c.set_gpus("slurmd/0", TWO_T4);
+    assert_eq!(c.hook(), [RESUME]);
+    c.sim.settle().unwrap();
+    assert_eq!(published(&c), before);
+    assert_eq!(c.slurm_conf(), conf);
+    assert_eq!(reloads(&c), Vec::<String>::new());
+    c.set_sinfo("idle|none");
+
+    // Gone for good: the operator says so, and the node is republished with one GPU.
+    c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    assert_eq!(c.hook(), [drain(reason)]);
+    c.set_sinfo(&format!("drained|slurmd-charm: {reason}"));
+    let r = c
+        .sim
+        .run_action("slurmd/0", "detect-gpus", json!({"accept-missing": true}))
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    assert_ne!(published(&c), before);
+    let conf = c.slurm_conf();
+    assert!(
+        conf.lines()
+            .any(|l| l.starts_with(&format!("NodeName={NODE} "))
+                && l.contains("Gres=gpu:tesla_t4:1 ")),
+        "{conf}"
+    );
+}

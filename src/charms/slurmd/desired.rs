@@ -121,6 +121,11 @@ pub fn desired(obs: &Observed) -> Desired {
     let mut gres = inventory.map(|i| i.gres()).unwrap_or_default();
     let sharing_note =
         super::sharing::add_shared_records(&obs.gpu_sharing, &mut gres, &mut warnings);
+    // A GPU failing or missing (issue 39 item 2): the node is drained (the health check), and
+    // the published record stays as it is (below), so the controller rewrites no file and
+    // restarts nothing for a fault that may heal. `detect-gpus accept-missing=true` forgets a
+    // GPU gone for good (the report is healthy then), and the record is republished without it.
+    let failing = super::health::report(obs).is_some_and(|r| !r.healthy());
     if let Err(e) = &obs.gpu_sharing {
         blocked.get_or_insert(e.to_string());
     }
@@ -208,10 +213,10 @@ pub fn desired(obs: &Observed) -> Desired {
             publish_node = Some(raw);
         }
         gres_changed = published_gres(obs.own_node_raw.as_ref()).is_some_and(|old| old != n.gres());
-        if obs.gpu_sharing.is_err() || obs.inventory.is_err() {
-            // A bad `gpu-sharing`, or NVML failing as a whole, changes nothing: the published
-            // record stays as it is (the health check drains the node meanwhile), so the
-            // controller never drops this node's GPUs because NVML failed for a while.
+        if obs.gpu_sharing.is_err() || obs.inventory.is_err() || failing {
+            // A bad `gpu-sharing`, NVML failing as a whole, or a GPU failing or missing changes
+            // nothing: the published record stays as it is (the health check drains the node
+            // meanwhile), so the controller never drops this node's GPUs for a fault.
             if obs.own_node_raw.is_some() {
                 publish_node = None;
                 gres_changed = false;
