@@ -54,6 +54,9 @@ pub struct Settings {
     /// `health-check-interval` and `health-check-node-state`, checked (an error blocks the
     /// leader with its text and renders nothing).
     pub health_check: Result<crate::slurm::HealthCheck, crate::slurm::HealthCheckError>,
+    /// `StateSaveLocation` from `state-save-location` (shared storage, checked by
+    /// [`super::state_save`]); `None`: the leader's local disk, the charm's default.
+    pub state_save_location: Option<String>,
 }
 
 /// The rendered result.
@@ -411,6 +414,10 @@ fn render(
     if let Some(t) = health.timeout {
         head.owned
             .insert(GlobalKey::HealthCheckTimeout, t.to_string());
+    }
+    if let Some(path) = &settings.state_save_location {
+        head.owned
+            .insert(GlobalKey::StateSaveLocation, path.clone());
     }
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     head.set_gres_types(

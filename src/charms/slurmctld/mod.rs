@@ -6,9 +6,11 @@
 //! decide what slurmctld needs ([`decide`]); "nothing changed" is an `if` there) → [`apply`]
 //! (writes only, fixed order) → `status-set` once → the store saved last ([`apply::save`]), so a
 //! hook that fails anywhere leaves the store in step with what Juju committed. A relation event
-//! costs a constant number of hook-tool calls (see [`store`]). Non-leaders plan only their
-//! secret housekeeping and report that they stand by ([`plan::standby`]). Actions run apart
-//! ([`actions`]).
+//! costs a constant number of hook-tool calls (see [`store`]). Only the leader runs slurmctld:
+//! a non-leader stops one it ran as a former leader and reports that it stands by
+//! ([`standby`]); a new leader waits while the former leader's slurmctld still answers
+//! ([`takeover`]); the state a new leader takes over is on shared storage
+//! ([`state_save`]). Actions run apart ([`actions`]).
 
 pub mod accepted;
 pub mod action_change;
@@ -23,9 +25,12 @@ pub mod owners;
 pub mod plan;
 pub mod refusal;
 pub mod rotate_key;
+pub mod standby;
+pub mod state_save;
 pub mod status_record;
 pub mod store;
 pub mod store_file;
+pub mod takeover;
 
 use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;
@@ -60,7 +65,14 @@ pub fn handle<B: SecretBackend + Sync>(
     let first = first_reads::first_reads(ctx, backend)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {
-        return apply::standby(ctx, backend, host, &plan::standby(event_secret.as_ref()));
+        let config = first.prefetched.config;
+        return standby::run(ctx, backend, host, config, event_secret.as_ref());
+    }
+    if let Some(status) = takeover::wait(ctx, backend, host)? {
+        let secrets = key_secret::housekeeping(event_secret.as_ref(), true);
+        key_secret::apply_actions(backend, &secrets)?;
+        status_record::set_unit_status(ctx, backend, host, &status)?;
+        return Ok(());
     }
     let obs = observe::observe(ctx, backend, host, first.prefetched)?;
     let mut plan = plan::plan(obs, event_secret.as_ref());
