@@ -22,6 +22,7 @@ pub mod first_reads;
 pub mod key_secret;
 pub mod observe;
 pub mod owners;
+pub mod peers;
 pub mod plan;
 pub mod refusal;
 pub mod rotate_key;
@@ -63,6 +64,7 @@ pub fn handle<B: SecretBackend + Sync>(
         _ => {}
     }
     let first = first_reads::first_reads(ctx, backend)?;
+    peers::publish(ctx, backend, host)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {
         let config = first.prefetched.config;
@@ -74,7 +76,9 @@ pub fn handle<B: SecretBackend + Sync>(
         status_record::set_unit_status(ctx, backend, host, &status)?;
         return Ok(());
     }
-    let obs = observe::observe(ctx, backend, host, first.prefetched)?;
+    let peers = peers::observe(ctx, backend, host, &host.hostname()?)?;
+    let mut obs = observe::observe(ctx, backend, host, first.prefetched)?;
+    obs.settings.controllers.others = peers.names.clone();
     let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
@@ -84,5 +88,6 @@ pub fn handle<B: SecretBackend + Sync>(
     };
     status_record::set_unit_status(ctx, backend, host, status)?;
     crate::charms::cos::write_cluster_metrics(ctx, host);
-    apply::save(host, &mut plan, &outcome)
+    apply::save(host, &mut plan, &outcome)?;
+    peers::save(host, &peers)
 }

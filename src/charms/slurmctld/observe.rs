@@ -267,9 +267,13 @@ pub fn observe<B: SecretBackend>(
             &config_str(&config, "health-check-node-state"),
             slurm_version,
         ),
-        state_save_location: match &state_save {
-            Ok(super::state_save::StateSave::Shared(path)) => Some(path.clone()),
-            _ => None,
+        controllers: super::desired::Controllers {
+            // the other units: [`super::peers`], asked by the caller
+            others: Vec::new(),
+            state_save_location: match &state_save {
+                Ok(super::state_save::StateSave::Shared(path)) => Some(path.clone()),
+                _ => None,
+            },
         },
     };
     let published = published_secret(&store);
@@ -312,8 +316,12 @@ pub fn observe<B: SecretBackend>(
             .secret_info_get(&SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned()))?
             .map(|info| info.id);
     }
+    // a rebuilt store: the key file here may not be the one this unit wrote as the leader (a
+    // new leader's is its own machine's)
+    let read_key = must_read_key(&ctx.event, observed.munge_key_on_disk.is_some())
+        || observed.rebuilt.is_some();
     observed.secret_key = match &observed.key_secret {
-        Some(id) if must_read_key(&ctx.event, observed.munge_key_on_disk.is_some()) => {
+        Some(id) if read_key => {
             let content = backend.secret_get(
                 &SecretRef::Id(id.clone()),
                 &[MUNGE_KEY_SECRET_FIELD],
