@@ -44,6 +44,12 @@ fn two_controllers(opts: SimOptions) -> Cluster {
     assert!(!running(&c, "slurmctld/1"));
     assert!(
         c.slurm_conf()
+            .contains("SlurmctldHost=slurmctld-0\nSlurmctldHost=slurmctld-1\n"),
+        "{}",
+        c.slurm_conf()
+    );
+    assert!(
+        c.slurm_conf()
             .lines()
             .any(|l| l == format!("StateSaveLocation={SHARED}")),
         "{}",
@@ -85,7 +91,12 @@ fn a_former_leader_stops_slurmctld_in_its_next_hook_and_stands_by() {
     // machine that is gone) with the shared state.
     assert!(running(&c, "slurmctld/1"));
     let conf = c.file("slurmctld/1", SLURM_CONF);
-    assert!(conf.contains("SlurmctldHost=slurmctld-1\n"), "{conf}");
+    // the leader first, then the other unit (tests/e2e_leadership.rs: how a running job's
+    // slurmstepd reaches the new leader)
+    assert!(
+        conf.contains("SlurmctldHost=slurmctld-1\nSlurmctldHost=slurmctld-0\n"),
+        "{conf}"
+    );
     assert!(
         conf.contains(&format!("StateSaveLocation={SHARED}\n")),
         "{conf}"

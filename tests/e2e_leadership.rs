@@ -59,7 +59,9 @@ struct Job<'a> {
 impl Job<'_> {
     /// `(JobState, Reason, ExitCode)` as the controller on `from` has it.
     fn state(&self, from: &str) -> (String, String, String) {
-        let r = self.cluster.run(from, "scontrol", &["show", "job", &self.id]);
+        let r = self
+            .cluster
+            .run(from, "scontrol", &["show", "job", &self.id]);
         let info = e2e::NodeInfo::parse(&r.stdout);
         let get = |k: &str| info.get(k).unwrap_or("?").to_string();
         (get("JobState"), get("Reason"), get("ExitCode"))
@@ -69,7 +71,12 @@ impl Job<'_> {
 fn sbatch(cluster: &Cluster, from: &str, args: &[&str]) -> String {
     let mut a = vec!["--parsable"];
     a.extend_from_slice(args);
-    cluster.run(from, "sbatch", &a).ok().stdout.trim().to_string()
+    cluster
+        .run(from, "sbatch", &a)
+        .ok()
+        .stdout
+        .trim()
+        .to_string()
 }
 
 fn leader_change_keeps_jobs(suite: Suite) {
@@ -148,8 +155,7 @@ fn leader_change_keeps_jobs(suite: Suite) {
     )
     .expect("deploy slurmctld");
     sim.deploy(
-        DeploySpec::new("slurmd", &e2e::charm_dir(work.path(), "slurmd"))
-            .extras_fn(move |u| e2(u)),
+        DeploySpec::new("slurmd", &e2e::charm_dir(work.path(), "slurmd")).extras_fn(move |u| e2(u)),
     )
     .expect("deploy slurmd");
     sim.integrate("slurmd", "slurmctld").expect("integrate");
@@ -171,9 +177,16 @@ fn leader_change_keeps_jobs(suite: Suite) {
         let s = sim.unit_status(unit).unwrap();
         (s.status, s.message)
     };
-    assert_eq!(status(&sim, "slurmctld/1").0, "active", "{:?}", status(&sim, "slurmctld/1"));
+    assert_eq!(
+        status(&sim, "slurmctld/1").0,
+        "active",
+        "{:?}",
+        status(&sim, "slurmctld/1")
+    );
     assert!(
-        status(&sim, "slurmctld/1").1.starts_with("standby: waiting for leadership"),
+        status(&sim, "slurmctld/1")
+            .1
+            .starts_with("standby: waiting for leadership"),
         "{:?}",
         status(&sim, "slurmctld/1")
     );
@@ -195,9 +208,15 @@ fn leader_change_keeps_jobs(suite: Suite) {
         .collect();
     assert_eq!(
         ctl_lines,
-        [format!("SlurmctldHost={ctl0}"), format!("SlurmctldHost={ctl1}")]
+        [
+            format!("SlurmctldHost={ctl0}"),
+            format!("SlurmctldHost={ctl1}")
+        ]
     );
-    assert!(conf.contains(&format!("StateSaveLocation={STATE}\n")), "{conf}");
+    assert!(
+        conf.contains(&format!("StateSaveLocation={STATE}\n")),
+        "{conf}"
+    );
     watch.lap("deploy 2 slurmctld + 1 slurmd, node IDLE");
 
     // A job running across the leader change (it waits for the test's marker), a held one, and
@@ -242,20 +261,32 @@ fn leader_change_keeps_jobs(suite: Suite) {
     assert!(hook_errors(&sim).is_empty(), "{:#?}", hook_errors(&sim));
     let (st, msg) = status(&sim, "slurmctld/1");
     assert_eq!(st, "waiting", "{msg}");
-    assert!(msg.starts_with(&format!("taking over from {ctl0}")), "{msg}");
+    assert!(
+        msg.starts_with(&format!("taking over from {ctl0}")),
+        "{msg}"
+    );
     assert_eq!(active(&ctl1), "inactive", "two primaries");
     // The next hooks (update-status): the former leader stops its slurmctld, then the new one
     // starts on the shared state and the node follows it.
     sim.update_status(Some("slurmctld")).expect("update-status");
     assert!(hook_errors(&sim).is_empty(), "{:#?}", hook_errors(&sim));
-    assert_ne!(active(&ctl0), "active", "the former leader still runs slurmctld");
+    assert_ne!(
+        active(&ctl0),
+        "active",
+        "the former leader still runs slurmctld"
+    );
     assert_eq!(active(&ctl1), "active");
     let (st, msg) = status(&sim, "slurmctld/0");
     assert_eq!(st, "active", "{msg}");
     assert!(msg.starts_with("standby: waiting for leadership"), "{msg}");
-    assert_eq!(status(&sim, "slurmctld/1").0, "active", "{:?}", status(&sim, "slurmctld/1"));
-    let default_slurmd = std::fs::read_to_string(cluster.root(&node).join("etc/default/slurmd"))
-        .unwrap_or_default();
+    assert_eq!(
+        status(&sim, "slurmctld/1").0,
+        "active",
+        "{:?}",
+        status(&sim, "slurmctld/1")
+    );
+    let default_slurmd =
+        std::fs::read_to_string(cluster.root(&node).join("etc/default/slurmd")).unwrap_or_default();
     assert!(
         default_slurmd.contains(&format!("--conf-server {ctl1}:6817")),
         "{default_slurmd}"
@@ -297,9 +328,7 @@ fn leader_change_keeps_jobs(suite: Suite) {
     assert_eq!(job_output(), "started\nmarker seen\n");
     watch.lap("the running job finished");
     // The held job runs once released.
-    cluster
-        .run(&ctl1, "scontrol", &["release", &held.id])
-        .ok();
+    cluster.run(&ctl1, "scontrol", &["release", &held.id]).ok();
     cluster.wait_for("the released job to finish", REGISTER, || {
         match held.state(&ctl1) {
             st if st.0 == "COMPLETED" => Ok(()),
@@ -312,7 +341,10 @@ fn leader_change_keeps_jobs(suite: Suite) {
     );
     // Job ids go on.
     let next = sbatch(&cluster, &ctl1, &["--wrap", "true"]);
-    let id = |s: &str| s.parse::<u64>().unwrap_or_else(|e| panic!("job id {s:?}: {e}"));
+    let id = |s: &str| {
+        s.parse::<u64>()
+            .unwrap_or_else(|e| panic!("job id {s:?}: {e}"))
+    };
     assert!(
         id(&next) > id(&held.id) && id(&held.id) > id(&running.id),
         "job ids restarted: {} {} then {next}",

@@ -12,9 +12,9 @@
 //!
 //! Each unit publishes its host name in its bag of the peer relation (`slurmctld-peers`, key
 //! `hostname`) where it differs; the leader reads every unit's in the hooks that may change
-//! them (peer relation events, leader-elected, config-changed, upgrade-charm, update-status,
-//! start) and keeps them in [`PEERS_FILE`] for the others (a slurmd relation event costs no
-//! extra hook-tool call).
+//! them (peer relation events, leader-elected, upgrade-charm, or no file yet) and keeps them in
+//! [`PEERS_FILE`] for the others (a slurmd relation event or update-status costs no extra
+//! hook-tool call).
 
 use crate::charms::error::CharmError;
 use crate::charms::host::{Host, Owner};
@@ -28,32 +28,44 @@ pub const HOSTNAME_KEY: &str = "hostname";
 /// The other units' host names, one a line, as the leader last read them.
 pub const PEERS_FILE: &str = "/var/lib/slurm-charms/slurmctld/peers";
 
-/// Whether `event` may change a unit's host name or the set of units, so the bags are read.
-fn may_change(event: &Event) -> bool {
+/// An event of the peer relation.
+fn peer_event(event: &Event) -> bool {
     match event {
         Event::RelationCreated(r)
         | Event::RelationJoined(r)
         | Event::RelationChanged(r)
         | Event::RelationDeparted(r)
         | Event::RelationBroken(r) => r.relation.endpoint == PEER_ENDPOINT,
-        Event::Install
-        | Event::Start
-        | Event::LeaderElected
-        | Event::ConfigChanged
-        | Event::UpgradeCharm
-        | Event::UpdateStatus => true,
         _ => false,
     }
 }
 
+/// Whether this unit's host name may have changed, or its bag be new: the peer relation's
+/// created/joined, start (a reboot), config-changed, upgrade-charm.
+fn may_rename(event: &Event) -> bool {
+    match event {
+        Event::RelationCreated(r) | Event::RelationJoined(r) => {
+            r.relation.endpoint == PEER_ENDPOINT
+        }
+        Event::Start | Event::ConfigChanged | Event::UpgradeCharm => true,
+        _ => false,
+    }
+}
+
+/// Whether the leader reads the other units' bags: a peer relation event (a unit came, went or
+/// renamed), leader-elected (a new leader's file may be old) and upgrade-charm.
+fn may_change(event: &Event) -> bool {
+    peer_event(event) || matches!(event, Event::LeaderElected | Event::UpgradeCharm)
+}
+
 /// Publishes this unit's host name in its peer bag where it is not there yet (any unit, in the
-/// hooks that [`may_change`] it; a read of the own bag, and a write only when it differs).
+/// hooks where it [`may_rename`]; a read of the own bag, and a write only when it differs).
 pub fn publish<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
 ) -> Result<(), CharmError> {
-    if !may_change(&ctx.event) {
+    if !may_rename(&ctx.event) {
         return Ok(());
     }
     let hostname = host.hostname()?;
