@@ -269,3 +269,25 @@ fn a_new_leader_waits_while_the_former_slurmctld_answers() {
             .contains("--conf-server slurmctld-1:6817")
     );
 }
+
+#[test]
+fn a_removed_leader_stops_slurmctld_and_the_next_one_takes_over() {
+    let mut c = two_controllers(SimOptions::default());
+    c.sim.remove_unit("slurmctld/0").unwrap();
+    c.assert_no_errors();
+    assert!(
+        c.commands("slurmctld/0")
+            .contains(&"systemctl stop slurmctld".to_owned()),
+        "{:?}",
+        c.commands("slurmctld/0")
+    );
+    assert!(!running(&c, "slurmctld/0"));
+    assert_eq!(c.sim.leader("slurmctld").as_deref(), Some("slurmctld/1"));
+    assert!(running(&c, "slurmctld/1"));
+    let conf = c.file("slurmctld/1", SLURM_CONF);
+    assert!(conf.contains("SlurmctldHost=slurmctld-1\n"), "{conf}");
+    assert!(
+        !conf.contains("SlurmctldHost=slurmctld-0"),
+        "the removed unit stays listed: {conf}"
+    );
+}

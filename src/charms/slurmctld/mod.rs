@@ -60,7 +60,9 @@ pub fn handle<B: SecretBackend + Sync>(
         Event::Install => install(backend, host, PACKAGES, "slurmctld")?,
         Event::UpgradeCharm => set_version(backend, host, "slurmctld"),
         Event::Action(a) => return actions::run_action(&a.name, backend, host),
-        Event::Stop | Event::Remove => return Ok(()),
+        // a unit going away (leader or not) leaves no slurmctld behind for a new leader to wait on
+        Event::Stop => return standby::stop(host),
+        Event::Remove => return Ok(()),
         _ => {}
     }
     let first = first_reads::first_reads(ctx, backend)?;

@@ -57,8 +57,17 @@ pub fn observe(config: &Map<String, Value>, host: &Host<'_>) -> StandbyObserved 
         .into_iter()
         .filter(|p| host.exists(p))
         .collect();
-    // only files the charm wrote (its header); an operator's file is not ours to remove
-    let charm_files = [SLURM_CONF, GRES_CONF]
+    StandbyObserved {
+        state_save,
+        leader_files,
+        charm_files: charm_files(host),
+    }
+}
+
+/// slurm.conf and gres.conf where the charm wrote them (its header): an operator's file is not
+/// ours to remove.
+fn charm_files(host: &Host<'_>) -> Vec<&'static str> {
+    [SLURM_CONF, GRES_CONF]
         .into_iter()
         .filter(|p| {
             host.read(p)
@@ -66,12 +75,7 @@ pub fn observe(config: &Map<String, Value>, host: &Host<'_>) -> StandbyObserved 
                 .flatten()
                 .is_some_and(|b| b.starts_with(HEADER.as_bytes()))
         })
-        .collect();
-    StandbyObserved {
-        state_save,
-        leader_files,
-        charm_files,
-    }
+        .collect()
 }
 
 /// Plans a non-leader's hook (pure).
@@ -132,6 +136,26 @@ pub fn apply<B: SecretBackend>(
         host.remove(path)?;
     }
     super::status_record::set_unit_status(ctx, backend, host, &plan.status)?;
+    Ok(())
+}
+
+/// The `stop` hook (the unit is being removed): slurmctld stopped and the leader's files
+/// removed when this unit ran it, as a standby does; no status (the unit is going away).
+pub fn stop(host: &Host<'_>) -> Result<(), CharmError> {
+    let leader_files = LEADER_FILES
+        .into_iter()
+        .filter(|p| host.exists(p))
+        .collect();
+    let charm_files = charm_files(host);
+    let led = |files: &Vec<&'static str>| !files.is_empty();
+    if !led(&leader_files) && !led(&charm_files) {
+        return Ok(());
+    }
+    tracing::info!("unit stopping: stopping slurmctld");
+    host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))?;
+    for path in charm_files.iter().chain(&leader_files) {
+        host.remove(path)?;
+    }
     Ok(())
 }
 
