@@ -147,7 +147,7 @@ fn leader_change_keeps_jobs(suite: Suite) {
     let extras = std::sync::Arc::new(cluster.unit_extras(&nvml, hosts.clone()));
     let (e1, e2) = (extras.clone(), extras);
     sim.deploy(
-        DeploySpec::new("slurmctld", &e2e::charm_dir(work.path(), "slurmctld"))
+        DeploySpec::new("slurmctld", e2e::charm_dir(work.path(), "slurmctld"))
             .units(2)
             .config("default-partition", "slurmd")
             .config("state-save-location", STATE)
@@ -155,7 +155,7 @@ fn leader_change_keeps_jobs(suite: Suite) {
     )
     .expect("deploy slurmctld");
     sim.deploy(
-        DeploySpec::new("slurmd", &e2e::charm_dir(work.path(), "slurmd")).extras_fn(move |u| e2(u)),
+        DeploySpec::new("slurmd", e2e::charm_dir(work.path(), "slurmd")).extras_fn(move |u| e2(u)),
     )
     .expect("deploy slurmd");
     sim.integrate("slurmd", "slurmctld").expect("integrate");
