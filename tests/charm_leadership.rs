@@ -45,8 +45,9 @@ fn two_controllers(opts: SimOptions) -> Cluster {
     assert!(
         c.slurm_conf()
             .contains("SlurmctldHost=slurmctld-0\nSlurmctldHost=slurmctld-1\n"),
-        "{}",
-        c.slurm_conf()
+        "{}\n{:?}",
+        c.slurm_conf(),
+        c.status("slurmctld/0")
     );
     assert!(
         c.slurm_conf()
@@ -165,9 +166,19 @@ fn with_juju_3_leader_settings_changed_the_former_leader_stops_at_once() {
         leader_settings_changed: true,
         ..SimOptions::default()
     });
+    c.clear_commands("slurmctld/0");
+    let before = c.sim.records().len();
     c.sim.set_leader("slurmctld/1").unwrap();
     c.assert_no_errors();
-    assert!(!running(&c, "slurmctld/0"), "two primaries");
+    let hooks: Vec<String> = c.sim.records()[before..]
+        .iter()
+        .map(|r| format!("{} {}", r.unit, r.hook))
+        .collect();
+    assert!(
+        !running(&c, "slurmctld/0"),
+        "two primaries: {hooks:?} {:?}",
+        c.commands("slurmctld/0")
+    );
     assert!(running(&c, "slurmctld/1"));
     assert_standby(&c, "slurmctld/0");
 }
@@ -237,6 +248,14 @@ fn a_new_leader_waits_while_the_former_slurmctld_answers() {
     c.sim.update_status(Some("slurmctld")).unwrap();
     c.assert_no_errors();
     assert!(c.slurm_conf().contains("SlurmctldHost=localhost\n"));
+    // the new leader's machine has a munge key of its own (the package makes one)
+    let key = c.bytes("slurmctld/0", "/etc/munge/munge.key").unwrap();
+    std::fs::create_dir_all(c.root("slurmctld/1").join("etc/munge")).unwrap();
+    std::fs::write(
+        c.root("slurmctld/1").join("etc/munge/munge.key"),
+        [7u8; 1024],
+    )
+    .unwrap();
     c.sim.set_leader("slurmctld/1").unwrap();
     c.assert_no_errors();
     assert_eq!(
@@ -267,6 +286,13 @@ fn a_new_leader_waits_while_the_former_slurmctld_answers() {
     assert!(
         c.file("slurmd/0", "/etc/default/slurmd")
             .contains("--conf-server slurmctld-1:6817")
+    );
+    // it took over with the cluster's key (from the secret), not its machine's own, although
+    // the hook that took over was an update-status
+    assert_eq!(
+        c.bytes("slurmctld/1", "/etc/munge/munge.key"),
+        Some(key),
+        "the new leader kept its machine's munge key"
     );
 }
 
