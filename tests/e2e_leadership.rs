@@ -7,8 +7,8 @@
 //!
 //! Hosts (the simulator numbers machines in deploy order):
 //!   juju-e2e-0  slurmctld/0 (leader first)
-//!   juju-e2e-1  slurmctld/1
-//!   juju-e2e-2  slurmd/0    1 x Tesla T4
+//!   juju-e2e-1  slurmd/0    1 x Tesla T4
+//!   juju-e2e-2  slurmctld/1 (added to the running cluster)
 
 mod e2e;
 
@@ -91,7 +91,7 @@ fn leader_change_keeps_jobs(suite: Suite) {
         .map(|(h, a)| (h.as_str(), a.as_str()))
         .collect();
     let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let (ctl0, ctl1, node) = (machine(0).0, machine(1).0, machine(2).0);
+    let (ctl0, node, ctl1) = (machine(0).0, machine(1).0, machine(2).0);
     let hosts: BTreeMap<String, String> = [
         ("slurmctld/0", &ctl0),
         ("slurmctld/1", &ctl1),
@@ -148,7 +148,6 @@ fn leader_change_keeps_jobs(suite: Suite) {
     let (e1, e2) = (extras.clone(), extras);
     sim.deploy(
         DeploySpec::new("slurmctld", e2e::charm_dir(work.path(), "slurmctld"))
-            .units(2)
             .config("default-partition", "slurmd")
             .config("state-save-location", STATE)
             .extras_fn(move |u| e1(u)),
@@ -177,19 +176,6 @@ fn leader_change_keeps_jobs(suite: Suite) {
         let s = sim.unit_status(unit).unwrap();
         (s.status, s.message)
     };
-    assert_eq!(
-        status(&sim, "slurmctld/1").0,
-        "active",
-        "{:?}",
-        status(&sim, "slurmctld/1")
-    );
-    assert!(
-        status(&sim, "slurmctld/1")
-            .1
-            .starts_with("standby: waiting for leadership"),
-        "{:?}",
-        status(&sim, "slurmctld/1")
-    );
     let active = |host: &str| {
         cluster
             .run(host, "systemctl", &["is-active", "slurmctld"])
@@ -197,8 +183,18 @@ fn leader_change_keeps_jobs(suite: Suite) {
             .trim()
             .to_string()
     };
-    assert_eq!(active(&ctl1), "inactive", "a standby runs no slurmctld");
     cluster.wait_node_idle_alive(&ctl0, &node, T4_1, REGISTER);
+    let first = sbatch(&cluster, &ctl0, &["--wrap", "true"]);
+    watch.lap("deploy slurmctld + slurmd, node IDLE, a first job");
+
+    // A second controller unit joins the running cluster: it stands by, runs no slurmctld, and
+    // the leader names it in slurm.conf after itself (slurmctld takes that by reconfigure).
+    sim.add_unit("slurmctld", 1).expect("add-unit slurmctld");
+    assert!(hook_errors(&sim).is_empty(), "{:#?}", hook_errors(&sim));
+    let (st, msg) = status(&sim, "slurmctld/1");
+    assert_eq!(st, "active", "{msg}");
+    assert!(msg.starts_with("standby: waiting for leadership"), "{msg}");
+    assert_eq!(active(&ctl1), "inactive", "a standby runs no slurmctld");
     // Both units are in slurm.conf, the leader first: a job's slurmstepd, which keeps the conf
     // it started with, reaches the next leader through the second line.
     let conf = std::fs::read_to_string(cluster.root(&ctl0).join("etc/slurm/slurm.conf")).unwrap();
@@ -217,7 +213,13 @@ fn leader_change_keeps_jobs(suite: Suite) {
         conf.contains(&format!("StateSaveLocation={STATE}\n")),
         "{conf}"
     );
-    watch.lap("deploy 2 slurmctld + 1 slurmd, node IDLE");
+    let ping = cluster.run(&ctl0, "scontrol", &["ping"]).ok().stdout;
+    assert!(
+        ping.contains(&format!("at {ctl0} is UP")) && ping.contains(&format!("at {ctl1} is DOWN")),
+        "{ping}"
+    );
+    cluster.wait_node_idle_alive(&ctl0, &node, T4_1, REGISTER);
+    watch.lap("add-unit slurmctld: standby, two SlurmctldHost lines");
 
     // A job running across the leader change (it waits for the test's marker), a held one, and
     // the job ids so far.
@@ -346,8 +348,8 @@ fn leader_change_keeps_jobs(suite: Suite) {
             .unwrap_or_else(|e| panic!("job id {s:?}: {e}"))
     };
     assert!(
-        id(&next) > id(&held.id) && id(&held.id) > id(&running.id),
-        "job ids restarted: {} {} then {next}",
+        id(&next) > id(&held.id) && id(&held.id) > id(&running.id) && id(&running.id) > id(&first),
+        "job ids restarted: {first} {} {} then {next}",
         running.id,
         held.id
     );
