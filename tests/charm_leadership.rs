@@ -275,10 +275,21 @@ fn a_new_leader_waits_while_the_former_slurmctld_answers() {
         c.file("slurmd/0", "/etc/default/slurmd")
             .contains("--conf-server localhost:6817")
     );
-    // The former leader stops its slurmctld (the port closes with it), then the new leader's
-    // next hook takes over.
-    c.sim.update_status(Some("slurmctld")).unwrap();
+    // The former leader's next hook stops its slurmctld and says so in its peer bag: the new
+    // leader's peer relation-changed asks again (the test's port still answers: it waits on).
+    let before = c.sim.records().len();
+    c.sim
+        .queue_hook("slurmctld/0", juju_sim::Hook::UpdateStatus);
+    c.sim.settle().unwrap();
     assert!(!running(&c, "slurmctld/0"));
+    assert!(
+        c.sim.records()[before..]
+            .iter()
+            .any(|r| r.unit == "slurmctld/1" && r.hook == "slurmctld-peers-relation-changed"),
+        "the new leader was not told"
+    );
+    assert_eq!(c.status("slurmctld/1").0, "waiting");
+    // the port closes; the new leader's next hook takes over
     drop(listener);
     c.sim.update_status(Some("slurmctld")).unwrap();
     c.assert_no_errors();

@@ -13,7 +13,7 @@
 mod e2e;
 
 use e2e::{Cluster, Stopwatch, Suite};
-use juju_sim::{DeploySpec, Simulator};
+use juju_sim::{DeploySpec, Hook, Simulator};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -268,9 +268,16 @@ fn leader_change_keeps_jobs(suite: Suite) {
         "{msg}"
     );
     assert_eq!(active(&ctl1), "inactive", "two primaries");
-    // The next hooks (update-status): the former leader stops its slurmctld, then the new one
-    // starts on the shared state and the node follows it.
-    sim.update_status(Some("slurmctld")).expect("update-status");
+    // The former leader's next hook (its update-status; no hook on the new leader): it stops its
+    // slurmctld and says so in its peer bag; the new leader's peer relation-changed then starts
+    // slurmctld on the shared state, and the node follows it.
+    let before = sim.records().len();
+    sim.queue_hook("slurmctld/0", Hook::UpdateStatus);
+    sim.settle().expect("settle");
+    let took_over = sim.records()[before..]
+        .iter()
+        .any(|r| r.unit == "slurmctld/1" && r.hook == "slurmctld-peers-relation-changed");
+    assert!(took_over, "the new leader was not told");
     assert!(hook_errors(&sim).is_empty(), "{:#?}", hook_errors(&sim));
     assert_ne!(
         active(&ctl0),

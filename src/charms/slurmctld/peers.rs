@@ -25,6 +25,10 @@ use juju_runtime::{Bag, BagOwner, Event, HookContext, ModelBackend};
 pub const PEER_ENDPOINT: &str = "slurmctld-peers";
 /// The key of a unit's host name in its peer bag.
 pub const HOSTNAME_KEY: &str = "hostname";
+/// Set in a former leader's peer bag once it has stopped its slurmctld (a new value each time):
+/// the peer relation-changed it causes on the new leader lets that one take over at once
+/// instead of at its next update-status ([`super::takeover`]).
+pub const STOPPED_KEY: &str = "slurmctld-stopped";
 /// The other units' host names, one a line, as the leader last read them.
 pub const PEERS_FILE: &str = "/var/lib/slurm-charms/slurmctld/peers";
 
@@ -144,6 +148,19 @@ pub fn observe<B: ModelBackend>(
 pub fn save(host: &Host<'_>, peers: &Peers) -> Result<(), CharmError> {
     if let Some(text) = &peers.save {
         host.write_unsynced(PEERS_FILE, text.as_bytes(), 0o600, Some(Owner::ROOT))?;
+    }
+    Ok(())
+}
+
+/// Tells the other units that this one stopped the slurmctld it ran ([`STOPPED_KEY`], the time
+/// in nanoseconds: always a new value, so Juju runs the new leader's peer relation-changed).
+pub fn announce_stopped<B: ModelBackend>(backend: &B) -> Result<(), CharmError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    for rel in backend.relation_ids(PEER_ENDPOINT)? {
+        let data = Bag::from([(STOPPED_KEY.to_owned(), now.to_string())]);
+        backend.relation_set(&rel, false, &data)?;
     }
     Ok(())
 }

@@ -7,7 +7,8 @@
 //! (`systemctl stop slurmctld`), then removes the slurm.conf it wrote (Debian's unit starts
 //! slurmctld only where `/etc/slurm/slurm.conf` exists, so it does not come back at the next
 //! boot) and its store (were it elected again, it rebuilds from Juju and restarts slurmctld on
-//! fresh files). A unit that never led has none of those and runs no command.
+//! fresh files), and tells the new leader through its peer bag, which then takes over at once
+//! ([`super::peers::STOPPED_KEY`]). A unit that never led has none of those and runs no command.
 //!
 //! The status says what it waits for: leadership, with the state it would take over
 //! (`state-save-location` on shared storage, [`super::state_save`]); blocked when it could not
@@ -134,6 +135,10 @@ pub fn apply<B: SecretBackend>(
     }
     for path in &plan.remove {
         host.remove(path)?;
+    }
+    if plan.stop_slurmctld {
+        // the new leader may be waiting for this slurmctld to stop (super::takeover)
+        super::peers::announce_stopped(backend)?;
     }
     super::status_record::set_unit_status(ctx, backend, host, &plan.status)?;
     Ok(())

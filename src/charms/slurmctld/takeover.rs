@@ -7,8 +7,10 @@
 //! leader, or a first deployment) reads the `cluster_info` the application published (any unit
 //! can read its own application's bag) and, when it names another host whose slurmctld port
 //! still answers, waits: it writes nothing and publishes nothing (the nodes keep the controller
-//! that answers them), and says what it waits for. Its next hook (update-status at the latest)
-//! asks again. A host that does not answer or no longer resolves is taken over at once.
+//! that answers them), and says what it waits for. Its next hook asks again: the peer
+//! relation-changed the former leader causes once it has stopped its slurmctld
+//! ([`super::peers::STOPPED_KEY`]), or update-status at the latest. A host that does not answer
+//! or no longer resolves is taken over at once.
 
 use super::store::STORE_PATH;
 use crate::charms::error::CharmError;
