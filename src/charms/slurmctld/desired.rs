@@ -54,6 +54,20 @@ pub struct Settings {
     /// `health-check-interval` and `health-check-node-state`, checked (an error blocks the
     /// leader with its text and renders nothing).
     pub health_check: Result<crate::slurm::HealthCheck, crate::slurm::HealthCheckError>,
+    /// The other controller units and where the state is kept (what a leader change needs).
+    pub controllers: Controllers,
+}
+
+/// What slurm.conf says so that another unit can take over when leadership moves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Controllers {
+    /// The other slurmctld units' host names, `SlurmctldHost` lines after this leader's
+    /// ([`super::peers`]: they run no slurmctld, but a job's slurmstepd reaches the next leader
+    /// through them).
+    pub others: Vec<String>,
+    /// `StateSaveLocation` from `state-save-location` (shared storage, checked by
+    /// [`super::state_save`]); `None`: the leader's local disk, the charm's default.
+    pub state_save_location: Option<String>,
 }
 
 /// The rendered result.
@@ -412,6 +426,12 @@ fn render(
         head.owned
             .insert(GlobalKey::HealthCheckTimeout, t.to_string());
     }
+    if let Some(path) = &settings.controllers.state_save_location {
+        head.owned
+            .insert(GlobalKey::StateSaveLocation, path.clone());
+    }
+    head.slurmctld_hosts
+        .extend(settings.controllers.others.iter().cloned());
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     head.set_gres_types(
         accepted
