@@ -104,6 +104,22 @@ impl InterfaceError {
     }
 }
 
+/// Longest field path quoted whole in an error (bytes): the path holds the keys the sender
+/// chose (a partition name), and a 64 KiB key must not push the reason out of the message.
+const MAX_FIELD_PATH: usize = 80;
+
+/// `path`, cut to [`MAX_FIELD_PATH`] bytes (at a character boundary) with its size when longer.
+fn short_path(path: String) -> String {
+    if path.len() <= MAX_FIELD_PATH {
+        return path;
+    }
+    let mut end = MAX_FIELD_PATH;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &path[..end], path.len())
+}
+
 /// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
 /// value that is not a valid record (wrong shape, a refused value) is [`InterfaceError::Invalid`]
 /// naming the field's path (`gres[1].Type`).
@@ -115,7 +131,7 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = match e.path().to_string() {
             p if p == "." => "value".to_string(),
-            p => p,
+            p => short_path(p),
         };
         let inner = e.into_inner();
         if inner.is_data() {
