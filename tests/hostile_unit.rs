@@ -127,3 +127,20 @@ fn a_refused_partition_reason_is_bounded() {
     assert!(why.contains("invalid PartitionName"), "{why}");
     assert!(why.len() <= MAX_REASON_LEN + 32, "{} bytes", why.len());
 }
+
+/// The same for a refused parameter whose key is 20,000 bytes: the field path is cut, so the
+/// reason ("invalid key") still shows within the bound the controller keeps
+/// (`MAX_REASON_LEN`).
+#[test]
+fn a_refused_partition_parameter_with_a_huge_key_keeps_its_reason() {
+    use slurm_charms::charms::slurmctld::store::{MAX_REASON_LEN, bounded};
+    use slurm_charms::interface::PartitionRecord;
+    let key = "K".repeat(20_000);
+    let e = PartitionRecord::from_relation_value(&format!(r#"{{"compute":{{"{key}":"1"}}}}"#))
+        .unwrap_err()
+        .to_string();
+    let kept = bounded(e);
+    assert!(kept.contains("compute.KKK"), "{kept}");
+    assert!(kept.contains("(20008 bytes): invalid key"), "{kept}");
+    assert!(kept.len() <= MAX_REASON_LEN + 32, "{} bytes", kept.len());
+}

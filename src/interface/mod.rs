@@ -94,11 +94,12 @@ pub enum InterfaceError {
 }
 
 impl InterfaceError {
-    /// [`InterfaceError::Invalid`] for `field` of the record under `key`.
+    /// [`InterfaceError::Invalid`] for `field` of the record under `key` (a field path over
+    /// 80 bytes is cut: it holds keys the sender chose).
     pub fn invalid(key: &'static str, field: impl Into<String>, reason: impl Into<String>) -> Self {
         InterfaceError::Invalid {
             key,
-            field: field.into(),
+            field: short_path(field.into()),
             reason: reason.into(),
         }
     }
