@@ -13,7 +13,7 @@
 //! `tests/charm_store_render.rs` checks it over random clusters.
 
 use super::owners::{Owners, settle, settle_flagged};
-use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store};
+use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store, bounded};
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
@@ -190,8 +190,12 @@ struct Rejections {
     verdicts: BTreeMap<u32, Verdicts>,
 }
 
+/// Reasons are cut to [`super::store::MAX_REASON_LEN`] bytes here, where they are recorded:
+/// they are logged, kept in the store ([`Store::logged`]) and shown in the status, and a
+/// refusal can quote what another application sent (a 64 KiB partition name).
 impl Rejections {
     fn unit(&mut self, relation: u32, unit: &str, why: String) {
+        let why = bounded(why);
         self.verdicts
             .entry(relation)
             .or_default()
@@ -201,6 +205,7 @@ impl Rejections {
     }
 
     fn app(&mut self, relation: u32, rel: &Relation, why: String) {
+        let why = bounded(why);
         let v = self.verdicts.entry(relation).or_default();
         for unit in rel.units.keys() {
             v.0.insert(unit.to_owned(), format!("application {}: {why}", rel.app));
