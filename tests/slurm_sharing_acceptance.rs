@@ -76,6 +76,7 @@ fn controller_files(dir: &str, version: &str) -> (String, String) {
             )
             .ok(),
         ),
+        default_memory: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.expect("slurm.conf planned");
@@ -241,6 +242,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        default_memory: Ok(Default::default()),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.clone().expect("slurm.conf planned");

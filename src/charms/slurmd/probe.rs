@@ -75,7 +75,7 @@ const LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// up by `getent ahosts` (the same NSS resolver) in a child process that is killed at the
 /// limit, so nothing of the lookup outlives this call (an in-process lookup cannot be
 /// cancelled and would leave its thread behind).
-fn port_answers(addr: &str) -> Option<bool> {
+pub(super) fn port_answers(addr: &str) -> Option<bool> {
     use std::net::{SocketAddr, TcpStream};
     let addrs: Vec<SocketAddr> = match addr.parse::<SocketAddr>() {
         Ok(a) => vec![a],
