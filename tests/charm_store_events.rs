@@ -77,6 +77,7 @@ fn settings() -> Settings {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         controllers: Default::default(),
+        default_memory: Ok(Default::default()),
     }
 }
 

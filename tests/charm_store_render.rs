@@ -112,6 +112,7 @@ fn settings() -> Settings {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         controllers: Default::default(),
+        default_memory: Ok(Default::default()),
     }
 }
 
@@ -161,6 +162,17 @@ fn model_files(apps: &[(String, Vec<Node>)]) -> (String, String) {
         });
     }
     slurm.set_gres_types_from_nodes();
+    // the memory defaults, from the model's own nodes (the store reads them from its records)
+    let memory = slurm_charms::slurm::DefaultMemory::default().lines(
+        slurm
+            .nodes
+            .iter()
+            .filter_map(slurm_charms::slurm::NodeMemory::of_node),
+        &slurm.extra,
+    );
+    for (key, mb) in memory {
+        slurm.extra.push((key.to_owned(), mb.to_string()));
+    }
     assert!(slurm.owned.contains_key(&GlobalKey::GresTypes));
     let files = render_files(&slurm, &gres).unwrap();
     (files.slurm_conf, files.gres_conf)

@@ -9,6 +9,7 @@
 
 use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
+use super::desired::NEW_NODE_REASON;
 use super::key_secret::{self, KeySecretPlan};
 use super::plan::{ControllerPlan, refused_status};
 use super::store::{Applied, RELOAD_PENDING, Refusal, STORE_PATH};
@@ -34,6 +35,9 @@ pub struct Outcome {
     /// The verdicts published because of a refusal (relation id, value): the store records
     /// them ([`save`]).
     pub refusal_verdicts: Vec<(u32, String)>,
+    /// slurmctld, found not running and restarted on the files it ran
+    /// ([`Reload::Revive`]), does not answer: the status to set instead of the plan's.
+    pub dead: Option<Status>,
 }
 
 /// Applies everything in `plan` except the status and the cache, in the order the module
@@ -80,9 +84,35 @@ pub fn apply<B: SecretBackend + Sync>(
         }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
-        reload(host, &plan.decision)
+        reload(host, &plan.decision)?;
+        if plan.revived == super::liveness::Marker::Write {
+            // a slurmctld that died restores node states from its last state save, which may
+            // predate a resume of a new node: the charm's own `DownNodes` reason is lifted
+            // again from the nodes that left `DownNodes`
+            let keep_down = plan
+                .store
+                .as_ref()
+                .and_then(|s| s.applied.as_ref())
+                .map(|a| &a.down);
+            resume_stale_new_nodes(host, keep_down);
+        }
+        Ok(())
     };
+    let mut dead = None;
     let refused = match write_and_reload() {
+        // the files are those it ran: a slurmctld that does not start is not a refusal of them
+        Err(ReloadError::Refused(reason)) if plan.decision.reload == Reload::Revive => {
+            let tail = super::liveness::log_tail(host);
+            tracing::error!(
+                "{}",
+                super::liveness::with_log(
+                    &format!("slurmctld does not start: {}", reason.trim()),
+                    &tail
+                )
+            );
+            dead = Some(super::liveness::dead_status(&tail));
+            None
+        }
         Ok(()) => {
             if plan.keep_accepted {
                 // Written over the old copies, no fsync, no rename: a copy a crash left stale or
@@ -95,6 +125,24 @@ pub fn apply<B: SecretBackend + Sync>(
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
         Err(ReloadError::Charm(e)) => return Err(e),
     };
+    // a restart that did not answer leaves no marker: the status says it does not start, and
+    // a later hook that starts it is a first revival again
+    let marker = match plan.revived {
+        super::liveness::Marker::Write if dead.is_some() => super::liveness::Marker::Remove,
+        m => m,
+    };
+    match marker {
+        super::liveness::Marker::Keep => {}
+        super::liveness::Marker::Write => {
+            host.write(
+                super::liveness::REVIVED,
+                b"slurmctld was restarted by the charm after it was found not running\n",
+                0o600,
+                Some(Owner::ROOT),
+            )?;
+        }
+        super::liveness::Marker::Remove => host.remove(super::liveness::REVIVED)?,
+    }
     let cluster_info = match key_secret {
         Some((id, Some(write))) => Some(key_secret::publish(backend, &id, write)?),
         _ => None,
@@ -136,6 +184,7 @@ pub fn apply<B: SecretBackend + Sync>(
         refused,
         cluster_info,
         refusal_verdicts,
+        dead,
     })
 }
 
@@ -358,6 +407,9 @@ pub fn save(
             }
         }
     }
+    if let Some(status) = &outcome.dead {
+        store.status = Some((status.kind.as_str().to_owned(), status.message.clone()));
+    }
     write_store(host, &mut store)?;
     // what slurmctld runs is in the store now
     host.remove(RELOAD_PENDING)?;
@@ -389,7 +441,7 @@ fn write(host: &Host<'_>, file: &FileWrite) -> Result<bool, HostError> {
 }
 
 /// slurmctld's log (its last lines explain a failed start).
-pub const SLURMCTLD_LOG: &str = "/var/log/slurm/slurmctld.log";
+pub use super::liveness::SLURMCTLD_LOG;
 
 /// How long a restarted slurmctld may take to answer `scontrol ping`.
 const PING_TRIES: u32 = 20;
@@ -478,6 +530,50 @@ fn clear_gres_drains(host: &Host<'_>, nodes: &[String]) {
     resume(host, &drained, "GRES mismatch fixed by the restart");
 }
 
+/// After slurmctld was restarted from its saved state (found dead): resumes the nodes that are
+/// down or drained with exactly the charm's `DownNodes` reason ([`NEW_NODE_REASON`]) but are no
+/// longer in `DownNodes` (`keep_down`); every other down node is left as it is.
+fn resume_stale_new_nodes(host: &Host<'_>, keep_down: Option<&std::collections::BTreeSet<String>>) {
+    let query = Cmd::new("sinfo", ["--noheader", "--Node", "--format=%N|%T|%E"]);
+    let out = match host.run_ok(&query) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!("cannot check the nodes' states after the restart: {e}");
+            return;
+        }
+    };
+    let stale = stale_new_nodes(&out.stdout, keep_down);
+    if !stale.is_empty() {
+        resume(
+            host,
+            &stale,
+            "configured before slurmctld died; its saved state said new",
+        );
+    }
+}
+
+/// The nodes of `sinfo --Node --format=%N|%T|%E` output that are down or drained with exactly
+/// [`NEW_NODE_REASON`] and not in `keep_down`.
+fn stale_new_nodes(
+    sinfo: &str,
+    keep_down: Option<&std::collections::BTreeSet<String>>,
+) -> Vec<String> {
+    sinfo
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '|');
+            let (n, st, reason) = (f.next()?.trim(), f.next()?, f.next()?);
+            let st = st.to_ascii_lowercase();
+            let down = st.contains("down") || st.contains("drain");
+            let ours = reason.trim() == NEW_NODE_REASON;
+            let kept = keep_down.is_some_and(|d| d.contains(n));
+            (down && ours && !kept).then(|| n.to_string())
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 /// The nodes in `sinfo --Node --format=%N|%T|%E` output that are drained (or draining) with
 /// exactly one of Slurm's GRES-mismatch reasons ([`is_gres_mismatch`]).
 fn gres_drained(sinfo: &str) -> Vec<String> {
@@ -520,6 +616,7 @@ fn announce(decision: &Decision) {
         Reload::Stop => {
             tracing::info!("no nodes: stopping slurmctld (it cannot run without nodes)");
         }
+        Reload::Revive => tracing::info!("slurmctld is not running: restarting it"),
     }
 }
 
@@ -539,6 +636,9 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))
                 .map_err(|e| ReloadError::Charm(e.into()))?;
         }
+        // found not running, the files unchanged: the nodes have them already (no
+        // reconfigure, which 22.05.8's unregistered slurmd would not survive)
+        Reload::Revive => restart_slurmctld(host)?,
     }
     if !decision.resume.is_empty() {
         resume(host, &decision.resume, "left DownNodes");
@@ -553,7 +653,7 @@ fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Applied, gres_drained, gres_types};
+    use super::{Applied, gres_drained, gres_types, stale_new_nodes};
 
     #[test]
     fn gres_types_are_gpu_and_every_name_the_nodes_carry() {
@@ -571,6 +671,21 @@ mod tests {
         assert_eq!(gres_types(&applied).to_relation_value(), "gpu,mps,shard");
         let none = Applied::new([("c", "")], Default::default(), 0, 0);
         assert_eq!(gres_types(&none).to_relation_value(), "gpu");
+    }
+
+    #[test]
+    fn only_nodes_that_left_down_nodes_with_the_charms_reason_are_resumed() {
+        let sinfo = "\
+n1|down*|New node.
+n2|down|New node.
+n3|drained|New node. (ticket 7)
+n4|down|Not responding
+n5|idle|New node.
+n6|drained|New node.
+";
+        let keep: std::collections::BTreeSet<String> = ["n2".to_string()].into();
+        assert_eq!(stale_new_nodes(sinfo, Some(&keep)), vec!["n1", "n6"]);
+        assert_eq!(stale_new_nodes(sinfo, None), vec!["n1", "n2", "n6"]);
     }
 
     #[test]

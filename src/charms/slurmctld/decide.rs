@@ -31,6 +31,9 @@ pub enum Reload {
     Restart,
     /// `systemctl stop slurmctld`: no nodes left (22.05's slurmctld dies without nodes).
     Stop,
+    /// `systemctl restart slurmctld` alone: it was found not running, and the files are those
+    /// it ran ([`super::liveness`]); a restart that does not answer is not a refusal of files.
+    Revive,
 }
 
 impl Reload {
@@ -38,7 +41,10 @@ impl Reload {
     /// during which the hook can do other work ([`super::apply`] sends its log meanwhile). A
     /// resume's `scontrol update` is left out: quick, and it may log a failure.
     pub fn runs(&self) -> bool {
-        matches!(self, Reload::Reconfigure | Reload::Restart | Reload::Stop)
+        matches!(
+            self,
+            Reload::Reconfigure | Reload::Restart | Reload::Stop | Reload::Revive
+        )
     }
 }
 

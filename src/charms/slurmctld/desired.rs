@@ -16,6 +16,7 @@ use super::owners::{Owners, settle, settle_flagged};
 use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store, bounded};
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
+use crate::slurm::NodeMemory;
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
 use crate::slurm::render::{
     HEADER, push_down_nodes_line, push_node_line, push_partition_line, render_slurm_conf_head,
@@ -54,6 +55,10 @@ pub struct Settings {
     /// `health-check-interval` and `health-check-node-state`, checked (an error blocks the
     /// leader with its text and renders nothing).
     pub health_check: Result<crate::slurm::HealthCheck, crate::slurm::HealthCheckError>,
+    /// `default-mem-per-cpu` and `default-mem-per-gpu`, checked (an error blocks the leader
+    /// with its text and renders nothing): `DefMemPerCPU`/`DefMemPerGPU`, derived from the
+    /// nodes by default ([`crate::slurm::DefaultMemory`]).
+    pub default_memory: Result<crate::slurm::DefaultMemory, crate::slurm::DefaultMemoryError>,
     /// The other controller units and where the state is kept (what a leader change needs).
     pub controllers: Controllers,
 }
@@ -419,6 +424,20 @@ fn render(
             .insert(GlobalKey::CredType, "cred/slurm".to_owned());
     }
     apply_parameters(&mut head, &settings.slurm_conf_parameters).map_err(|e| e.to_string())?;
+    // a job without `--mem` gets a share of a node, not all of it: per CPU and per GPU, from
+    // each distinct record once (nodes of one record are alike)
+    let memory = settings
+        .default_memory
+        .as_ref()
+        .map_err(ToString::to_string)?;
+    let mut seen: NameMap<u32, ()> = NameMap::default();
+    let nodes = accepted
+        .iter()
+        .filter(|a| seen.insert(a.id, ()).is_none())
+        .filter_map(|a| NodeMemory::of_tail(&a.record.tail, &a.gres.value));
+    for (key, mb) in memory.lines(nodes, &head.extra) {
+        head.extra.push((key.to_owned(), mb.to_string()));
+    }
     let health = settings
         .health_check
         .as_ref()

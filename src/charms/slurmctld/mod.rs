@@ -1,7 +1,8 @@
 //! The slurmctld (controller) charm. A leader hook runs one path:
 //!
-//! [`observe`] (config, the store with the event applied to it, and, when that changed
-//! something, the munge key, the key secret and the Slurm files on disk; reads only) →
+//! [`observe`] (config, whether slurmctld runs ([`liveness`]), the store with the event
+//! applied to it, and, when that changed something, the munge key, the key secret and the
+//! Slurm files on disk; reads only) →
 //! [`plan::plan`] (pure: admit first-come → fold into hostlists → render ([`desired`]) →
 //! decide what slurmctld needs ([`decide`]); "nothing changed" is an `if` there) → [`apply`]
 //! (writes only, fixed order) → `status-set` once → the store saved last ([`apply::save`]), so a
@@ -20,6 +21,7 @@ pub mod decide;
 pub mod desired;
 pub mod first_reads;
 pub mod key_secret;
+pub mod liveness;
 pub mod observe;
 pub mod owners;
 pub mod peers;
@@ -84,9 +86,11 @@ pub fn handle<B: SecretBackend + Sync>(
     let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
-    let status = match &outcome.refused {
-        Some((status, _)) => status,
-        None => &plan.status,
+    // `Some`: a restarted slurmctld did not answer (liveness), or slurmctld refused the new
+    // files and the accepted ones were put back.
+    let status = match (&outcome.dead, &outcome.refused) {
+        (Some(status), _) | (None, Some((status, _))) => status,
+        (None, None) => &plan.status,
     };
     status_record::set_unit_status(ctx, backend, host, status)?;
     crate::charms::cos::write_cluster_metrics(ctx, host);

@@ -6,6 +6,7 @@
 use super::accepted::ACCEPTED_FILES;
 use super::desired::Settings;
 use super::first_reads::Prefetched;
+use super::liveness::Liveness;
 use super::store::{Change, Delta, RELOAD_PENDING, STORE_PATH, Store, StoreError};
 use super::store_file::StoreFile;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -70,6 +71,8 @@ pub struct Observed {
     /// Related slurmd units goal-state expects, and which of them are not in the store yet
     /// (asked only on relation-joined/changed, see [`enlisting`]).
     pub enlisting: Option<Enlisting>,
+    /// Whether slurmctld runs (asked in every leader hook, [`super::liveness`]).
+    pub liveness: Liveness,
 }
 
 /// Units of an enlistment batch (`add-unit -n N`) that Juju lists in goal-state but that have
@@ -195,6 +198,8 @@ pub fn observe<B: SecretBackend>(
     };
     // a reload was under way when a hook failed: slurmctld may run the old files or the new
     let pending = host.path(RELOAD_PENDING).exists();
+    // every leader hook asks whether slurmctld runs; one that does not takes the plan path
+    let liveness = Liveness::observe(host);
     let event_delta = match forced {
         None => delta(ctx, backend, event_bag.clone())?,
         Some(_) => None,
@@ -202,7 +207,7 @@ pub fn observe<B: SecretBackend>(
     // The one predicate that drops an event changing nothing before the plan: it reads the
     // store's head and the event's unit only, not the whole store.
     let quiet = match (&file, &event_delta) {
-        (Ok(file), Some(d)) if !pending && our_relation_event(ctx) => file
+        (Ok(file), Some(d)) if !pending && liveness.settled() && our_relation_event(ctx) => file
             .head()
             .ok()
             .filter(|head| settled(head) && file.unchanged(head, d)),
@@ -275,10 +280,18 @@ pub fn observe<B: SecretBackend>(
                 _ => None,
             },
         },
+        default_memory: crate::slurm::DefaultMemory::parse(
+            &config_str(&config, "default-mem-per-cpu"),
+            &config_str(&config, "default-mem-per-gpu"),
+        ),
     };
     let published = published_secret(&store);
-    let unchanged =
-        quiet_hook || (our_relation_event(ctx) && !changed && relist.is_none() && settled(&store));
+    let unchanged = quiet_hook
+        || (our_relation_event(ctx)
+            && !changed
+            && relist.is_none()
+            && settled(&store)
+            && liveness.settled());
     let mut observed = Observed {
         settings,
         store,
@@ -295,6 +308,7 @@ pub fn observe<B: SecretBackend>(
         accepted_complete: false,
         unchanged,
         enlisting: None,
+        liveness,
     };
     if unchanged {
         return Ok(observed);

@@ -10,6 +10,7 @@ use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
 use super::key_secret::{
     ClusterInfoWrite, EventSecret, KeySecret, KeySecretPlan, SecretAction, housekeeping,
 };
+use super::liveness::{self, Marker};
 use super::observe::{Enlisting, Observed};
 use super::refusal;
 use super::store::{Refusal, Store};
@@ -62,6 +63,9 @@ pub struct ControllerPlan {
     /// What slurmctld ran, and [`Store::accepted_seq`], before this hook: what the store says
     /// again if slurmctld refuses this plan's files.
     pub previous: (Option<super::store::Applied>, u64),
+    /// What becomes of the [`liveness::REVIVED`] marker (written once slurmctld, found not
+    /// running, was restarted; removed when it was found running).
+    pub revived: Marker,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -118,6 +122,8 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
             rollback: false,
             verdicts: BTreeMap::new(),
             previous: (None, 0),
+            // an unchanged event is one where slurmctld runs and no marker is there
+            revived: Marker::Keep,
         };
     }
     let key = munge_key(&obs);
@@ -174,7 +180,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }
-    let warnings = fresh
+    let mut warnings: Vec<String> = fresh
         .into_iter()
         .chain(
             rendered
@@ -185,6 +191,8 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         .collect();
     let mut keep_accepted = false;
     let mut rollback = false;
+    // slurmctld found not running: restarted on what it should run (liveness.rs)
+    let dead = !obs.liveness.running;
     let (files, decision) = match (rendered.slurm_conf.take(), rendered.gres_conf.take()) {
         (Some(slurm), Some(gres)) => {
             let mut files = Vec::new();
@@ -219,7 +227,10 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 changed,
                 obs.slurm_version,
             );
-            if defer(&decision, obs.enlisting.as_ref()) {
+            let revived = dead
+                .then(|| liveness::revive(&decision, !rendered.applied.nodes.is_empty()))
+                .flatten();
+            if revived.is_none() && defer(&decision, obs.enlisting.as_ref()) {
                 // the files are written; slurmctld keeps running what it has until the batch
                 // is in or the next update-status
                 store.reload_deferred = true;
@@ -238,10 +249,37 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 // what slurmctld runs once apply succeeds (a refusal puts the old one back)
                 store.applied = Some(std::mem::take(&mut rendered.applied));
                 store.refused = None;
-                (files, decision)
+                (files, revived.unwrap_or(decision))
             }
         }
-        _ => (Vec::new(), Decision::nothing()),
+        // nothing rendered (or the same files refused again): slurmctld keeps the accepted ones
+        _ => {
+            let runs_nodes = store.applied.as_ref().is_some_and(|a| !a.nodes.is_empty());
+            let nothing = Decision::nothing();
+            let decision = dead
+                .then(|| liveness::revive(&nothing, runs_nodes))
+                .flatten()
+                .unwrap_or(nothing);
+            (Vec::new(), decision)
+        }
+    };
+    // a death only where this unit's store says slurmctld was brought in line here before (a
+    // new leader, or a store rebuilt from nothing, starts it without calling it one)
+    let revives =
+        dead && previous.0.is_some() && matches!(decision.reload, Reload::Revive | Reload::Restart);
+    if revives {
+        warnings.push(liveness::with_log(
+            "slurmctld was not running: restarting it",
+            &obs.liveness.log_tail,
+        ));
+        status = liveness::revived_status(&obs.liveness, &status);
+    }
+    let revived = if revives {
+        Marker::Write
+    } else if obs.liveness.running && obs.liveness.revived_before {
+        Marker::Remove
+    } else {
+        Marker::Keep
     };
     if store.reload_deferred {
         status = enlisting_status(obs.enlisting.as_ref(), &status);
@@ -265,6 +303,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         rollback,
         verdicts: rendered.verdicts,
         previous,
+        revived,
     }
 }
 

@@ -2,7 +2,7 @@
 //! ran in full and found the controller answering, update-status re-reads only the host (its
 //! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
 //! slurmd and munged), sets the status that
-//! hook set, and makes no other hook-tool call and no controller check (issue 13). A `detect-gpus` that finds the host
+//! hook set, and makes no other hook-tool call and no `scontrol ping` (issue 13). A `detect-gpus` that finds the host
 //! unchanged answers from the facts and GPUs this check read (`action-get`, `config-get`,
 //! `action-set`).
 //!
@@ -13,6 +13,10 @@
 //! hook that fails leaves one behind. The controller is checked
 //! again after anything changes (slurmd restarted, facts or GPUs changed), and whenever the
 //! last check failed (no record is kept then).
+//!
+//! The one thing it asks beyond the host: whether the controller's port still opens (a TCP
+//! connect, no `scontrol ping`); a closed one runs the hook in full, whose controller check
+//! then says `slurmctld at <host>:6817 is not answering (port closed)`.
 //!
 //! **Where:** `<root>/var/lib/slurm-charms/slurmd/steady.json`: the fingerprint of the host
 //! facts and the status, written last by a full hook whose controller check succeeded and
@@ -39,6 +43,12 @@ pub struct Steady {
     pub fingerprint: String,
     /// The status it set (active only).
     pub message: String,
+    /// The controller's config server (`host:port`) that answered that hook: a steady
+    /// update-status checks that its port still opens (no `scontrol ping`), so a controller
+    /// that died shows in this node's status at its next update-status. Absent in records of
+    /// older charms (no check then; their next full hook writes it).
+    #[serde(default)]
+    pub conf_server: Option<String>,
 }
 
 /// A stable digest of the host facts a hook acts on. `Debug` output of validated values from
@@ -81,6 +91,10 @@ pub fn record(
             &pids()?,
         ),
         message: status.message.clone(),
+        conf_server: match &obs.cluster_info {
+            Some(Ok(info)) => Some(info.conf_server()),
+            _ => None,
+        },
     }))
 }
 
@@ -165,13 +179,19 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         pids_cmd(),
     ];
     let opts = DetectOptions::from_host_root(host.root());
-    let (detected, outputs) = std::thread::scope(|scope| {
+    let (detected, outputs, port) = std::thread::scope(|scope| {
         let nvml = scope.spawn(|| crate::gpu::detect(&opts));
+        // the controller's port, on its own thread (a name lookup may take its 1 s limit)
+        let port = steady
+            .conf_server
+            .as_deref()
+            .map(|server| scope.spawn(move || crate::charms::host::port_answers(server)));
         let outputs = host.run_all(&cmds);
-        (nvml.join(), outputs)
+        (nvml.join(), outputs, port.map(|p| p.join()))
     });
     // A panic while reading the GPUs stays a panic of the hook, as when it ran inline.
     let detected = detected.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let port = port.map(|p| p.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
     let [slurmd_c, state, pids] = outputs;
     let slurmd_c = slurmd_c.and_then(|out| out.success_of(&slurmd_c_cmd));
     let differs = |slurmd_c| SteadyCheck {
@@ -192,7 +212,9 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
     let state = state?;
     let active = state.success() || state.stdout.trim() == "activating";
     let now = fingerprint(&facts, &inventory, &devices, active, &pids_of(pids?));
-    if now != steady.fingerprint {
+    // a closed port: the controller is gone, the full hook asks it and says so; a name that
+    // does not resolve here (`None`) says nothing new
+    if now != steady.fingerprint || port == Some(Some(false)) {
         return Ok(differs(slurmd_c));
     }
     Ok(SteadyCheck {

@@ -104,7 +104,11 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("CredType", ValueRule::Plugin(&plugin::CRED)),
     ("CryptoType", ValueRule::Plugin(&plugin::CRYPTO)),
     ("DebugFlags", ValueRule::Flags(&fl::DEBUG_FLAGS)),
+    // `{"DefCPUPerGPU" , S_P_UINT64}` and `{"DefMemPerGPU" , S_P_UINT64}` (a space before the
+    // comma) were missed when this table was generated; all three versions have them.
+    ("DefCPUPerGPU", ValueRule::Int(IntWidth::U64, false)),
     ("DefMemPerCPU", ValueRule::Int(IntWidth::U64, false)),
+    ("DefMemPerGPU", ValueRule::Int(IntWidth::U64, false)),
     ("DefMemPerNode", ValueRule::Int(IntWidth::U64, false)),
     ("DependencyParameters", ValueRule::Text),
     ("DisableRootJobs", ValueRule::Bool),
