@@ -22,7 +22,7 @@ use slurm_charms::charms::slurmctld::key_secret::{
 };
 use slurm_charms::charms::slurmctld::rotate_key::new_revision;
 use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
-use slurm_charms::charms::slurmd::steady::STEADY_PATH;
+use slurm_charms::charms::slurmd::keys::STEADY_PATH;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
 

@@ -188,7 +188,7 @@ fn node_configured_action_contributes_to_the_same_hook() {
     // Nothing on the host needed to change (the steady update-status record aside: an action
     // runs in full and forgets it).
     let mut before = first.files.clone();
-    before.remove(slurm_charms::charms::slurmd::steady::STEADY_PATH);
+    before.remove(slurm_charms::charms::slurmd::keys::STEADY_PATH);
     assert_eq!(out.files, before);
     assert!(
         !out.commands_run.iter().any(|c| c.contains("restart")),
@@ -265,7 +265,7 @@ fn slurmd_restarts(out: &common::state::State) -> usize {
 
 #[test]
 fn a_slurmd_left_retrying_is_restarted_once_when_the_controller_answers_again() {
-    use slurm_charms::charms::slurmd::recovery::CONTROLLER_FAILING_STATE;
+    use slurm_charms::charms::slurmd::keys::CONTROLLER_FAILING_STATE;
     // A configured node (past node-configured) whose controller check is refused (a wrong
     // munge key: the port answers, `scontrol ping` fails): the failure is remembered.
     let (mut state, rel) = configured_node();

@@ -15,10 +15,11 @@ use nvml_wrapper::bitmasks::event::EventTypes;
 use nvml_wrapper::enums::event::XidError;
 use serde_json::json;
 use slurm_charms::charms::cos::{TEXTFILE_DIR, XID_TEXTFILE};
-use slurm_charms::charms::slurmd::health::{DRAIN_PREFIX, Decision};
-use slurm_charms::charms::slurmd::health_check::{
-    ProgramSettings, ProgramState, SETTINGS_PATH, detect_with_deadline, run_once,
-};
+use slurm_charms::charms::slurmd::health_check::{detect_with_deadline, run_once};
+use slurm_charms::charms::slurmd::health_check_files::{ProgramSettings, ProgramState};
+use slurm_charms::charms::slurmd::health_verdict::Decision;
+use slurm_charms::charms::slurmd::keys::SETTINGS_PATH;
+use slurm_charms::charms::slurmd::node_state::DRAIN_PREFIX;
 use slurm_charms::charms::{CmdOutput, Host};
 use slurm_charms::gpu::{GpuError, KnownGpu};
 use support::{Fake, config, device};

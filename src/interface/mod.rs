@@ -24,7 +24,7 @@ pub use cluster_info::{
     MungeKey, MungeKeyRef,
 };
 pub use gres_types::{GRES_TYPES_KEY, GresTypes};
-pub use node::{NODE_KEY, NodeRecord, RecordsMemo, join_shape_parts};
+pub use node::{NodeRecord, RecordsMemo, join_shape_parts};
 pub use partition::{PARTITION_KEY, PartitionRecord};
 pub use verdicts::{VERDICTS_KEY, Verdicts};
 
@@ -33,6 +33,9 @@ pub const SLURMD_ENDPOINT: &str = "slurmctld";
 
 /// Endpoint of the slurmctld charm (towards compute nodes).
 pub const SLURMCTLD_ENDPOINT: &str = "slurmd";
+
+/// The relation key of the `node` record ([`NodeRecord`]).
+pub const NODE_KEY: &str = "node";
 
 /// The largest `node` or `partition` value, in bytes, that a slurmd unit publishes and the
 /// controller accepts (the one limit both sides use). The controller refuses a larger value

@@ -16,7 +16,7 @@
 //! so a record that exists renders: the controller rejects a unit at ingest or writes its node,
 //! and the slurmd charm checks its own record the same way before publishing it.
 
-use super::InterfaceError;
+use super::{InterfaceError, NODE_KEY};
 use crate::slurm::keys::{NODE_HARDWARE_KEYS, concat_keys};
 use crate::slurm::types::{GresDevices, NodeName};
 use crate::slurm::{GresConf, GresLine, GresSpec, NodeConf, NodeRecords, SlurmConf};
@@ -24,9 +24,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// The relation key of the record.
-pub const NODE_KEY: &str = "node";
 
 /// Node parameters a record may carry besides `NodeName` and `Gres`, in the order they are
 /// written on a slurm.conf node line: the hardware `slurmd -C` reports

@@ -8,8 +8,7 @@
 //! - `Gres=` lists it untyped (`shard:<total>`), without `no_consume`; that the total equals
 //!   the records' counts is the renderer's consistency check, run by `NodeRecord::new`.
 
-use super::InterfaceError;
-use super::node::NODE_KEY;
+use super::{InterfaceError, NODE_KEY};
 use crate::slurm::types::{DevicePath, GresDevices, MAX_SHARES_PER_GPU};
 use crate::slurm::{GresLine, NodeConf};
 use std::collections::BTreeSet;

@@ -76,11 +76,7 @@ impl fmt::Display for AutoDetect {
 /// relation record carries it (serialised with gres.conf's key names, see
 /// `super::gres_wire`), the parser reads it and the renderer writes it. Every field is a
 /// vocabulary type, so the renderer writes it without checking values again.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(
-    try_from = "super::gres_wire::GresLineWire",
-    into = "super::gres_wire::GresLineWire"
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GresLine {
     /// `Name` (e.g. `gpu`).
     pub name: GresName,

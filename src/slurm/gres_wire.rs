@@ -2,7 +2,7 @@
 //! relation record (`{"Name": "gpu", "Type": "tesla_t4", "File": "/dev/nvidia[0-1]"}`).
 //! Deserialising goes through the vocabulary types, so a bad value is refused there.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::error::ConfigError;
 use super::gres_conf::GresLine;
@@ -85,5 +85,21 @@ impl From<GresLine> for GresLineWire {
             links: r.links,
             flags: (!r.flags.is_empty()).then_some(r.flags),
         }
+    }
+}
+
+/// [`GresLine`] is written as its `GresLineWire` layout.
+impl Serialize for GresLine {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        GresLineWire::from(self.clone()).serialize(serializer)
+    }
+}
+
+/// [`GresLine`] is read through its `GresLineWire` layout, refusing what its `TryFrom`
+/// refuses.
+impl<'de> Deserialize<'de> for GresLine {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        GresLine::try_from(GresLineWire::deserialize(deserializer)?)
+            .map_err(serde::de::Error::custom)
     }
 }

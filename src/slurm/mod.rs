@@ -9,6 +9,7 @@
 pub mod check;
 pub mod drain_reason;
 pub mod error;
+pub mod global_check;
 pub mod gres_conf;
 mod gres_types;
 mod gres_wire;

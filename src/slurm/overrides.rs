@@ -143,7 +143,7 @@ pub fn parse_partition_overrides(text: &str) -> Result<Vec<PartitionOverride>, P
 }
 
 /// Parses `slurm-conf-parameters` text into checked global pairs, in order, and checks them
-/// together ([`super::slurm_conf::check_globals_together`]; see [`parse_overrides`] for what
+/// together ([`super::global_check::check_globals_together`]; see [`parse_overrides`] for what
 /// is refused).
 pub fn parse_global_overrides(text: &str) -> Result<Vec<GlobalOverride>, ParseError> {
     let scope = OverrideScope::SlurmConf;
@@ -151,10 +151,10 @@ pub fn parse_global_overrides(text: &str) -> Result<Vec<GlobalOverride>, ParseEr
         if let Some(k) = owned_global(key) {
             return Err(owned(scope, k));
         }
-        Ok((super::slurm_conf::check_global(key, value)?, GlobalPair))
+        Ok((super::global_check::check_global(key, value)?, GlobalPair))
     })?;
     let pairs: Vec<(&str, &str)> = out.iter().map(|o| (o.key, o.value())).collect();
-    super::slurm_conf::check_globals_together(&pairs).map_err(|e| ParseError {
+    super::global_check::check_globals_together(&pairs).map_err(|e| ParseError {
         origin: scope.option().to_string(),
         line: 0,
         kind: e.into(),

@@ -6,35 +6,12 @@
 
 use super::facts::{NodeOverrides, build_node_record};
 use super::observe::{Observed, write_overrides};
+use super::plan_types::ActionPlan;
 use super::{NEW_NODE_STATE, NODE_CONFIG_STATE};
 use crate::charms::action_failure::ActionFailure;
 use crate::slurm::parse_node_overrides;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-
-/// What the running action adds to the hook's plan.
-#[derive(Debug)]
-pub struct ActionPlan {
-    /// The results to return (`action-set`), or why the request is refused (`action-fail`).
-    pub outcome: Result<Map<String, Value>, ActionFailure>,
-    /// `node-config`: the overrides this hook's node record is built with.
-    pub overrides: Option<NodeOverrides>,
-    /// `node-configured`: the node leaves `DownNodes` in this hook's record.
-    pub configured: bool,
-    /// Unit state to store (`state-set`).
-    pub state: BTreeMap<String, String>,
-}
-
-impl ActionPlan {
-    fn results(outcome: Result<Map<String, Value>, ActionFailure>) -> Self {
-        ActionPlan {
-            outcome,
-            overrides: None,
-            configured: false,
-            state: BTreeMap::new(),
-        }
-    }
-}
 
 /// Plans the action `name` with the parameters observed.
 pub fn plan_action(name: &str, params: &Map<String, Value>, obs: &Observed) -> ActionPlan {
@@ -75,7 +52,7 @@ fn detect_gpus(obs: &Observed) -> Result<Map<String, Value>, ActionFailure> {
 
 /// `xids.recent.<n>.{xid,pci-bus-id,class,meaning}` (oldest first) and `xids.count.<xid>`:
 /// what the health-check program last read from the kernel log.
-fn xid_results(state: &super::health_check::ProgramState) -> Value {
+fn xid_results(state: &super::health_check_files::ProgramState) -> Value {
     let recent: Map<String, Value> = state
         .recent
         .iter()
@@ -137,12 +114,6 @@ fn detect_results(
     }
     super::sharing::action_results(sharing, inv, node, &mut results);
     results
-}
-
-/// True for `detect-gpus accept-missing=true`: GPUs NVML no longer lists are forgotten (a card
-/// removed on purpose), so the action changes what the unit remembers.
-pub fn accepts_missing(params: &Map<String, Value>) -> bool {
-    matches!(params.get("accept-missing"), Some(Value::Bool(true)))
 }
 
 /// `health.status` (`healthy` or `failing`) and `health.problems.<n>` (the drain reason's words).

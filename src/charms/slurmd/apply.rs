@@ -2,9 +2,11 @@
 //! then files, service actions, relation data, unit state, then the action's results. The
 //! caller sets the status after it, and writes the steady record this hook earns last.
 
-use super::plan::{ServiceAction, SlurmdPlan};
+use super::keys::PROGRAM_PATH;
+use super::node_state::service_with_timeout;
+use super::plan_types::{ServiceAction, SlurmdPlan};
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host, HostError, default_timeout};
+use crate::charms::host::{Cmd, Host, default_timeout};
 use juju_runtime::{ModelBackend, NetworkBackend, error_chain, flatten_action_results};
 
 /// Applies everything in `plan` except the status. Returns a status that replaces the planned
@@ -91,10 +93,10 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
         ServiceAction::LinkHealthCheck(target) => {
             tracing::info!(
                 "linking the health-check program {} to {}",
-                super::health_check::PROGRAM_PATH,
+                PROGRAM_PATH,
                 target.display()
             );
-            host.symlink(super::health_check::PROGRAM_PATH, target)?;
+            host.symlink(PROGRAM_PATH, target)?;
         }
         ServiceAction::InstallDriver { .. } => {
             // Needs the backend (unit state, status, juju-reboot): run by `apply` itself.
@@ -103,50 +105,6 @@ fn service(host: &Host<'_>, action: &ServiceAction) -> Result<(), CharmError> {
             tracing::info!("{why}: stopping slurmd");
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmd"]))?;
         }
-    }
-    Ok(())
-}
-
-/// Drains or resumes this node in Slurm (`scontrol update`, at most `limit`); any other
-/// action does nothing here. Shared by the hooks and the health-check program.
-pub(crate) fn service_with_timeout(
-    host: &Host<'_>,
-    action: &ServiceAction,
-    limit: std::time::Duration,
-) -> Result<(), HostError> {
-    match action {
-        ServiceAction::DrainNode {
-            node,
-            reason,
-            server,
-        } => {
-            tracing::warn!("draining {node}: {reason}");
-            let node_arg = format!("nodename={node}");
-            let reason_arg = format!("reason={reason}");
-            host.run_ok(
-                &Cmd::new(
-                    "scontrol",
-                    [
-                        "update",
-                        node_arg.as_str(),
-                        "state=drain",
-                        reason_arg.as_str(),
-                    ],
-                )
-                .env("SLURM_CONF_SERVER", server)
-                .with_timeout(limit),
-            )?;
-        }
-        ServiceAction::ResumeNode { node, server } => {
-            tracing::info!("GPUs healthy again: resuming {node} (drained by the charm)");
-            let node_arg = format!("nodename={node}");
-            host.run_ok(
-                &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])
-                    .env("SLURM_CONF_SERVER", server)
-                    .with_timeout(limit),
-            )?;
-        }
-        _ => {}
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Node facts: the `slurmd -C` parser and the `node` record builder.
 
 use super::memory::MemoryHeadroom;
-use crate::interface::node::NODE_KEY;
+use crate::interface::NODE_KEY;
 use crate::interface::node::NODE_PARAMETER_KEYS;
 use crate::interface::{InterfaceError, NodeRecord, check_record_len};
 use crate::slurm::types::{Feature, NodeName, VocabError};

@@ -11,14 +11,12 @@
 //! does not cure (a GPU really missing) is left drained and the unit blocked with Slurm's
 //! reason, not restarted in a loop. Never while a GPU is failing (the health check owns the node then).
 
+use super::keys::GRES_RESTART_STATE;
 use super::observe::Observed;
-use super::plan::{ServiceAction, SlurmdPlan};
+use super::plan_types::{ServiceAction, SlurmdPlan};
 use crate::charms::common::digest;
 use crate::charms::util::short;
 use juju_runtime::{Status, StatusKind};
-
-/// Unit-state key: digest of the published `node` record a GRES-mismatch restart was made for.
-pub const GRES_RESTART_STATE: &str = "gres-mismatch-restart";
 
 /// Why slurmd restarts here (the plan's restart reason).
 const WHY: &str = "Slurm drained this node for a GRES count mismatch";

@@ -28,17 +28,15 @@
 //!
 //! A controller that publishes no `gres_types` (an older one) changes nothing here.
 
-use super::observe::{Observed, read_node_drain};
-use super::plan::{ServiceAction, SlurmdPlan};
+use super::keys::HELD_STATE;
+use super::node_state::read_node_drain;
+use super::observe::Observed;
+use super::plan_types::{ServiceAction, SlurmdPlan};
 use crate::charms::host::Host;
 use crate::interface::GresTypes;
 use crate::slurm::is_gres_mismatch;
 use juju_runtime::StatusKind;
 use std::time::{Duration, Instant};
-
-/// Unit-state key: the GRES names a held slurmd restart waits for slurmctld to run (empty or
-/// absent: none held).
-pub const HELD_STATE: &str = "gres-restart-held";
 
 /// Why slurmd restarts when a held restart is released.
 const WHY: &str = "slurmctld now runs this node's GRES names";
@@ -136,7 +134,7 @@ pub fn resume_once_registered(host: &Host<'_>, node: &str, server: &str) {
                 server: server.to_owned(),
             };
             let limit = crate::charms::host::default_timeout("scontrol", Some("update"));
-            if let Err(e) = super::apply::service_with_timeout(host, &resume, limit) {
+            if let Err(e) = super::node_state::service_with_timeout(host, &resume, limit) {
                 tracing::warn!("resuming {node}: {e}");
             }
             return;

@@ -1,8 +1,8 @@
 //! The health-check program Slurm runs between hooks (`HealthCheckProgram`).
 //!
-//! The slurmd charm links [`PROGRAM_PATH`] to its own binary and writes [`SETTINGS_PATH`] (the
+//! The slurmd charm links [`super::keys::PROGRAM_PATH`] to its own binary and writes [`SETTINGS_PATH`] (the
 //! node's name, the controller, the NVML library the hook used, the GPUs it remembers); the
-//! controller names [`PROGRAM_PATH`] in slurm.conf. slurmd then runs it as root every
+//! controller names [`super::keys::PROGRAM_PATH`] in slurm.conf. slurmd then runs it as root every
 //! `HealthCheckInterval` seconds, with an empty environment, and kills it after 60 s. Run under
 //! the name [`PROGRAM_NAME`] (or as `slurm-charm health-check`), the binary:
 //!
@@ -11,10 +11,10 @@
 //! 2. reads the XIDs the kernel logged since its last run (`/dev/kmsg` after the remembered
 //!    record number, [`crate::gpu::scan_kmsg`]; why the kernel log: `src/gpu/xid.rs`);
 //! 3. judges both exactly as a hook does ([`crate::gpu::assess`], [`crate::gpu::add_xids`],
-//!    [`super::health::decide`]): drains the node with the charm's reason, or resumes it only
+//!    [`super::health_verdict::decide`]): drains the node with the charm's reason, or resumes it only
 //!    from a drain the charm set; an operator's drain is never touched;
 //! 4. writes its small state file ([`STATE_PATH`]: the kernel log cursor, the drain-class XIDs
-//!    held in this boot, the last [`RECENT_XIDS`] XIDs, a count per XID and per GPU and XID, the
+//!    held in this boot, the last [`super::health_check_files::RECENT_XIDS`] XIDs, a count per XID and per GPU and XID, the
 //!    verdict), which the next hook reads for the status and `detect-gpus`;
 //! 5. where node-exporter's textfile directory exists (the path the hook wrote in
 //!    [`ProgramSettings::textfile_dir`]), writes the per-GPU XID counters for Prometheus
@@ -25,173 +25,26 @@
 //! program always exits 0 (a non-zero exit only makes slurmd log an error), and it never
 //! touches slurmd itself.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::health::{Decision, NodeDrain, decide, parse_sinfo};
-use super::plan::ServiceAction;
+use super::health_check_files::{ProgramSettings, ProgramState, STATE_PATH};
+use super::health_verdict::{Decision, decide, verdict};
+use super::keys::SETTINGS_PATH;
+use super::node_state::{NodeDrain, parse_sinfo};
+use super::plan_types::ServiceAction;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SystemRunner};
-use crate::gpu::{
-    DetectOptions, GpuError, HealthReport, Inventory, KnownGpu, XidClass, XidCount, XidEvent,
-    add_xids, assess, assess_unreadable, scan_kmsg,
-};
+use crate::gpu::{DetectOptions, GpuError, Inventory, scan_kmsg};
 
 /// The file name the program is run under (argv\[0\]'s last part).
 pub const PROGRAM_NAME: &str = "slurmd-charm-health-check";
-/// Where the slurmd charm links its binary for Slurm (`HealthCheckProgram`). Under
-/// `/var/lib/slurm`, which the slurmd package creates on every node.
-pub const PROGRAM_PATH: &str = "/var/lib/slurm/slurmd-charm/slurmd-charm-health-check";
-/// What the hooks tell the program ([`ProgramSettings`], JSON).
-pub const SETTINGS_PATH: &str = "/var/lib/slurm/slurmd-charm/health-check.json";
-/// What the program remembers between runs ([`ProgramState`], JSON, under 8 KiB).
-pub const STATE_PATH: &str = "/var/lib/slurm/slurmd-charm/health-state.json";
 /// The kernel log, one record per read.
 pub const KMSG_PATH: &str = "/dev/kmsg";
 /// How long NVML may take before its silence is the verdict.
 pub const NVML_DEADLINE: Duration = Duration::from_secs(15);
 /// How long `sinfo` and `scontrol` may each take.
 pub const SLURM_DEADLINE: Duration = Duration::from_secs(10);
-/// How many XIDs of any class the state file keeps for `detect-gpus`.
-pub const RECENT_XIDS: usize = 16;
-/// How many drain-class XIDs are held at most (distinct GPU and XID pairs).
-pub const MAX_HELD: usize = 32;
-/// How many distinct GPU and XID pairs are counted at most (the state stays small; a pair
-/// beyond it is still counted per XID in [`ProgramState::counts`]).
-pub const MAX_COUNTED: usize = 32;
-
-/// What a hook tells the program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProgramSettings {
-    /// This node's name in Slurm.
-    pub node: String,
-    /// The controller's config server (`host:port`, as `SLURM_CONF_SERVER`).
-    pub server: String,
-    /// The NVML library the hook loaded (`None`: the default search).
-    #[serde(default)]
-    pub nvml_lib: Option<PathBuf>,
-    /// The GPUs the hook remembers (unit state `known-gpus`).
-    #[serde(default)]
-    pub known: Vec<KnownGpu>,
-    /// XIDs logged up to this kernel log record no longer hold the node: the operator cleared
-    /// them (`detect-gpus clear-xids=true`, after resetting the GPU).
-    #[serde(default)]
-    pub xids_cleared_through: Option<u64>,
-    /// node-exporter's textfile directory as the hook sees it
-    /// ([`crate::charms::cos::textfile_dir`]; the program gets no environment): where the XID
-    /// counters are written, when it exists. `None` (settings of an older charm): not written.
-    #[serde(default)]
-    pub textfile_dir: Option<String>,
-}
-
-impl ProgramSettings {
-    /// The settings as the last hook wrote them (`None`: absent or unreadable).
-    pub fn parse(raw: Option<&[u8]>) -> Option<ProgramSettings> {
-        serde_json::from_slice(raw?).ok()
-    }
-}
-
-/// One XID in the state file's recent list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecentXid {
-    /// The XID as logged.
-    #[serde(flatten)]
-    pub event: XidEvent,
-    /// Its class.
-    pub class: XidClass,
-    /// NVIDIA's meaning.
-    pub meaning: String,
-}
-
-/// What the program remembers between runs (and what the hooks read).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProgramState {
-    /// The boot the rest belongs to.
-    #[serde(default)]
-    pub boot_id: String,
-    /// The last kernel log record read.
-    #[serde(default)]
-    pub kmsg_seq: Option<u64>,
-    /// Drain-class XIDs seen in this boot (each GPU and XID once).
-    #[serde(default)]
-    pub held: Vec<XidEvent>,
-    /// The last [`RECENT_XIDS`] XIDs of any class, oldest first.
-    #[serde(default)]
-    pub recent: Vec<RecentXid>,
-    /// How many times each XID was logged in this boot.
-    #[serde(default)]
-    pub counts: BTreeMap<u32, u64>,
-    /// How many times each XID was logged for each GPU in this boot (at most [`MAX_COUNTED`]
-    /// pairs, in the order first seen): the `slurm_node_gpu_xid_errors_total` counters.
-    #[serde(default)]
-    pub gpu_counts: Vec<XidCount>,
-    /// The last verdict: `healthy` or the problems (the drain reason's text).
-    #[serde(default)]
-    pub verdict: String,
-}
-
-impl ProgramState {
-    /// The state as last written, or `None` when absent or unreadable (then the program
-    /// starts afresh; a hook ignores it).
-    pub fn read(host: &Host<'_>) -> Option<ProgramState> {
-        let raw = host.read(STATE_PATH).ok()??;
-        serde_json::from_slice(&raw).ok()
-    }
-
-    /// The drain-class XIDs that hold in boot `boot_id` and were logged after record
-    /// `cleared` (none from another boot; an empty boot id on either side cannot tell, and
-    /// then the program's own word stands).
-    pub fn held_in(&self, boot_id: &str, cleared: Option<u64>) -> Vec<XidEvent> {
-        let other_boot = !boot_id.is_empty() && !self.boot_id.is_empty() && self.boot_id != boot_id;
-        if other_boot {
-            return Vec::new();
-        }
-        self.held
-            .iter()
-            .filter(|x| cleared.is_none_or(|c| x.seq > c))
-            .cloned()
-            .collect()
-    }
-
-    /// Adds newly logged XIDs: counted, kept in the recent list, drain-class ones held.
-    fn record(&mut self, xids: &[XidEvent]) {
-        for x in xids {
-            let (class, meaning) = x.class();
-            *self.counts.entry(x.xid).or_default() += 1;
-            let counted = self
-                .gpu_counts
-                .iter()
-                .position(|c| c.pci_bus_id == x.pci_bus_id && c.xid == x.xid);
-            match counted {
-                Some(i) => self.gpu_counts[i].count += 1,
-                None if self.gpu_counts.len() < MAX_COUNTED => self.gpu_counts.push(XidCount {
-                    pci_bus_id: x.pci_bus_id.clone(),
-                    xid: x.xid,
-                    count: 1,
-                }),
-                None => {}
-            }
-            self.recent.push(RecentXid {
-                event: x.clone(),
-                class,
-                meaning: meaning.to_owned(),
-            });
-            let known = self
-                .held
-                .iter()
-                .any(|h| h.pci_bus_id == x.pci_bus_id && h.xid == x.xid);
-            if class == XidClass::Drain && !known && self.held.len() < MAX_HELD {
-                self.held.push(x.clone());
-            }
-        }
-        let excess = self.recent.len().saturating_sub(RECENT_XIDS);
-        self.recent.drain(..excess);
-    }
-}
-
 /// Why the program could not do its work (it still exits 0; slurmd logs what it prints).
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
@@ -256,7 +109,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
         serde_json::from_slice(&raw).map_err(|e| ProgramError::Settings(e.to_string()))?;
     let mut notes = Vec::new();
     let boot_id = host
-        .read(super::driver::BOOT_ID)?
+        .read(super::keys::BOOT_ID)?
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
         .unwrap_or_default();
     let mut state = ProgramState::read(host).unwrap_or_default();
@@ -349,81 +202,6 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
     })
 }
 
-/// The one verdict of the hook ([`super::health::report`]) and the program: NVML's health
-/// judged against the remembered GPUs, plus the held drain-class XIDs.
-pub fn verdict(
-    inventory: Result<&Inventory, &GpuError>,
-    known: &[KnownGpu],
-    held: &[XidEvent],
-) -> HealthReport {
-    let (mut report, now) = match inventory {
-        Ok(inv) => (assess(&inv.health, known), inv.health.as_slice()),
-        Err(e) => (assess_unreadable(e, known).unwrap_or_default(), &[][..]),
-    };
-    add_xids(&mut report, held, now, known);
-    report
-}
-
-/// The program's part of the hook's plan: the link to the charm's binary, and the settings
-/// (once the node's name and the controller are known).
-pub fn plan_program(obs: &super::observe::Observed, plan: &mut super::plan::SlurmdPlan) {
-    if obs.health_program_link.as_deref() != Some(obs.charm_binary.as_path()) {
-        plan.services
-            .insert(0, ServiceAction::LinkHealthCheck(obs.charm_binary.clone()));
-    }
-    let (Ok(facts), Some(Ok(info))) = (&obs.facts, &obs.cluster_info) else {
-        return;
-    };
-    let known = plan
-        .state
-        .get(super::health::KNOWN_GPUS_STATE)
-        .map(String::as_str)
-        .or(obs.known_gpus_raw.as_deref());
-    let settings = ProgramSettings {
-        xids_cleared_through: xids_cleared_through(obs),
-        node: facts.node.name.as_ref().to_owned(),
-        server: info.conf_server(),
-        nvml_lib: obs
-            .inventory
-            .as_ref()
-            .ok()
-            .and_then(|inv| inv.nvml_library.clone()),
-        known: crate::gpu::parse_known(known).unwrap_or_default(),
-        textfile_dir: Some(crate::charms::cos::textfile_dir()),
-    };
-    let Ok(bytes) = serde_json::to_vec_pretty(&settings) else {
-        return;
-    };
-    if obs.health_settings_on_disk.as_deref() != Some(bytes.as_slice()) {
-        plan.files.push(crate::charms::plan::FileWrite::new(
-            SETTINGS_PATH,
-            bytes,
-            0o644,
-            Some(Owner::ROOT),
-        ));
-    }
-}
-
-/// The record up to which XIDs are cleared after this hook: everything the program has read
-/// when this hook is `detect-gpus clear-xids=true`, else what the last hook wrote.
-pub fn xids_cleared_through(obs: &super::observe::Observed) -> Option<u64> {
-    let clearing = matches!(
-        &obs.action,
-        Some((name, params)) if name == "detect-gpus"
-            && matches!(params.get("clear-xids"), Some(serde_json::Value::Bool(true)))
-    );
-    let before = ProgramSettings::parse(obs.health_settings_on_disk.as_deref())
-        .and_then(|s| s.xids_cleared_through);
-    if clearing {
-        obs.health_state
-            .as_ref()
-            .and_then(|s| s.kmsg_seq)
-            .or(before)
-    } else {
-        before
-    }
-}
-
 fn read_node(host: &Host<'_>, settings: &ProgramSettings) -> Result<NodeDrain, String> {
     let cmd = Cmd::new(
         "sinfo",
@@ -439,7 +217,7 @@ fn read_node(host: &Host<'_>, settings: &ProgramSettings) -> Result<NodeDrain, S
 }
 
 fn act(host: &Host<'_>, action: &ServiceAction, notes: &mut Vec<String>) {
-    if let Err(e) = super::apply::service_with_timeout(host, action, SLURM_DEADLINE) {
+    if let Err(e) = super::node_state::service_with_timeout(host, action, SLURM_DEADLINE) {
         notes.push(e.to_string());
     }
 }
@@ -483,30 +261,7 @@ pub fn invoked_as_program(args: &[std::ffi::OsString]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn xid(bus: &str, xid: u32) -> XidEvent {
-        XidEvent {
-            seq: 1,
-            pci_bus_id: bus.into(),
-            xid,
-        }
-    }
-
-    #[test]
-    fn drain_class_is_held_once_others_only_counted() {
-        let mut s = ProgramState::default();
-        s.record(&[xid("a", 79), xid("a", 13), xid("a", 79), xid("b", 92)]);
-        assert_eq!(s.held, vec![xid("a", 79)]);
-        assert_eq!(s.counts[&79], 2);
-        assert_eq!(s.recent.len(), 4);
-        s.record(&vec![xid("c", 13); 40]);
-        assert_eq!(s.recent.len(), RECENT_XIDS);
-        s.boot_id = "a".into();
-        assert!(s.held_in("b", None).is_empty());
-        assert_eq!(s.held_in("a", None), vec![xid("a", 79)]);
-        assert_eq!(s.held_in("", None), vec![xid("a", 79)]);
-        assert!(s.held_in("a", Some(1)).is_empty());
-    }
+    use crate::charms::slurmd::keys::PROGRAM_PATH;
 
     #[test]
     fn program_name_or_subcommand() {

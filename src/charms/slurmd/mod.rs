@@ -14,15 +14,22 @@ pub mod actions;
 pub mod apply;
 pub mod desired;
 pub mod driver;
+pub mod driver_source;
 pub mod errors;
 pub mod facts;
 pub mod gres_drain;
 pub mod gres_order;
 pub mod health;
 pub mod health_check;
+pub mod health_check_files;
+pub mod health_check_plan;
+pub mod health_verdict;
+pub mod keys;
 pub mod memory;
+pub mod node_state;
 pub mod observe;
 pub mod plan;
+pub mod plan_types;
 pub mod probe;
 pub mod recovery;
 pub mod sharing;
@@ -101,7 +108,7 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
                 // the config), nothing else. `accept-missing=true` changes the remembered GPUs,
                 // so it runs in full.
                 let params = params?;
-                if !actions::accepts_missing(&params) {
+                if !health::accepts_missing(&params) {
                     let config = match config.take() {
                         Some(config) => config?,
                         None => backend.config_get()?,

@@ -2,12 +2,13 @@
 //! state, the action's parameters, the node's facts (`slurmd -C`, GPUs), the files the charm
 //! manages, which GPU device files exist, whether slurmd runs, and the controller's answer.
 
-use super::driver::{BOOT_ID, DRIVER_STATE, DriverSource, DriverSourceError};
+use super::driver_source::{DriverSource, DriverSourceError};
 use super::errors::{
     FactsError, MungeKeyError, NodeDrainError, StoredStateError, StoredValueError,
 };
 use super::facts::{NodeFacts, NodeOverrides, parse_slurmd_c};
-use super::health::{KNOWN_GPUS_STATE, NodeDrain, parse_sinfo};
+use super::keys::{BOOT_ID, DRIVER_STATE, KNOWN_GPUS_STATE};
+use super::node_state::{NodeDrain, read_node_drain};
 use super::probe::{ControllerProbe, probe_controller};
 use super::{MUNGE_KEY_SOURCE, NEW_NODE_STATE, NODE_CONFIG_STATE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
@@ -76,7 +77,7 @@ pub struct Observed {
     /// of 23.11+ still fetching its config, retrying every 10 s).
     pub slurmd_activating: bool,
     /// The last full hook's controller check failed (unit state
-    /// [`super::recovery::CONTROLLER_FAILING_STATE`]).
+    /// [`super::keys::CONTROLLER_FAILING_STATE`]).
     pub controller_failed_before: bool,
     /// The controller's answer at the config server `cluster_info` names, when it is valid.
     pub controller: Option<ControllerProbe>,
@@ -88,7 +89,7 @@ pub struct Observed {
     /// publish them) ([`super::gres_order`]).
     pub controller_gres_types: Option<Result<GresTypes, InterfaceError>>,
     /// A slurmd restart is held until slurmctld runs this node's GRES names (unit state
-    /// [`super::gres_order::HELD_STATE`]).
+    /// [`super::keys::HELD_STATE`]).
     pub gres_restart_held: bool,
     /// `slurmd -V`, asked only while a restart is held (`None` otherwise, or when it cannot
     /// be read: [`super::gres_order`] then restarts, which every version takes).
@@ -97,7 +98,7 @@ pub struct Observed {
     /// `gpu-features`: publish node Features derived from the GPUs (default true).
     pub gpu_features: bool,
     /// The record a GRES-mismatch restart was made for (unit state
-    /// [`super::gres_drain::GRES_RESTART_STATE`], a digest).
+    /// [`super::keys::GRES_RESTART_STATE`], a digest).
     pub gres_restart_raw: Option<String>,
     /// `gpu-sharing`, parsed (shard/mps GRES on the whole GPUs).
     pub gpu_sharing: Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
@@ -115,10 +116,10 @@ pub struct Observed {
     /// This node's drain state and reason in Slurm (asked only while the controller answers).
     pub node_drain: Option<Result<NodeDrain, NodeDrainError>>,
     /// The health-check program's state file (`None`: absent or unreadable).
-    pub health_state: Option<super::health_check::ProgramState>,
+    pub health_state: Option<super::health_check_files::ProgramState>,
     /// The health-check program's settings file as on disk.
     pub health_settings_on_disk: Option<Vec<u8>>,
-    /// Where [`super::health_check::PROGRAM_PATH`] links to (`None`: no link there).
+    /// Where [`super::keys::PROGRAM_PATH`] links to (`None`: no link there).
     pub health_program_link: Option<std::path::PathBuf>,
     /// The charm's binary (`$JUJU_CHARM_DIR/dispatch`), which the health-check program runs.
     pub charm_binary: std::path::PathBuf,
@@ -273,7 +274,7 @@ pub fn observe<B: SecretBackend>(
         _ => None,
     };
     let gres_restart_held = state
-        .get(super::gres_order::HELD_STATE)
+        .get(super::keys::HELD_STATE)
         .is_some_and(|v| !v.is_empty());
     let slurmd_version = if gres_restart_held {
         host.run_ok(&Cmd::new("slurmd", ["-V"]))
@@ -288,12 +289,12 @@ pub fn observe<B: SecretBackend>(
         gres_restart_held,
         slurmd_version,
         node_drain,
-        health_state: super::health_check::ProgramState::read(host),
-        health_settings_on_disk: host.read(super::health_check::SETTINGS_PATH)?,
-        health_program_link: std::fs::read_link(host.path(super::health_check::PROGRAM_PATH)).ok(),
+        health_state: super::health_check_files::ProgramState::read(host),
+        health_settings_on_disk: host.read(super::keys::SETTINGS_PATH)?,
+        health_program_link: std::fs::read_link(host.path(super::keys::PROGRAM_PATH)).ok(),
         charm_binary: ctx.charm_dir.join("dispatch"),
         driver_source: DriverSource::parse(&config_str(&config, "nvidia-driver")),
-        gres_restart_raw: state.get(super::gres_drain::GRES_RESTART_STATE).cloned(),
+        gres_restart_raw: state.get(super::keys::GRES_RESTART_STATE).cloned(),
         gpu_sharing: crate::gpu::GpuSharing::parse(&config_str(&config, "gpu-sharing")),
         memory_headroom: super::memory::MemoryHeadroom::parse(&config_str(
             &config,
@@ -326,16 +327,16 @@ pub fn observe<B: SecretBackend>(
         device_files_present: device_files(host)?,
         slurmd_active,
         slurmd_activating,
-        controller_failed_before: super::recovery::failed_before(
+        controller_failed_before: super::keys::failed_before(
             state
-                .get(super::recovery::CONTROLLER_FAILING_STATE)
+                .get(super::keys::CONTROLLER_FAILING_STATE)
                 .map(String::as_str),
         ),
         controller,
         relation_broken: matches!(ctx.event, Event::RelationBroken(_)),
         verdict,
         controller_gres_types,
-        steady_recorded: host.exists(super::steady::STEADY_PATH),
+        steady_recorded: host.exists(super::keys::STEADY_PATH),
     })
 }
 
@@ -397,20 +398,6 @@ fn read_munge_key<B: SecretBackend>(
         secret: id.clone(),
         source,
     })
-}
-
-/// This node's state and reason in Slurm: `sinfo -h -N -n <node> -o '%T|%E'` at `server`.
-pub(super) fn read_node_drain(
-    host: &Host<'_>,
-    node: &str,
-    server: &str,
-) -> Result<NodeDrain, NodeDrainError> {
-    let cmd =
-        Cmd::new("sinfo", ["-h", "-N", "-n", node, "-o", "%T|%E"]).env("SLURM_CONF_SERVER", server);
-    let out = host
-        .run_ok(&cmd)
-        .map_err(|e| NodeDrainError::Run(Arc::new(e)))?;
-    Ok(parse_sinfo(node, server, &out.stdout)?)
 }
 
 /// The `/dev/nvidia*` files that exist on the host.

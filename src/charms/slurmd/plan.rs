@@ -3,9 +3,10 @@
 //! order they run, the relation data and unit state to set, the action's outcome and the one
 //! status to set. [`super::apply`] carries it out.
 
-use super::actions::{ActionPlan, plan_action};
+use super::actions::plan_action;
 use super::desired::{Desired, desired};
 use super::observe::Observed;
+use super::plan_types::{ServiceAction, SlurmdPlan};
 use super::{DROP_IN, MUNGE_KEY_SOURCE, SLURMD_DEFAULTS, SLURMD_DROP_IN};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::host::Owner;
@@ -13,87 +14,6 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{AuthKind, GresTypes, MungeKeyRef, NODE_KEY, PARTITION_KEY};
 use juju_runtime::{Bag, Status, StatusKind};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-
-/// A change to a service or device, in the order the plan lists them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServiceAction {
-    /// `systemctl restart munge` (the key changed).
-    RestartMunge,
-    /// `systemctl daemon-reload` (the drop-in changed).
-    DaemonReload,
-    /// `nvidia-modprobe -c N` for each missing `/dev/nvidiaN`.
-    CreateDeviceFiles(Vec<String>),
-    /// `systemctl restart slurmd`, and why.
-    RestartSlurmd(&'static str),
-    /// `systemctl stop slurmd`, and why (the controller went away; a new node's slurmd that
-    /// would be restarted waits for `node-configured` instead).
-    StopSlurmd(&'static str),
-    /// `scontrol update nodename=<node> state=drain reason=<reason>` (a GPU is failing).
-    DrainNode {
-        /// Slurm node name.
-        node: String,
-        /// The reason, starting with [`super::health::DRAIN_PREFIX`].
-        reason: String,
-        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
-        server: String,
-    },
-    /// `scontrol update nodename=<node> state=resume` (the charm's own drain, GPUs healthy).
-    /// Install the NVIDIA driver, load it, request a reboot if it does not load
-    /// ([`super::driver::install_driver`]).
-    InstallDriver {
-        /// What to install.
-        source: super::driver::DriverSource,
-        /// The boot id now (remembered with the attempt).
-        boot_id: String,
-    },
-    ResumeNode {
-        /// Slurm node name.
-        node: String,
-        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
-        server: String,
-    },
-    /// After slurmd restarted for a GRES name slurmctld now runs: wait (bounded) until the node
-    /// registers right, then resume it if Slurm drained it for a GRES count mismatch meanwhile
-    /// ([`super::gres_order::resume_once_registered`]).
-    ResumeGresMismatch {
-        /// Slurm node name.
-        node: String,
-        /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
-        server: String,
-    },
-    /// Point [`super::health_check::PROGRAM_PATH`] at the charm's binary (a symbolic link,
-    /// replaced atomically).
-    LinkHealthCheck(std::path::PathBuf),
-}
-
-/// Everything one slurmd hook does, decided before anything is done.
-#[derive(Debug)]
-pub struct SlurmdPlan {
-    /// Remove the steady record before anything else is written ([`super::steady`]): a hook
-    /// that fails half-way then leaves no record that would let the next update-status skip
-    /// its work. The record this hook earns is written after the status, by the caller.
-    pub forget_steady: bool,
-    /// Files to write (only what differs is written).
-    pub files: Vec<FileWrite>,
-    /// Files to remove.
-    pub remove: Vec<&'static str>,
-    /// Service actions, in order.
-    pub services: Vec<ServiceAction>,
-    /// Relation data to publish (only what changed).
-    pub relation_data: Vec<RelationWrite>,
-    /// Unit state to store.
-    pub state: BTreeMap<String, String>,
-    /// The running action's outcome.
-    pub action: Option<ActionPlan>,
-    /// Lines to log as warnings.
-    pub warnings: Vec<String>,
-    /// The one status to set.
-    pub status: Status,
-    /// The GRES names of the record this unit stands for (what its slurmd must load), for
-    /// [`super::gres_order`]; `None` while there is no record.
-    pub gres_names: Option<GresTypes>,
-}
 
 /// Plans one slurmd hook or action: the reconcile, then the restart of a slurmd left retrying
 /// the controller ([`super::recovery`]), the GPU health check's part
@@ -105,7 +25,7 @@ pub fn plan(obs: &Observed) -> SlurmdPlan {
     let mut plan = reconcile(obs);
     super::recovery::plan_recovery(obs, &mut plan);
     super::health::plan_health(obs, &mut plan);
-    super::health_check::plan_program(obs, &mut plan);
+    super::health_check_plan::plan_program(obs, &mut plan);
     super::driver::plan_driver(obs, &mut plan);
     super::gres_drain::plan_gres_drain(obs, &mut plan);
     hold_new_node(obs, &mut plan);

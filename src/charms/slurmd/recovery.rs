@@ -8,20 +8,13 @@
 //! [`CONTROLLER_FAILING_STATE`]), set by a hook whose check failed and cleared by the first
 //! one whose check answers; so the restart happens once per recovery. Planned here, purely.
 
+use super::keys::CONTROLLER_FAILING_STATE;
 use super::observe::Observed;
-use super::plan::{ServiceAction, SlurmdPlan};
+use super::plan_types::{ServiceAction, SlurmdPlan};
 use super::probe::ControllerProbe;
 
-/// Unit-state key: `"true"` while the last controller check failed (refused or not
-/// answering), `"false"` (or absent) otherwise.
-pub const CONTROLLER_FAILING_STATE: &str = "controller-failing";
 /// Why the plan restarts slurmd.
 pub const WHY: &str = "slurmd was retrying the controller, which answers again";
-
-/// True when the stored [`CONTROLLER_FAILING_STATE`] says the last check failed.
-pub fn failed_before(raw: Option<&str>) -> bool {
-    raw == Some("true")
-}
 
 /// Adds the recovery's part to `plan`: the remembered check, and the restart of a slurmd still
 /// `activating` once the controller answers again. Nothing is restarted when the plan already

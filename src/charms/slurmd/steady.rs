@@ -23,6 +23,7 @@
 //! whose status is active. A missing or unreadable file just means a full hook.
 
 use super::facts::{NodeFacts, parse_slurmd_c};
+use super::keys::STEADY_PATH;
 use super::observe::Observed;
 use super::probe::ControllerProbe;
 use crate::charms::common::digest;
@@ -32,9 +33,6 @@ use crate::gpu::{DetectOptions, Inventory};
 use juju_runtime::{Status, StatusKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-/// Host path of the steady record.
-pub const STEADY_PATH: &str = "/var/lib/slurm-charms/slurmd/steady.json";
 
 /// What a steady update-status needs from the last full hook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,7 +167,7 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         return Ok(SteadyCheck::default());
     };
     // The health-check program holds an XID: the status must say so (a full hook).
-    if super::health_check::ProgramState::read(host).is_some_and(|s| !s.held.is_empty()) {
+    if super::health_check_files::ProgramState::read(host).is_some_and(|s| !s.held.is_empty()) {
         return Ok(SteadyCheck::default());
     }
     let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);

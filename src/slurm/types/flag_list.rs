@@ -7,7 +7,7 @@
 //! is refused.
 
 use super::VocabError;
-use super::rule::closest;
+use super::closest::closest;
 
 /// The words one key takes, as Slurm's parser for it reads them.
 #[derive(Debug, PartialEq, Eq, Hash)]

@@ -337,3 +337,11 @@ pub const GLOBAL_KEYS: &[(&str, ValueRule)] = &[
     ("WaitTime", ValueRule::Int(IntWidth::U16, false)),
     ("X11Parameters", ValueRule::Text),
 ];
+
+/// The rule for global (`slurm-conf-parameters`) key `key`, if Slurm knows the key.
+pub fn global_rule(key: &str) -> Option<(&'static str, ValueRule)> {
+    GLOBAL_KEYS
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .copied()
+}

@@ -27,6 +27,7 @@
 
 #[macro_use]
 mod newtype;
+mod closest;
 mod cores;
 mod devices;
 mod duration;
@@ -46,6 +47,7 @@ mod plugin;
 mod reason;
 mod rule;
 
+pub use closest::closest;
 pub use cores::{CoreList, MAX_CORES};
 pub use devices::{DeviceFiles, DevicePath, GresDevices, MAX_DEVICE_FILES, MultipleFiles};
 pub use duration::SlurmDuration;
@@ -56,7 +58,7 @@ pub use flags::{
     PreemptScope, check_over_time_limit, check_oversubscribe, check_partition_cr_type,
     check_preempt_mode, check_suspend_time, parse_bool,
 };
-pub use global_keys::{DEFAULT_MAX_JOB_ID, GLOBAL_KEYS, MAX_JOB_ID};
+pub use global_keys::{DEFAULT_MAX_JOB_ID, GLOBAL_KEYS, MAX_JOB_ID, global_rule};
 pub use gres_flags::{GresFlag, GresFlags};
 pub use gres_name::{GresCount, GresName, GresType, MAX_SHARES_PER_GPU};
 pub use integer::{IntWidth, SlurmInt};
@@ -66,6 +68,4 @@ pub use node_ref::{NodeRef, NodeSetName};
 pub use partition_name::PartitionName;
 pub use plugin::{LOG_LEVELS, PluginKind};
 pub use reason::{MAX_REASON_LEN, Reason};
-pub use rule::{
-    NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, closest, global_rule, rule_for,
-};
+pub use rule::{NODE_RULES, PARTITION_RULES, ValueRule, check_key_value, rule_for};

@@ -14,7 +14,7 @@
 //! restores the last accepted files.
 
 use super::VocabError;
-use super::rule::closest;
+use super::closest::closest;
 
 /// The plugins of one kind that a key may name.
 #[derive(Debug, PartialEq, Eq, Hash)]

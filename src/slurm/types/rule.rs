@@ -292,27 +292,10 @@ pub fn check_key_value(
         .map_err(|e| VocabError { what: key, ..e })
 }
 
-/// The rule for global (`slurm-conf-parameters`) key `key`, if Slurm knows the key.
-pub fn global_rule(key: &str) -> Option<(&'static str, ValueRule)> {
-    super::global_keys::GLOBAL_KEYS
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(key))
-        .copied()
-}
-
-/// The known key closest to `key` (Jaro-Winkler similarity ≥ 0.8), for "did you mean".
-pub fn closest<'a>(keys: impl IntoIterator<Item = &'a str>, key: &str) -> Option<&'a str> {
-    let lower = key.to_ascii_lowercase();
-    keys.into_iter()
-        .map(|k| (strsim::jaro_winkler(&k.to_ascii_lowercase(), &lower), k))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slurm::types::{closest, global_rule};
 
     #[test]
     fn tables_name_real_keys_and_suggest() {
