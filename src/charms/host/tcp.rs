@@ -10,7 +10,7 @@ const LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 const CONNECT_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Whether a TCP connection to `addr` (`host:port`) opens within two seconds; `None` when the
-/// name does not resolve here within [`LOOKUP_LIMIT`] (a resolver that does not answer must
+/// name does not resolve here within `LOOKUP_LIMIT` (a resolver that does not answer must
 /// not stall every hook for its 5 s timeout). An IP literal needs no lookup; a name is looked
 /// up by `getent ahosts` (the same NSS resolver) in a child process that is killed at the
 /// limit, so nothing of the lookup outlives this call (an in-process lookup cannot be

@@ -63,7 +63,7 @@ fn may_change(event: &Event) -> bool {
 }
 
 /// Publishes this unit's host name in its peer bag where it is not there yet (any unit, in the
-/// hooks where it [`may_rename`]; a read of the own bag, and a write only when it differs).
+/// hooks where it may rename (`may_rename`); a read of the own bag, and a write only when it differs).
 pub fn publish<B: ModelBackend>(
     ctx: &HookContext,
     backend: &B,
@@ -94,7 +94,7 @@ pub struct Peers {
 }
 
 /// The other units' host names (sorted, without `own`, each a name Slurm accepts): read from
-/// their peer bags in the hooks that [`may_change`] them, else from [`PEERS_FILE`] (or from
+/// their peer bags in the hooks that may change them (`may_change`), else from [`PEERS_FILE`] (or from
 /// the bags when there is no file). A name Slurm refuses is left out with a warning. Reads
 /// only: [`save`] keeps them once the hook succeeded.
 pub fn observe<B: ModelBackend>(

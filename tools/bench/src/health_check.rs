@@ -11,7 +11,8 @@
 
 use crate::env::World;
 use crate::{BenchError, Result, Sample};
-use slurm_charms::charms::slurmd::health_check::{NVML_DEADLINE, SETTINGS_PATH};
+use slurm_charms::charms::slurmd::health_check::NVML_DEADLINE;
+use slurm_charms::charms::slurmd::keys::SETTINGS_PATH;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
