@@ -54,6 +54,9 @@ pub struct Settings {
     /// `health-check-interval` and `health-check-node-state`, checked (an error blocks the
     /// leader with its text and renders nothing).
     pub health_check: Result<crate::slurm::HealthCheck, crate::slurm::HealthCheckError>,
+    /// The installed slurmctld serves OpenMetrics (Slurm 25.11+): `MetricsType` is written
+    /// ([`crate::slurm::openmetrics`]).
+    pub openmetrics: bool,
 }
 
 /// The rendered result.
@@ -411,6 +414,12 @@ fn render(
     if let Some(t) = health.timeout {
         head.owned
             .insert(GlobalKey::HealthCheckTimeout, t.to_string());
+    }
+    if settings.openmetrics {
+        head.owned.insert(
+            GlobalKey::MetricsType,
+            crate::slurm::openmetrics::METRICS_TYPE.to_owned(),
+        );
     }
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     head.set_gres_types(

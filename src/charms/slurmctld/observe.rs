@@ -260,6 +260,7 @@ pub fn observe<B: SecretBackend>(
             &config_str(&config, "health-check-node-state"),
             slurm_version,
         ),
+        openmetrics: crate::slurm::openmetrics::serves_openmetrics(slurm_version),
     };
     let published = published_secret(&store);
     let unchanged =
