@@ -68,7 +68,10 @@ fn get(port: u16, path: &str) -> Result<(String, String), String> {
     let _ = s.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    Ok((head.lines().next().unwrap_or_default().to_owned(), body.to_owned()))
+    Ok((
+        head.lines().next().unwrap_or_default().to_owned(),
+        body.to_owned(),
+    ))
 }
 
 #[test]
@@ -84,7 +87,10 @@ fn metrics_type_only_from_25_11_and_slurmctld_serves_it() {
             assert_eq!(planned, before, "{v}");
             assert!(!planned.contains("Metrics"), "{v}: {planned}");
             assert_eq!(scrape_port(&planned), None, "{v}");
-            assert!(o.judge_with(|inside| scratch(&planned, inside)).is_up(), "{v}");
+            assert!(
+                o.judge_with(|inside| scratch(&planned, inside)).is_up(),
+                "{v}"
+            );
             continue;
         }
         // exactly one more line than before
@@ -98,17 +104,15 @@ fn metrics_type_only_from_25_11_and_slurmctld_serves_it() {
             |inside| scratch(&planned, inside),
             |text| {
                 let port = scrape_port(text).expect("the scratch file enables the endpoints");
-                PATHS
-                    .iter()
-                    .map(|p| (*p, get(port, p)))
-                    .collect::<Vec<_>>()
+                PATHS.iter().map(|p| (*p, get(port, p))).collect::<Vec<_>>()
             },
         );
         let Verdict::Up(log) = &verdict else {
             panic!("{v}: slurmctld refused MetricsType: {verdict:?}");
         };
         assert!(
-            !log.lines().any(|l| l.contains("error") && l.contains("etric")),
+            !log.lines()
+                .any(|l| l.contains("error") && l.contains("etric")),
             "{v}: slurmctld complained about metrics:\n{log}"
         );
         for (path, answer) in answers.expect("up") {

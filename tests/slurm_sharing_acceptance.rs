@@ -77,8 +77,11 @@ fn controller_files(dir: &str, version: &str) -> (String, String) {
             .ok(),
         ),
         openmetrics: slurm_charms::slurm::openmetrics::serves_openmetrics(
-            slurm_charms::slurm::SlurmVersion::parse_v_output(&format!("slurm {version}.0"), "test")
-                .ok(),
+            slurm_charms::slurm::SlurmVersion::parse_v_output(
+                &format!("slurm {version}.0"),
+                "test",
+            )
+            .ok(),
         ),
     };
     let p = plan(&settings, &cache);

@@ -18,11 +18,13 @@ mod agent;
 mod controller;
 pub(crate) mod error;
 mod node;
+mod scrape;
 mod textfile;
 
 pub use agent::{
     DATABAG_KEY, ENDPOINT, ProviderUnitData, Topology, alert_rules, dashboard_files, dashboard_uid,
-    databag_value, encode_dashboard, lzma_base64, lzma_base64_decode, provider_data, rule_files,
+    databag_value, databag_value_with_jobs, encode_dashboard, lzma_base64, lzma_base64_decode,
+    provider_data, provider_data_with_jobs, rule_files,
 };
 pub use controller::{
     CONTROLLER_TEXTFILE, ClusterSnapshot, JobLine, NodeLine, cluster_metrics, parse_gres,
@@ -30,6 +32,7 @@ pub use controller::{
 };
 pub use error::CosAgentError;
 pub use node::{GPU_TEXTFILE, XID_METRIC, XID_TEXTFILE, fault_label, gpu_metrics, xid_metrics};
+pub use scrape::scrape_jobs;
 pub use textfile::{
     Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile, write_textfile_in,
 };
@@ -77,24 +80,28 @@ pub fn own_event(event: &Event) -> Option<&RelationEvent> {
 }
 
 /// The `cos-agent` part of a hook, run before (`cos-agent-relation-*`: `true`, the hook is
-/// done) or after the charm's own reconcile (`upgrade-charm`). Sets `config` in this unit's
-/// bag of the event's relation (joined, changed) or of every `cos-agent` relation
-/// (upgrade-charm); Juju fires no change event for a value set again unchanged.
+/// done) or after the charm's own reconcile (`upgrade-charm`, `config-changed`: a new charm
+/// brings new rules, an option or a new Slurm changes the scrape jobs). Sets `config` in this
+/// unit's bag of the event's relation (joined, changed) or of every `cos-agent` relation
+/// (upgrade-charm, config-changed); Juju fires no change event for a value set again
+/// unchanged. The scrape jobs are what `host` serves ([`scrape_jobs`]).
 pub fn publish<B: ModelBackend>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,
+    host: &Host<'_>,
 ) -> Result<bool, CharmError> {
     let relations: Vec<RelationId> = match &ctx.event {
         Event::RelationJoined(r) | Event::RelationChanged(r) if r.relation.endpoint == ENDPOINT => {
             vec![r.relation.clone()]
         }
         e if own_event(e).is_some() => return Ok(true),
-        Event::UpgradeCharm => backend.relation_ids(ENDPOINT)?,
+        Event::UpgradeCharm | Event::ConfigChanged => backend.relation_ids(ENDPOINT)?,
         _ => return Ok(false),
     };
     if !relations.is_empty() {
-        let value = databag_value(kind, &topology(kind, ctx))?;
+        let jobs = scrape_jobs(kind, &ctx.app_name, host);
+        let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
         let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
         for rel in &relations {
             backend.relation_set(rel, false, &bag)?;
