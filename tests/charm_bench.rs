@@ -177,6 +177,7 @@ fn controller_work_per_hook() {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     };
     for n in [1000usize, 10_000] {
         let mut cache = Store::default();

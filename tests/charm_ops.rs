@@ -188,20 +188,20 @@ fn a_corrupt_store_is_rebuilt_from_juju() {
 fn leader_change_converges() {
     let mut c = three_nodes();
     c.sim.add_unit("slurmctld", 1).unwrap();
-    assert_eq!(
-        c.status("slurmctld/1"),
-        (
-            "active".into(),
-            "standby (the leader manages slurm.conf)".into()
-        )
-    );
+    // without shared state it could not take over the jobs (tests/charm_leadership.rs)
+    let (st, msg) = c.status("slurmctld/1");
+    assert_eq!(st, "blocked");
+    assert!(msg.starts_with("standby cannot take over"), "{msg}");
     c.sim.set_leader("slurmctld/1").unwrap();
     c.assert_no_errors();
+    // every unit is a SlurmctldHost, the leader first (tests/charm_leadership.rs)
     let new_conf = c.file("slurmctld/1", "/etc/slurm/slurm.conf");
     assert_eq!(
         new_conf,
-        c.slurm_conf()
-            .replace("SlurmctldHost=slurmctld-0", "SlurmctldHost=slurmctld-1")
+        c.slurm_conf().replace(
+            "SlurmctldHost=slurmctld-0\nSlurmctldHost=slurmctld-1\n",
+            "SlurmctldHost=slurmctld-1\nSlurmctldHost=slurmctld-0\n"
+        )
     );
     assert_eq!(c.file("slurmctld/1", "/etc/slurm/gres.conf"), c.gres_conf());
     // The new leader adopted the shared munge key; slurmd follows the new host.

@@ -156,9 +156,19 @@ fn secret_changed_on_a_unit_that_is_not_the_leader_refreshes_and_stands_by() {
         Some(2),
         "moved to the new revision"
     );
-    assert_eq!(out.calls, ["is-leader", "secret-get", "status-set"]);
+    // config-get: the standby status says whether it could take over (state-save-location)
+    assert_eq!(
+        out.calls,
+        ["is-leader", "config-get", "secret-get", "status-set"]
+    );
     let status = out.status.expect("a status");
-    assert_eq!(status.message, "standby (the leader manages slurm.conf)");
+    assert!(
+        status
+            .message
+            .starts_with("standby cannot take over: slurmctld's state is on the leader's disk"),
+        "{}",
+        status.message
+    );
     // no file but the record of the status set
     assert_eq!(
         out.files.keys().collect::<Vec<_>>(),

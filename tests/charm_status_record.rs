@@ -115,7 +115,14 @@ fn a_standby_unit_records_its_status_and_a_new_leader_sets_its_own() {
     )
     .unwrap();
     assert_eq!(status_sets(&standby), 1);
-    assert!(standby.text(RECORD).starts_with("active\nstandby"));
+    // without state-save-location it could not take over the jobs: blocked, saying why
+    assert!(
+        standby
+            .text(RECORD)
+            .starts_with("blocked\nstandby cannot take over"),
+        "{}",
+        standby.text(RECORD)
+    );
     // leadership back, and the next event is a relation event: the record says standby, so the
     // leader's status is set
     let mut back = standby.clone();

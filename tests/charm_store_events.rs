@@ -77,6 +77,7 @@ fn settings() -> Settings {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     }
 }
 

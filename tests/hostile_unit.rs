@@ -103,3 +103,44 @@ fn a_second_application_claiming_a_partition_is_rejected_alone() {
     let conf = parse_slurm_conf(&plan.slurm_conf.unwrap(), "slurm.conf").unwrap();
     assert_eq!(conf.nodes.len(), 2);
 }
+
+/// Found by the `relation_ingest` fuzz target: a refused `partition` quoted its (hostile)
+/// partition name whole in the reason (as the field's path), so up to 64 KiB went to the log
+/// and the store on a hook. Reasons are bounded like a unit's (`MAX_REASON_LEN`), and the path
+/// is cut so that the reason itself still shows.
+#[test]
+fn a_refused_partition_reason_is_bounded() {
+    use slurm_charms::charms::slurmctld::desired::plan;
+    use slurm_charms::charms::slurmctld::store::{MAX_REASON_LEN, Store};
+    let name = format!("{}(", "x".repeat(20_000));
+    let mut store = Store::default();
+    let raw = hostile::valid_record("gpu-1", 1, false).to_string();
+    store.add_relation(
+        1,
+        "compute",
+        Some(format!(r#"{{"{name}":{{"State":"UP"}}}}"#)),
+        [("compute/0".to_string(), raw)],
+    );
+    let plan = plan(&hostile::settings(), &store);
+    let (who, why) = plan.rejected.first().expect("the partition is refused");
+    assert_eq!(who, "compute");
+    assert!(why.contains("invalid PartitionName"), "{why}");
+    assert!(why.len() <= MAX_REASON_LEN + 32, "{} bytes", why.len());
+}
+
+/// The same for a refused parameter whose key is 20,000 bytes: the field path is cut, so the
+/// reason ("invalid key") still shows within the bound the controller keeps
+/// (`MAX_REASON_LEN`).
+#[test]
+fn a_refused_partition_parameter_with_a_huge_key_keeps_its_reason() {
+    use slurm_charms::charms::slurmctld::store::{MAX_REASON_LEN, bounded};
+    use slurm_charms::interface::PartitionRecord;
+    let key = "K".repeat(20_000);
+    let e = PartitionRecord::from_relation_value(&format!(r#"{{"compute":{{"{key}":"1"}}}}"#))
+        .unwrap_err()
+        .to_string();
+    let kept = bounded(e);
+    assert!(kept.contains("compute.KKK"), "{kept}");
+    assert!(kept.contains("(20008 bytes): invalid key"), "{kept}");
+    assert!(kept.len() <= MAX_REASON_LEN + 32, "{} bytes", kept.len());
+}

@@ -139,6 +139,7 @@ pub fn settings() -> Settings {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     }
 }
 

@@ -28,6 +28,7 @@ fn controller_conf(openmetrics: bool) -> String {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics,
+        controllers: Default::default(),
     };
     plan(&settings, &Store::default())
         .slurm_conf

@@ -83,6 +83,7 @@ fn controller_files(dir: &str, version: &str) -> (String, String) {
             )
             .ok(),
         ),
+        controllers: Default::default(),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.expect("slurm.conf planned");
@@ -249,6 +250,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     };
     let p = plan(&settings, &cache);
     let slurm = p.slurm_conf.clone().expect("slurm.conf planned");

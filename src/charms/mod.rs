@@ -93,7 +93,7 @@ pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
         CharmKind::Slurmd => slurmd::handle(ctx, backend, host)?,
         CharmKind::Slurmctld => slurmctld::handle(ctx, backend, host)?,
     }
-    // upgrade-charm: the new charm's rules and dashboards; config-changed: the scrape jobs.
+    // upgrade-charm: the new charm's rules and dashboards; any hook: changed scrape jobs.
     cos::publish(kind, ctx, backend, host)?;
     Ok(())
 }

@@ -98,14 +98,31 @@ pub enum InterfaceError {
 }
 
 impl InterfaceError {
-    /// [`InterfaceError::Invalid`] for `field` of the record under `key`.
+    /// [`InterfaceError::Invalid`] for `field` of the record under `key` (a field path over
+    /// 80 bytes is cut: it holds keys the sender chose).
     pub fn invalid(key: &'static str, field: impl Into<String>, reason: impl Into<String>) -> Self {
         InterfaceError::Invalid {
             key,
-            field: field.into(),
+            field: short_path(field.into()),
             reason: reason.into(),
         }
     }
+}
+
+/// Longest field path quoted whole in an error (bytes): the path holds the keys the sender
+/// chose (a partition name), and a 64 KiB key must not push the reason out of the message.
+const MAX_FIELD_PATH: usize = 80;
+
+/// `path`, cut to [`MAX_FIELD_PATH`] bytes (at a character boundary) with its size when longer.
+fn short_path(path: String) -> String {
+    if path.len() <= MAX_FIELD_PATH {
+        return path;
+    }
+    let mut end = MAX_FIELD_PATH;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &path[..end], path.len())
 }
 
 /// Deserialises a relation value: bad JSON syntax is [`InterfaceError::Json`], a well-formed
@@ -119,7 +136,7 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = match e.path().to_string() {
             p if p == "." => "value".to_string(),
-            p => p,
+            p => short_path(p),
         };
         let inner = e.into_inner();
         if inner.is_data() {

@@ -79,35 +79,61 @@ pub fn own_event(event: &Event) -> Option<&RelationEvent> {
     }
 }
 
+/// Where a unit remembers the scrape jobs it last published (JSON), so that a hook in which
+/// they change (leadership moved and slurm.conf came or went, `dcgm-exporter` started or
+/// stopped, a new Slurm) republishes, and no other hook asks Juju anything.
+pub fn published_jobs_path(kind: CharmKind) -> String {
+    format!(
+        "/var/lib/slurm-charms/{}/cos-agent-scrape-jobs.json",
+        charm_name(kind)
+    )
+}
+
 /// The `cos-agent` part of a hook, run before (`cos-agent-relation-*`: `true`, the hook is
-/// done) or after the charm's own reconcile (`upgrade-charm`, `config-changed`: a new charm
-/// brings new rules, an option or a new Slurm changes the scrape jobs). Sets `config` in this
-/// unit's bag of the event's relation (joined, changed) or of every `cos-agent` relation
-/// (upgrade-charm, config-changed); Juju fires no change event for a value set again
-/// unchanged. The scrape jobs are what `host` serves ([`scrape_jobs`]).
+/// done) or after the charm's own reconcile (every other hook). Sets `config` in this unit's
+/// bag of the event's relation (joined, changed), or of every `cos-agent` relation in
+/// `upgrade-charm` (a new charm brings new rules) and in any hook whose scrape jobs (what
+/// `host` serves, [`scrape_jobs`]) differ from the ones last published
+/// ([`published_jobs_path`]); Juju fires no change event for a value set again unchanged.
+/// Other hooks read two small files and ask Juju nothing.
 pub fn publish<B: ModelBackend>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
 ) -> Result<bool, CharmError> {
+    let own = own_event(&ctx.event).is_some();
+    if own
+        && !matches!(
+            ctx.event,
+            Event::RelationJoined(_) | Event::RelationChanged(_)
+        )
+    {
+        return Ok(true);
+    }
+    let jobs = scrape_jobs(kind, &ctx.app_name, host);
+    // A list of JSON values always serialises.
+    let jobs_text = serde_json::to_string(&jobs).unwrap_or_default();
+    let remembered = published_jobs_path(kind);
+    let changed = host.read(&remembered).ok().flatten().as_deref() != Some(jobs_text.as_bytes());
     let relations: Vec<RelationId> = match &ctx.event {
-        Event::RelationJoined(r) | Event::RelationChanged(r) if r.relation.endpoint == ENDPOINT => {
-            vec![r.relation.clone()]
+        _ if changed || matches!(ctx.event, Event::UpgradeCharm) => {
+            backend.relation_ids(ENDPOINT)?
         }
-        e if own_event(e).is_some() => return Ok(true),
-        Event::UpgradeCharm | Event::ConfigChanged => backend.relation_ids(ENDPOINT)?,
+        Event::RelationJoined(r) | Event::RelationChanged(r) => vec![r.relation.clone()],
         _ => return Ok(false),
     };
     if !relations.is_empty() {
-        let jobs = scrape_jobs(kind, &ctx.app_name, host);
         let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
         let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
         for rel in &relations {
             backend.relation_set(rel, false, &bag)?;
         }
     }
-    Ok(own_event(&ctx.event).is_some())
+    if changed && let Err(e) = host.write(&remembered, jobs_text.as_bytes(), 0o644, None) {
+        tracing::warn!("cannot remember the published cos-agent scrape jobs: {e}");
+    }
+    Ok(own)
 }
 
 fn textfile_dir_exists(host: &Host<'_>) -> bool {

@@ -27,8 +27,8 @@ fn job(app: &str, index: usize, name: &str, path: &str, port: u16) -> Value {
 pub fn scrape_jobs(kind: CharmKind, app: &str, host: &Host<'_>) -> Vec<Value> {
     match kind {
         CharmKind::Slurmctld => {
-            let conf = match host.read(crate::charms::slurmctld::SLURM_CONF) {
-                Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            let conf = match global_lines(&host.path(crate::charms::slurmctld::SLURM_CONF)) {
+                Ok(Some(text)) => text,
                 Ok(None) => return Vec::new(),
                 Err(e) => {
                     tracing::warn!("cannot read slurm.conf for the cos-agent scrape jobs: {e}");
@@ -56,4 +56,33 @@ pub fn scrape_jobs(kind: CharmKind, app: &str, host: &Host<'_>) -> Vec<Value> {
             }
         }
     }
+}
+
+/// slurm.conf's lines before its first record (`NodeName=`, `PartitionName=`, …): the global
+/// keys the charm writes are all there, so a file of 10,000 nodes is not read to the end in
+/// every hook. `None` when there is no file.
+fn global_lines(path: &std::path::Path) -> std::io::Result<Option<String>> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut out = String::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line?;
+        let record = crate::slurm::keys::SLURM_RECORD_KEYS.iter().any(|k| {
+            line.get(..k.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(k))
+                && line
+                    .get(k.len()..)
+                    .is_some_and(|rest| rest.starts_with('='))
+        });
+        if record {
+            break;
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(Some(out))
 }

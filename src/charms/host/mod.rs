@@ -10,10 +10,12 @@ mod error;
 mod file_set;
 mod overwrite;
 mod runner;
+mod tcp;
 
 pub use error::{HostError, OwnerError};
 pub use file_set::SetFile;
 pub use runner::{Cmd, CmdOutput, Runner, SystemRunner, default_timeout};
+pub use tcp::port_answers;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -5,12 +5,12 @@
 //! restart fixed), then the key secret's grants, `cluster_info` naming it (its id filled in here,
 //! [`super::key_secret`]) and the verdicts on every relation where they changed. The status is
 //! set by the caller after this, and the store saved last ([`save`]). A unit that is not
-//! the leader only does its secret housekeeping and sets its status ([`standby`]).
+//! the leader is [`super::standby`]'s.
 
 use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
 use super::key_secret::{self, KeySecretPlan};
-use super::plan::{ControllerPlan, StandbyPlan, refused_status};
+use super::plan::{ControllerPlan, refused_status};
 use super::store::{Applied, RELOAD_PENDING, Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
@@ -18,7 +18,7 @@ use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{GRES_TYPES_KEY, GresTypes, SLURMCTLD_ENDPOINT, VERDICTS_KEY, Verdicts};
 use crate::slurm::is_gres_mismatch;
 use crate::slurm::types::GresName;
-use juju_runtime::{Bag, HookContext, RelationId, SecretBackend, Status};
+use juju_runtime::{Bag, RelationId, SecretBackend, Status};
 use std::collections::BTreeMap;
 
 /// What applying a plan found out that the plan could not know: what the status and the store
@@ -34,18 +34,6 @@ pub struct Outcome {
     /// The verdicts published because of a refusal (relation id, value): the store records
     /// them ([`save`]).
     pub refusal_verdicts: Vec<(u32, String)>,
-}
-
-/// Carries out a standby plan: the secret housekeeping, then the status.
-pub fn standby<B: SecretBackend>(
-    ctx: &HookContext,
-    backend: &B,
-    host: &Host<'_>,
-    plan: &StandbyPlan,
-) -> Result<(), CharmError> {
-    key_secret::apply_actions(backend, &plan.secrets)?;
-    super::status_record::set_unit_status(ctx, backend, host, &plan.status)?;
-    Ok(())
 }
 
 /// Applies everything in `plan` except the status and the cache, in the order the module

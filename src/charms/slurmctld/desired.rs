@@ -13,7 +13,7 @@
 //! `tests/charm_store_render.rs` checks it over random clusters.
 
 use super::owners::{Owners, settle, settle_flagged};
-use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store};
+use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store, bounded};
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
@@ -57,6 +57,20 @@ pub struct Settings {
     /// The installed slurmctld serves OpenMetrics (Slurm 25.11+): `MetricsType` is written
     /// ([`crate::slurm::openmetrics`]).
     pub openmetrics: bool,
+    /// The other controller units and where the state is kept (what a leader change needs).
+    pub controllers: Controllers,
+}
+
+/// What slurm.conf says so that another unit can take over when leadership moves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Controllers {
+    /// The other slurmctld units' host names, `SlurmctldHost` lines after this leader's
+    /// ([`super::peers`]: they run no slurmctld, but a job's slurmstepd reaches the next leader
+    /// through them).
+    pub others: Vec<String>,
+    /// `StateSaveLocation` from `state-save-location` (shared storage, checked by
+    /// [`super::state_save`]); `None`: the leader's local disk, the charm's default.
+    pub state_save_location: Option<String>,
 }
 
 /// The rendered result.
@@ -179,8 +193,12 @@ struct Rejections {
     verdicts: BTreeMap<u32, Verdicts>,
 }
 
+/// Reasons are cut to [`super::store::MAX_REASON_LEN`] bytes here, where they are recorded:
+/// they are logged, kept in the store ([`Store::logged`]) and shown in the status, and a
+/// refusal can quote what another application sent (a 64 KiB partition name).
 impl Rejections {
     fn unit(&mut self, relation: u32, unit: &str, why: String) {
+        let why = bounded(why);
         self.verdicts
             .entry(relation)
             .or_default()
@@ -190,6 +208,7 @@ impl Rejections {
     }
 
     fn app(&mut self, relation: u32, rel: &Relation, why: String) {
+        let why = bounded(why);
         let v = self.verdicts.entry(relation).or_default();
         for unit in rel.units.keys() {
             v.0.insert(unit.to_owned(), format!("application {}: {why}", rel.app));
@@ -421,6 +440,12 @@ fn render(
             crate::slurm::openmetrics::METRICS_TYPE.to_owned(),
         );
     }
+    if let Some(path) = &settings.controllers.state_save_location {
+        head.owned
+            .insert(GlobalKey::StateSaveLocation, path.clone());
+    }
+    head.slurmctld_hosts
+        .extend(settings.controllers.others.iter().cloned());
     // `gpu` plus the shared GRES (shard, mps) the accepted nodes carry
     head.set_gres_types(
         accepted

@@ -6,9 +6,11 @@
 //! decide what slurmctld needs ([`decide`]); "nothing changed" is an `if` there) → [`apply`]
 //! (writes only, fixed order) → `status-set` once → the store saved last ([`apply::save`]), so a
 //! hook that fails anywhere leaves the store in step with what Juju committed. A relation event
-//! costs a constant number of hook-tool calls (see [`store`]). Non-leaders plan only their
-//! secret housekeeping and report that they stand by ([`plan::standby`]). Actions run apart
-//! ([`actions`]).
+//! costs a constant number of hook-tool calls (see [`store`]). Only the leader runs slurmctld:
+//! a non-leader stops one it ran as a former leader and reports that it stands by
+//! ([`standby`]); a new leader waits while the former leader's slurmctld still answers
+//! ([`takeover`]); the state a new leader takes over is on shared storage
+//! ([`state_save`]). Actions run apart ([`actions`]).
 
 pub mod accepted;
 pub mod action_change;
@@ -20,12 +22,16 @@ pub mod first_reads;
 pub mod key_secret;
 pub mod observe;
 pub mod owners;
+pub mod peers;
 pub mod plan;
 pub mod refusal;
 pub mod rotate_key;
+pub mod standby;
+pub mod state_save;
 pub mod status_record;
 pub mod store;
 pub mod store_file;
+pub mod takeover;
 
 use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;
@@ -54,15 +60,27 @@ pub fn handle<B: SecretBackend + Sync>(
         Event::Install => install(backend, host, PACKAGES, "slurmctld")?,
         Event::UpgradeCharm => set_version(backend, host, "slurmctld"),
         Event::Action(a) => return actions::run_action(&a.name, backend, host),
-        Event::Stop | Event::Remove => return Ok(()),
+        // a unit going away (leader or not) leaves no slurmctld behind for a new leader to wait on
+        Event::Stop => return standby::stop(host),
+        Event::Remove => return Ok(()),
         _ => {}
     }
     let first = first_reads::first_reads(ctx, backend)?;
+    peers::publish(ctx, backend, host)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {
-        return apply::standby(ctx, backend, host, &plan::standby(event_secret.as_ref()));
+        let config = first.prefetched.config;
+        return standby::run(ctx, backend, host, config, event_secret.as_ref());
     }
-    let obs = observe::observe(ctx, backend, host, first.prefetched)?;
+    if let Some(status) = takeover::wait(ctx, backend, host)? {
+        let secrets = key_secret::housekeeping(event_secret.as_ref(), true);
+        key_secret::apply_actions(backend, &secrets)?;
+        status_record::set_unit_status(ctx, backend, host, &status)?;
+        return Ok(());
+    }
+    let peers = peers::observe(ctx, backend, host, &host.hostname()?)?;
+    let mut obs = observe::observe(ctx, backend, host, first.prefetched)?;
+    obs.settings.controllers.others = peers.names.clone();
     let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;
     // `Some`: slurmctld refused the new files and the accepted ones were put back.
@@ -72,5 +90,6 @@ pub fn handle<B: SecretBackend + Sync>(
     };
     status_record::set_unit_status(ctx, backend, host, status)?;
     crate::charms::cos::write_cluster_metrics(ctx, host);
-    apply::save(host, &mut plan, &outcome)
+    apply::save(host, &mut plan, &outcome)?;
+    peers::save(host, &peers)
 }

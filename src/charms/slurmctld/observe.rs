@@ -49,6 +49,9 @@ pub struct Observed {
     /// Why `auth-type` cannot be used (a bad value, or `slurm` before Slurm 23.11); the plan
     /// then blocks and writes no files.
     pub auth_refused: Option<AuthTypeError>,
+    /// Why `state-save-location` cannot be used (a bad value, or no directory there); the plan
+    /// then blocks and writes no files.
+    pub state_save_refused: Option<super::state_save::StateSaveError>,
     /// `/etc/slurm/slurm.key` as it is on disk (written from the key secret for auth/slurm).
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
@@ -247,6 +250,10 @@ pub fn observe<B: SecretBackend>(
         cluster_name = "osd-cluster".into();
     }
     let (auth, auth_refused) = auth_kind(&config_str(&config, "auth-type"), slurm_version);
+    let state_save =
+        super::state_save::observe(&config_str(&config, super::state_save::OPTION), |path| {
+            host.path(path).is_dir()
+        });
     let settings = Settings {
         auth,
         cluster_name,
@@ -261,6 +268,14 @@ pub fn observe<B: SecretBackend>(
             slurm_version,
         ),
         openmetrics: crate::slurm::openmetrics::serves_openmetrics(slurm_version),
+        controllers: super::desired::Controllers {
+            // the other units: [`super::peers`], asked by the caller
+            others: Vec::new(),
+            state_save_location: match &state_save {
+                Ok(super::state_save::StateSave::Shared(path)) => Some(path.clone()),
+                _ => None,
+            },
+        },
     };
     let published = published_secret(&store);
     let unchanged =
@@ -273,6 +288,7 @@ pub fn observe<B: SecretBackend>(
         key_secret: published,
         secret_key: None,
         auth_refused,
+        state_save_refused: state_save.err(),
         slurm_key_on_disk: None,
         fresh_munge_key: Vec::new(),
         files_on_disk: BTreeMap::new(),
@@ -301,8 +317,12 @@ pub fn observe<B: SecretBackend>(
             .secret_info_get(&SecretRef::Label(MUNGE_KEY_SECRET_LABEL.to_owned()))?
             .map(|info| info.id);
     }
+    // a rebuilt store: the key file here may not be the one this unit wrote as the leader (a
+    // new leader's is its own machine's)
+    let read_key = must_read_key(&ctx.event, observed.munge_key_on_disk.is_some())
+        || observed.rebuilt.is_some();
     observed.secret_key = match &observed.key_secret {
-        Some(id) if must_read_key(&ctx.event, observed.munge_key_on_disk.is_some()) => {
+        Some(id) if read_key => {
             let content = backend.secret_get(
                 &SecretRef::Id(id.clone()),
                 &[MUNGE_KEY_SECRET_FIELD],

@@ -3,8 +3,7 @@
 //! needs afterwards, which relations get new data, the one status to set and the store to save
 //! once everything else has succeeded. No I/O here: [`super::apply`] carries the plan out. When
 //! the event changed nothing, the plan is the stored status again: an `if` below, not a second
-//! path. A unit that is not the leader plans only its secret housekeeping and its standby status
-//! ([`standby`]).
+//! path. A unit that is not the leader plans in [`super::standby`].
 
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
@@ -146,8 +145,13 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }
-    if let Some(why) = &obs.auth_refused {
-        rendered.render_error = Some(why.to_string());
+    // slurmctld is not started on a state a leader change would not find again
+    let refused = [
+        obs.auth_refused.as_ref().map(ToString::to_string),
+        obs.state_save_refused.as_ref().map(ToString::to_string),
+    ];
+    if let Some(why) = refused.into_iter().flatten().next() {
+        rendered.render_error = Some(why);
         rendered.slurm_conf = None;
         rendered.gres_conf = None;
     }
@@ -374,27 +378,6 @@ fn cluster_info(
         write.relations.push(relation);
     }
     (!write.relations.is_empty()).then_some(write)
-}
-
-/// The plan of a unit that is not the leader (pure): its secret housekeeping, then the standby
-/// status. It renders, publishes and saves nothing.
-pub fn standby(event: Option<&EventSecret>) -> StandbyPlan {
-    StandbyPlan {
-        secrets: housekeeping(event, false),
-        status: Status::new(
-            StatusKind::Active,
-            "standby (the leader manages slurm.conf)",
-        ),
-    }
-}
-
-/// What a unit that is not the leader does in a hook ([`standby`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StandbyPlan {
-    /// The secret housekeeping the event asks for.
-    pub secrets: Vec<SecretAction>,
-    /// The one status to set.
-    pub status: Status,
 }
 
 /// The status the store holds (or a neutral one when it holds none).

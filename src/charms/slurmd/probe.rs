@@ -2,7 +2,7 @@
 //! port, then a munge-authenticated `scontrol ping` pointed at it. Part of what a slurmd hook
 //! observes; [`super::plan`] turns the answer into a status.
 
-use crate::charms::host::{Cmd, Host, HostError};
+use crate::charms::host::{Cmd, Host, HostError, port_answers};
 use crate::charms::util::short;
 use juju_runtime::{Status, StatusKind};
 
@@ -64,52 +64,4 @@ pub fn probe_controller(host: &Host<'_>, server: &str) -> ControllerProbe {
     } else {
         ControllerProbe::NotAnswering(format!(": {said}"))
     }
-}
-
-/// How long the controller's name may take to resolve.
-const LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Whether a TCP connection to `addr` (`host:port`) opens within two seconds; `None` when the
-/// name does not resolve here within [`LOOKUP_LIMIT`] (a resolver that does not answer must
-/// not stall every hook for its 5 s timeout). An IP literal needs no lookup; a name is looked
-/// up by `getent ahosts` (the same NSS resolver) in a child process that is killed at the
-/// limit, so nothing of the lookup outlives this call (an in-process lookup cannot be
-/// cancelled and would leave its thread behind).
-fn port_answers(addr: &str) -> Option<bool> {
-    use std::net::{SocketAddr, TcpStream};
-    let addrs: Vec<SocketAddr> = match addr.parse::<SocketAddr>() {
-        Ok(a) => vec![a],
-        Err(_) => lookup(addr)?,
-    };
-    if addrs.is_empty() {
-        return None;
-    }
-    Some(
-        addrs
-            .iter()
-            .any(|a| TcpStream::connect_timeout(a, std::time::Duration::from_secs(2)).is_ok()),
-    )
-}
-
-/// Resolves `name:port` through `getent ahosts`, bounded by [`LOOKUP_LIMIT`].
-fn lookup(addr: &str) -> Option<Vec<std::net::SocketAddr>> {
-    use crate::charms::host::{Runner, SystemRunner};
-    let (name, port) = addr.rsplit_once(':')?;
-    let port: u16 = port.parse().ok()?;
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    let cmd = Cmd::new("getent", ["ahosts", name]).with_timeout(LOOKUP_LIMIT);
-    let out = SystemRunner.run(&cmd).ok().filter(|o| o.success())?;
-    let mut addrs: Vec<std::net::SocketAddr> = out
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            l.split_whitespace()
-                .next()?
-                .parse::<std::net::IpAddr>()
-                .ok()
-        })
-        .map(|ip| std::net::SocketAddr::new(ip, port))
-        .collect();
-    addrs.dedup();
-    Some(addrs)
 }

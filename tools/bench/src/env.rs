@@ -93,9 +93,11 @@ pub struct World {
     /// Host name the controller units get instead of `<app>-<n>` (e.g. `localhost`, so that
     /// slurmd's controller check does not wait on a DNS lookup of an unknown name).
     pub ctl_hostname: Option<String>,
-    fakes: PathBuf,
+    /// The directory of `bench-fake`'s command links (first on the hooks' `PATH`).
+    pub fakes: PathBuf,
     nvml_dir: PathBuf,
-    gpu_fixture: PathBuf,
+    /// The fake NVML's configuration: 8 H100s.
+    pub gpu_fixture: PathBuf,
 }
 
 fn copy(from: &Path, to: &Path) -> Result<(), BenchError> {

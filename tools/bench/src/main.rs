@@ -15,6 +15,7 @@
 //! (`leader-elected`) and the measured `slurmd-relation-changed` hooks run normally.
 
 mod env;
+mod health_check;
 mod ratio;
 mod stats;
 
@@ -79,6 +80,12 @@ struct Opts {
     /// detect-gpus, each beside its ops twin), for iterating on them; no controller at scale,
     /// no render/parse, no enlistment.
     only_small: bool,
+    /// Runs of the health-check program on the 8-GPU node (`--health-samples`; default
+    /// `--samples`).
+    health_samples: Option<usize>,
+    /// Runs of the health-check program with NVML hanging (`--hang-samples`, each about
+    /// `NVML_DEADLINE`, 15 s; 0 leaves the row out).
+    hang_samples: usize,
 }
 
 impl Opts {
@@ -97,6 +104,8 @@ impl Opts {
             enlist_only: None,
             distinct: false,
             only_small: false,
+            health_samples: None,
+            hang_samples: 3,
         };
         let mut args = std::env::args().skip(1);
         let bad = |m: String| BenchError::Setup(m);
@@ -130,19 +139,27 @@ impl Opts {
                 "--enlist-only" => o.enlist_only = Some(PathBuf::from(val()?)),
                 "--distinct" => o.distinct = true,
                 "--only-small" => o.only_small = true,
+                "--health-samples" => {
+                    o.health_samples = Some(val()?.parse().map_err(|e| bad(format!("{e}")))?)
+                }
+                "--hang-samples" => {
+                    o.hang_samples = val()?.parse().map_err(|e| bad(format!("{e}")))?
+                }
                 "--quick" => {
                     o.sizes = vec![10, 100];
                     o.samples = 5;
                     o.ops_samples = 3;
                     o.enlist_max = 20;
                     o.enlist_budget = Duration::from_secs(60);
+                    o.hang_samples = 1;
                 }
                 "-h" | "--help" => {
                     println!(
                         "hook-bench [--quick] [--sizes 10,100,1000,10000] [--samples 21] \
                          [--ops-samples 11] [--ops-samples-10k 3] [--samples-10k 11] \
                          [--rss-runs 3] [--enlist 10000] [--enlist-budget-s 900] [--distinct] \
-                         [--out target/hook-bench] [--only-small]"
+                         [--out target/hook-bench] [--only-small] [--health-samples 21] \
+                         [--hang-samples 3]"
                     );
                     std::process::exit(0);
                 }
@@ -471,6 +488,7 @@ fn run() -> Result<()> {
     b.push(row);
     let x = b.repeat(&mut sim, s, "standby/1", &Hook::UpdateStatus, None)?;
     b.recalibrate(&mut sim)?;
+    let status_walls: Vec<f64> = x.iter().map(|s| s.wall_ms).collect();
     let row = b.row(
         "status only: non-leader slurmctld update-status",
         None,
@@ -534,6 +552,7 @@ fn run() -> Result<()> {
     b.recalibrate(&mut sim)?;
     let row = b.row("detect-gpus action (8× H100 fake NVML)", None, "ops", &x);
     b.push(row);
+    health_check_rows(&mut b, &status_walls)?;
     if opts.only_small {
         return small_report(&b, started);
     }
@@ -723,6 +742,45 @@ fn scaling_notes(b: &mut Bench, walls: &BTreeMap<u32, Vec<f64>>) {
             ));
         }
     }
+}
+
+/// The health-check program on the 8-GPU node ([`health_check`]): its wall time against the
+/// status-only hook's (`status_walls`), its peak RSS, and the run with NVML hanging.
+fn health_check_rows(b: &mut Bench, status_walls: &[f64]) -> Result<()> {
+    let unit_root = b.world.dir.path().join("units/slurmd-0");
+    let fixture = b.world.gpu_fixture.clone();
+    let program = health_check::Program::prepare(&b.world, &unit_root, &fixture)?;
+    let n = b.opts.health_samples.unwrap_or(b.opts.samples);
+    let x = program.samples(false, n)?;
+    let mut row = b.row("health-check program (8× H100 fake NVML)", None, "rust", &x);
+    let (rss, faults) = program.usage(b.opts.rss_runs as usize)?;
+    row.peak_rss_kib = Some(rss);
+    row.minor_faults = Some(faults);
+    let walls: Vec<f64> = x.iter().map(|s| s.wall_ms).collect();
+    b.push(row);
+    if let Some(r) = ratio::RatioInterval::of(&walls, status_walls, 2000, 40) {
+        b.notes.push(format!(
+            "health-check program (one run on the 8-GPU node, {} kernel log records) over the \
+             status-only hook: **{:.2}** (90 % bootstrap interval {:.2}–{:.2}, {} and {} samples)",
+            health_check::KMSG_RECORDS,
+            r.ratio,
+            r.p5,
+            r.p95,
+            walls.len(),
+            status_walls.len()
+        ));
+    }
+    if b.opts.hang_samples > 0 {
+        let x = program.samples(true, b.opts.hang_samples)?;
+        let row = b.row(
+            "health-check program, NVML hangs (deadline 15 s)",
+            None,
+            "rust",
+            &x,
+        );
+        b.push(row);
+    }
+    Ok(())
 }
 
 /// `--only-small`: writes and prints the whole-hook table of the small hooks alone.

@@ -101,6 +101,7 @@ pub fn controller_files_sharing(
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     };
     let p = plan(&settings, &cache);
     if let Some(e) = p.render_error {

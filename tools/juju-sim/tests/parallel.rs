@@ -180,3 +180,41 @@ fn leader_settings_changed_is_opt_in_for_non_leaders() {
             .any(|h| h.contains("leader-settings-changed"))
     );
 }
+
+#[test]
+fn a_leadership_move_tells_the_new_minions_when_juju_sends_leader_settings_changed() {
+    let mut p = Probe {
+        dir: tempfile::tempdir().unwrap(),
+        sim: Simulator::with_options(SimOptions {
+            jujuc: Some(PathBuf::from(env!("CARGO_BIN_EXE_jujuc"))),
+            leader_settings_changed: true,
+            ..SimOptions::default()
+        })
+        .unwrap(),
+    };
+    p.script(
+        "leader-settings-changed",
+        "run lsc-$(echo $JUJU_UNIT_NAME | tr / -) is-leader --format=json\n",
+    );
+    p.sim.deploy(p.spec("a", 3)).unwrap();
+    p.clear();
+    p.sim.set_leader("a/1").unwrap();
+    let mut hooks = p.hooks();
+    hooks.sort();
+    assert_eq!(
+        hooks,
+        [
+            "a/0 leader-settings-changed",
+            "a/1 leader-elected",
+            "a/2 leader-settings-changed",
+        ]
+    );
+    // the former leader learns it is not the leader any more
+    assert_eq!(p.result("lsc-a-0").0, "false\n");
+    // Juju 4: only the new leader hears of it
+    let mut q = Probe::new();
+    q.sim.deploy(q.spec("a", 3)).unwrap();
+    q.clear();
+    q.sim.set_leader("a/1").unwrap();
+    assert_eq!(q.hooks(), ["a/1 leader-elected"]);
+}

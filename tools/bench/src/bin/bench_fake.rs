@@ -6,7 +6,8 @@
 //! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers that
 //! `is-active` reads (options such as `--no-block` are skipped: with `running---no-block`, the
 //! slurmd charm's `restart --no-block slurmd` left slurmd "inactive" and every update-status
-//! restarted it, so the steady path was never measured).
+//! restarted it, so the steady path was never measured). `sinfo` prints `sinfo.txt` if
+//! present (the health-check program's view of its node, `idle|none`), else nothing.
 //! Nothing is logged.
 
 use std::path::PathBuf;
@@ -46,6 +47,11 @@ fn main() -> ExitCode {
             }
         },
         ("slurmd" | "slurmctld", "-V") => println!("slurm-wlm 22.05.8"),
+        ("sinfo", _) => {
+            if let Ok(t) = std::fs::read_to_string(root.join("sinfo.txt")) {
+                print!("{t}");
+            }
+        }
         ("systemctl", "restart" | "start") => {
             let _ = std::fs::write(root.join(format!("running-{unit}")), "");
         }

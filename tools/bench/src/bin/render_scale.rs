@@ -76,6 +76,7 @@ fn main() -> ExitCode {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         openmetrics: false,
+        controllers: Default::default(),
     };
     let mut plan_ms = Vec::new();
     let mut parse_ms = Vec::new();

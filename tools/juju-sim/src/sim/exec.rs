@@ -473,6 +473,7 @@ impl Simulator {
 
     pub(super) fn finalize_unit(&mut self, unit: &str) {
         let mut elect = None;
+        let mut minions = Vec::new();
         self.with_model_mut(|m| {
             let Some(u) = m.units.remove(unit) else {
                 return;
@@ -491,12 +492,20 @@ impl Simulator {
                         .min_by_key(|n| unit_number(n))
                         .cloned();
                     app.leader = next.clone();
+                    minions = app
+                        .units
+                        .iter()
+                        .filter(|n| Some(*n) != next.as_ref())
+                        .filter(|n| m.units.get(*n).is_some_and(|x| x.life == Life::Alive))
+                        .cloned()
+                        .collect();
                     elect = next;
                 }
             }
         });
         if let Some(new) = elect {
             self.enqueue(&new, Hook::LeaderElected);
+            self.tell_minions(&minions);
         }
     }
 }

@@ -386,9 +386,13 @@ impl Simulator {
         self.settle().map(|_| ())
     }
 
-    /// Make `unit` the leader of its application and run leader-elected on it. Settles.
+    /// Make `unit` the leader of its application, as Juju does when the leader's lease lapses:
+    /// leader-elected on `unit`; with [`super::SimOptions::leader_settings_changed`] (Juju
+    /// <= 3.6) leader-settings-changed on every other alive unit of the application, the one
+    /// that lost leadership included; in Juju 4 the former leader gets no hook and learns it
+    /// from `is-leader` in its next one. Settles.
     pub fn set_leader(&mut self, unit: &str) -> Result<()> {
-        self.with_model_mut(|m| -> Result<()> {
+        let others = self.with_model_mut(|m| -> Result<Vec<String>> {
             let app = m
                 .units
                 .get(unit)
@@ -398,10 +402,25 @@ impl Simulator {
             if let Some(a) = m.apps.get_mut(&app) {
                 a.leader = Some(unit.to_owned());
             }
-            Ok(())
+            Ok(Self::app_units_alive(m, &app)
+                .into_iter()
+                .filter(|u| u != unit)
+                .collect())
         })?;
         self.enqueue(unit, Hook::LeaderElected);
+        self.tell_minions(&others);
         self.settle().map(|_| ())
+    }
+
+    /// leader-settings-changed on `units` (new minions of a leadership change) when the
+    /// simulated Juju sends it ([`super::SimOptions::leader_settings_changed`]).
+    pub(super) fn tell_minions(&mut self, units: &[String]) {
+        if !self.opts.leader_settings_changed {
+            return;
+        }
+        for u in units {
+            self.enqueue(u, Hook::LeaderSettingsChanged);
+        }
     }
 
     /// Run update-status on every unit (or the units of `app`). Settles.
