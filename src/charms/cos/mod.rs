@@ -91,9 +91,9 @@ pub fn published_jobs_path(kind: CharmKind) -> String {
 
 /// The `cos-agent` part of a hook, run before (`cos-agent-relation-*`: `true`, the hook is
 /// done) or after the charm's own reconcile (every other hook). Sets `config` in this unit's
-/// bag of the event's relation (joined, changed), or of every `cos-agent` relation in
-/// `upgrade-charm` (a new charm brings new rules) and in any hook whose scrape jobs (what
-/// `host` serves, [`scrape_jobs`]) differ from the ones last published
+/// bag of the event's relation (joined, changed: nothing else is asked or written), or of every
+/// `cos-agent` relation in `upgrade-charm` (a new charm brings new rules) and in any hook whose
+/// scrape jobs (what `host` serves, [`scrape_jobs`]) differ from the ones last published
 /// ([`published_jobs_path`]); Juju fires no change event for a value set again unchanged.
 /// Other hooks read two small files and ask Juju nothing.
 pub fn publish<B: ModelBackend>(
@@ -102,13 +102,16 @@ pub fn publish<B: ModelBackend>(
     backend: &B,
     host: &Host<'_>,
 ) -> Result<bool, CharmError> {
-    let own = own_event(&ctx.event).is_some();
-    if own
-        && !matches!(
+    if let Some(r) = own_event(&ctx.event) {
+        if matches!(
             ctx.event,
             Event::RelationJoined(_) | Event::RelationChanged(_)
-        )
-    {
+        ) {
+            let jobs = scrape_jobs(kind, &ctx.app_name, host);
+            let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
+            let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
+            backend.relation_set(&r.relation, false, &bag)?;
+        }
         return Ok(true);
     }
     let jobs = scrape_jobs(kind, &ctx.app_name, host);
@@ -116,13 +119,10 @@ pub fn publish<B: ModelBackend>(
     let jobs_text = serde_json::to_string(&jobs).unwrap_or_default();
     let remembered = published_jobs_path(kind);
     let changed = host.read(&remembered).ok().flatten().as_deref() != Some(jobs_text.as_bytes());
-    let relations: Vec<RelationId> = match &ctx.event {
-        _ if changed || matches!(ctx.event, Event::UpgradeCharm) => {
-            backend.relation_ids(ENDPOINT)?
-        }
-        Event::RelationJoined(r) | Event::RelationChanged(r) => vec![r.relation.clone()],
-        _ => return Ok(false),
-    };
+    if !changed && !matches!(ctx.event, Event::UpgradeCharm) {
+        return Ok(false);
+    }
+    let relations: Vec<RelationId> = backend.relation_ids(ENDPOINT)?;
     if !relations.is_empty() {
         let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
         let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
@@ -133,7 +133,7 @@ pub fn publish<B: ModelBackend>(
     if changed && let Err(e) = host.write(&remembered, jobs_text.as_bytes(), 0o644, None) {
         tracing::warn!("cannot remember the published cos-agent scrape jobs: {e}");
     }
-    Ok(own)
+    Ok(false)
 }
 
 fn textfile_dir_exists(host: &Host<'_>) -> bool {
