@@ -112,3 +112,53 @@ fn slurm_22_05_gets_neither() {
     assert_eq!(metrics_lines(&c), Vec::<String>::new());
     assert_eq!(jobs(&c, cos), Vec::<Value>::new());
 }
+
+/// Only the unit that runs slurmctld (the leader) publishes the endpoints; when leadership
+/// moves, the new leader publishes them in the hook that starts slurmctld and the former one
+/// withdraws them in its next hook (a target left behind would be down: cosl's `HostDown`).
+#[test]
+fn the_jobs_follow_leadership() {
+    const SHARED: &str = "/srv/slurmctld-state";
+    let mut c = Cluster::new();
+    for u in ["slurmctld/0", "slurmctld/1"] {
+        let root = c.root(u);
+        std::fs::create_dir_all(root.join(SHARED.trim_start_matches('/'))).unwrap();
+        std::fs::write(root.join("slurm-version.txt"), "26.05.5").unwrap();
+    }
+    c.deploy_slurmctld();
+    c.deploy_slurmd("slurmd", 1);
+    c.sim.integrate("slurmd", "slurmctld").unwrap();
+    c.sim
+        .set_config(
+            "slurmctld",
+            [("state-save-location".to_owned(), json!(SHARED))].into(),
+        )
+        .unwrap();
+    c.sim.add_unit("slurmctld", 1).unwrap();
+    let sub = subordinate_charm(c.dir.path());
+    c.sim
+        .deploy(DeploySpec::new("opentelemetry-collector", sub))
+        .unwrap();
+    let cos = c
+        .sim
+        .integrate("slurmctld:cos-agent", "opentelemetry-collector:cos-agent")
+        .unwrap();
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    let published = |c: &Cluster, unit: &str| {
+        let bag = c.sim.unit_bag(cos, unit);
+        let v: Value = serde_json::from_str(bag.get("config").expect("config")).unwrap();
+        v["metrics_scrape_jobs"].as_array().unwrap().len()
+    };
+    assert_eq!(published(&c, "slurmctld/0"), 4);
+    assert_eq!(published(&c, "slurmctld/1"), 0);
+    c.sim.set_leader("slurmctld/1").unwrap();
+    c.assert_no_errors();
+    assert_eq!(published(&c, "slurmctld/1"), 4);
+    // Juju 4 tells the former leader nothing; its next hook stops slurmctld and withdraws them
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    c.assert_no_errors();
+    assert!(!c.root("slurmctld/0").join("running-slurmctld").exists());
+    assert_eq!(published(&c, "slurmctld/0"), 0);
+    assert_eq!(published(&c, "slurmctld/1"), 4);
+}
