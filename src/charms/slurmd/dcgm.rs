@@ -7,7 +7,8 @@
 //! `/metrics`; the unit publishes that as a scrape job in its `cos-agent` data
 //! ([`scrape_job_enabled`], `charms::cos`), so the COS subordinate scrapes it on `localhost`.
 //!
-//! **When.** Only in `config-changed` and `upgrade-charm` ([`converge`]): turning the option on
+//! **When.** Only in `config-changed`, `upgrade-charm` and `start` (after a reboot, e.g. the
+//! driver install's) ([`converge`]): turning the option on
 //! installs (`snap install dcgm`) and starts (`snap start --enable dcgm.nv-hostengine
 //! dcgm.dcgm-exporter`); turning it off stops and disables the exporter, and removes the snap
 //! when the charm installed it (a snap that was there before is the operator's). Every other
@@ -16,7 +17,7 @@
 //! **Failure.** No NVIDIA GPU readable, no `snap` command (no snapd), or a failing `snap`
 //! command: nothing else changes (the node record, slurmd and the cluster are untouched), the
 //! unit's status gets the suffix `; dcgm-exporter: <problem>` ([`with_note`]) and no scrape
-//! job is published. The next `config-changed` or `upgrade-charm` tries again.
+//! job is published. The next `config-changed`, `upgrade-charm` or `start` tries again.
 
 use super::observe::Observed;
 use crate::charms::host::{Cmd, Host, HostError};
@@ -32,7 +33,7 @@ pub const PORT: u16 = 9400;
 /// The exporter's HTTP path.
 pub const METRICS_PATH: &str = "/metrics";
 /// What the charm did and what went wrong, kept between hooks (JSON).
-pub const STATE_PATH: &str = "/var/lib/slurm/slurmd-charm/dcgm-exporter.json";
+pub const STATE_PATH: &str = "/var/lib/slurm-charms/slurmd/dcgm-exporter.json";
 /// `snap install` downloads the snap: minutes on a slow mirror.
 const INSTALL_LIMIT: Duration = Duration::from_secs(600);
 
@@ -85,12 +86,15 @@ pub fn wanted(config: &serde_json::Map<String, serde_json::Value>) -> bool {
     matches!(config.get(OPTION), Some(serde_json::Value::Bool(true)))
 }
 
-/// Installs or removes the exporter to match the option, in `config-changed` and
-/// `upgrade-charm` only; returns the problem to show in the status (from the state file in
+/// Installs or removes the exporter to match the option, in `config-changed`, `upgrade-charm`
+/// and `start` only; returns the problem to show in the status (from the state file in
 /// every other hook). Never fails the hook.
 pub fn converge(ctx: &HookContext, host: &Host<'_>, obs: &Observed) -> Option<String> {
     let mut state = DcgmState::read(host);
-    if !matches!(ctx.event, Event::ConfigChanged | Event::UpgradeCharm) {
+    if !matches!(
+        ctx.event,
+        Event::ConfigChanged | Event::UpgradeCharm | Event::Start
+    ) {
         return state.problem;
     }
     let before = state.clone();
