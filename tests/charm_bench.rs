@@ -176,6 +176,7 @@ fn controller_work_per_hook() {
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     };

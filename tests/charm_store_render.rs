@@ -111,6 +111,7 @@ fn settings() -> Settings {
         hostname: NodeName::try_from("ctl-0"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     }

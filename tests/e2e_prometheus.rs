@@ -7,7 +7,8 @@
 //! charm is related to both charms in the Juju simulator, the test reads each unit's `config`
 //! (the `cos_agent` library's `CosAgentProviderUnitData` JSON, docs/observability.md), writes
 //! its `metrics_alert_rules` as Prometheus rule files unchanged, adds every
-//! `metrics_scrape_jobs` entry (the charms publish none), and scrapes each unit's node-exporter
+//! `metrics_scrape_jobs` entry (on 26.05 the controller's four Slurm OpenMetrics endpoints,
+//! which must all be `up`; none below 25.11), and scrapes each unit's node-exporter
 //! with the topology labels the subordinate adds (`instance`, `juju_model`, `juju_model_uuid`,
 //! `juju_application`, `juju_unit`). node-exporter runs in each host's network namespace with
 //! `--collector.textfile.directory` at the directory the charms write to; Prometheus runs in the
@@ -254,28 +255,40 @@ fn prometheus_config(
 ) -> Value {
     let mut scrape = Vec::new();
     for (p, addr) in units {
-        // The charms publish no scrape jobs (their metrics go through node-exporter); a job
-        // published here would have to be scraped as well, which this test does not do yet.
-        assert!(
-            p.jobs.is_empty(),
-            "{} now publishes metrics_scrape_jobs {:?}: scrape them here",
-            p.unit,
-            p.jobs
-        );
         let uuid8: String = uuid.chars().take(8).collect();
+        let labels = json!({
+            "instance": format!("{model}_{uuid8}_{}_{}", p.app, p.unit),
+            "juju_model": model,
+            "juju_model_uuid": uuid,
+            "juju_application": p.app,
+            "juju_unit": p.unit,
+        });
         scrape.push(json!({
             "job_name": format!("{}_node-exporter", p.unit.replace('/', "_")),
             "static_configs": [{
                 "targets": [format!("{addr}:{NODE_EXPORTER_PORT}")],
-                "labels": {
-                    "instance": format!("{model}_{uuid8}_{}_{}", p.app, p.unit),
-                    "juju_model": model,
-                    "juju_model_uuid": uuid,
-                    "juju_application": p.app,
-                    "juju_unit": p.unit,
-                },
+                "labels": labels,
             }],
         }));
+        // The unit's own jobs, as the subordinate on its machine runs them: `localhost` is the
+        // unit's host (Prometheus here runs on the controller's), so it becomes its address.
+        for job in &p.jobs {
+            let mut job = job.clone();
+            let targets: Vec<String> = job["static_configs"][0]["targets"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{}: a job without targets: {job}", p.unit))
+                .iter()
+                .map(|t| {
+                    let t = t.as_str().unwrap_or_default();
+                    let port = t
+                        .strip_prefix("localhost:")
+                        .unwrap_or_else(|| panic!("{}: target {t} is not on localhost", p.unit));
+                    format!("{addr}:{port}")
+                })
+                .collect();
+            job["static_configs"] = json!([{"targets": targets, "labels": labels}]);
+            scrape.push(job);
+        }
     }
     json!({
         "global": {
@@ -414,6 +427,37 @@ fn prometheus_scenario(suite: Suite) {
         ),
         (read_published(&sim, rel_node, "slurmd/0"), n1_addr.clone()),
     ];
+    // Slurm 25.11+ serves its own OpenMetrics: the controller publishes its four endpoints on
+    // slurmctld's port; below 25.11, and on the node (no dcgm-exporter), no job at all.
+    let openmetrics = suite == Suite::Sid;
+    for (p, _) in &published {
+        let mut paths: Vec<String> = p
+            .jobs
+            .iter()
+            .map(|j| {
+                assert_eq!(
+                    j["static_configs"][0]["targets"],
+                    json!(["localhost:6817"]),
+                    "{}: {j}",
+                    p.unit
+                );
+                j["metrics_path"].as_str().unwrap_or_default().to_owned()
+            })
+            .collect();
+        paths.sort();
+        let want: Vec<&str> = if openmetrics && p.app == "slurmctld" {
+            vec![
+                "/metrics/jobs",
+                "/metrics/nodes",
+                "/metrics/partitions",
+                "/metrics/scheduler",
+            ]
+        } else {
+            vec![]
+        };
+        assert_eq!(paths, want, "{}: metrics_scrape_jobs {:?}", p.unit, p.jobs);
+    }
+    let own_jobs: usize = published.iter().map(|(p, _)| p.jobs.len()).sum();
     let prom_dir = work.path().join("prometheus");
     let rules_dir = prom_dir.join("rules");
     std::fs::create_dir_all(&rules_dir).unwrap();
@@ -489,11 +533,34 @@ fn prometheus_scenario(suite: Suite) {
     };
 
     // Both targets up, every published rule group loaded and evaluated without error.
-    cluster.wait_for("both node-exporters scraped (up == 1)", SHOW, || {
-        running(&mut prometheus, &mut exporters);
-        let up = api.query("up == 1")?;
-        (up.len() == 2).then_some(()).ok_or(format!("{up:?}"))
-    });
+    cluster.wait_for(
+        "both node-exporters and every published job scraped (up == 1)",
+        SHOW,
+        || {
+            running(&mut prometheus, &mut exporters);
+            let up = api.query("up == 1")?;
+            (up.len() == 2 + own_jobs)
+                .then_some(())
+                .ok_or(format!("{up:?}"))
+        },
+    );
+    if openmetrics {
+        // Slurm's own metrics, with the controller's topology: one node, idle, one partition.
+        cluster.wait_for("slurmctld's OpenMetrics in Prometheus", SHOW, || {
+            for q in [
+                "slurm_nodes{juju_unit=\"slurmctld/0\",job=\"slurmctld_1_slurm_nodes\"} == 1",
+                "slurm_nodes_idle{juju_unit=\"slurmctld/0\"} == 1",
+                "slurm_partitions{juju_application=\"slurmctld\"} == 1",
+                "slurm_jobs{job=\"slurmctld_0_slurm_jobs\"} >= 0",
+                "slurm_schedule_cycle_cnt{job=\"slurmctld_3_slurm_scheduler\"} >= 0",
+            ] {
+                if api.query(q)?.len() != 1 {
+                    return Err(format!("no sample for {q}"));
+                }
+            }
+            Ok(())
+        });
+    }
     let loaded = cluster.wait_for("the published rule groups evaluated", SHOW, || {
         let groups = api.get("rules", &[])?["groups"]
             .as_array()

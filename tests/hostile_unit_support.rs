@@ -138,6 +138,7 @@ pub fn settings() -> Settings {
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     }

@@ -76,6 +76,13 @@ fn controller_files(dir: &str, version: &str) -> (String, String) {
             )
             .ok(),
         ),
+        openmetrics: slurm_charms::slurm::openmetrics::serves_openmetrics(
+            slurm_charms::slurm::SlurmVersion::parse_v_output(
+                &format!("slurm {version}.0"),
+                "test",
+            )
+            .ok(),
+        ),
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     };
@@ -243,6 +250,7 @@ fn the_controller_rejects_a_unit_sharing_wrongly_and_keeps_the_rest() {
         hostname: slurm_charms::slurm::types::NodeName::try_from("ctl-0"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     };

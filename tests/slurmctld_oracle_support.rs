@@ -192,6 +192,16 @@ impl Oracle {
     /// Judges a slurm.conf made by `make(inside)` (the scratch directory as the daemon sees
     /// it).
     pub fn judge_with(&self, make: impl FnOnce(&str) -> String) -> Verdict {
+        self.judge_then(make, |_| ()).0
+    }
+
+    /// [`Oracle::judge_with`], and while the daemon is up, `up(<the slurm.conf text>)`
+    /// (e.g. HTTP requests to it); its result with the verdict (`None` when refused).
+    pub fn judge_then<R>(
+        &self,
+        make: impl FnOnce(&str) -> String,
+        up: impl FnOnce(&str) -> R,
+    ) -> (Verdict, Option<R>) {
         let (dir, inside) = self.scratch();
         let text = make(&inside);
         std::fs::write(dir.path().join("slurm.conf"), &text).expect("write slurm.conf");
@@ -212,7 +222,10 @@ impl Oracle {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(_)) = child.0.try_wait() {
-                return Verdict::Refused(format!("{}\n--- slurm.conf ---\n{text}", read_log()));
+                return (
+                    Verdict::Refused(format!("{}\n--- slurm.conf ---\n{text}", read_log())),
+                    None,
+                );
             }
             let ping = Command::new("timeout")
                 .arg("10")
@@ -223,7 +236,8 @@ impl Oracle {
                 .stderr(Stdio::null())
                 .output();
             if ping.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("UP")) {
-                return Verdict::Up(read_log());
+                let r = up(&text);
+                return (Verdict::Up(read_log()), Some(r));
             }
             assert!(
                 Instant::now() < deadline,

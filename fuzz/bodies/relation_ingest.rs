@@ -82,6 +82,7 @@ fn settings() -> Settings {
         auth: Default::default(),
         health_check: Ok(Default::default()),
         default_memory: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
     }
 }

@@ -86,14 +86,14 @@ pub fn run_with<B: SecretBackend + juju_runtime::NetworkBackend + Sync>(
 ) -> Result<(), CharmError> {
     // A `cos-agent-relation-*` hook sets the cos-agent data and nothing else.
     if cos::own_event(&ctx.event).is_some() {
-        cos::publish(kind, ctx, backend)?;
+        cos::publish(kind, ctx, backend, host)?;
         return Ok(());
     }
     match kind {
         CharmKind::Slurmd => slurmd::handle(ctx, backend, host)?,
         CharmKind::Slurmctld => slurmctld::handle(ctx, backend, host)?,
     }
-    // upgrade-charm: the new charm's rules and dashboards.
-    cos::publish(kind, ctx, backend)?;
+    // upgrade-charm: the new charm's rules and dashboards; any hook: changed scrape jobs.
+    cos::publish(kind, ctx, backend, host)?;
     Ok(())
 }

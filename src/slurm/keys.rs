@@ -51,11 +51,14 @@ pub enum GlobalKey {
     HealthCheckNodeState,
     /// `HealthCheckTimeout` (Slurm 26.05+ only: no default, written only when set).
     HealthCheckTimeout,
+    /// `MetricsType` (Slurm 25.11+ only: `metrics/openmetrics`, written only there;
+    /// [`super::openmetrics`]).
+    MetricsType,
 }
 
 impl GlobalKey {
     /// Every owned global key, in render order.
-    pub const ALL: [GlobalKey; 21] = [
+    pub const ALL: [GlobalKey; 22] = [
         GlobalKey::SlurmctldParameters,
         GlobalKey::AuthType,
         GlobalKey::CredType,
@@ -77,6 +80,7 @@ impl GlobalKey {
         GlobalKey::HealthCheckInterval,
         GlobalKey::HealthCheckNodeState,
         GlobalKey::HealthCheckTimeout,
+        GlobalKey::MetricsType,
     ];
 
     /// The CamelCase key as written in slurm.conf.
@@ -103,6 +107,7 @@ impl GlobalKey {
             GlobalKey::HealthCheckInterval => "HealthCheckInterval",
             GlobalKey::HealthCheckNodeState => "HealthCheckNodeState",
             GlobalKey::HealthCheckTimeout => "HealthCheckTimeout",
+            GlobalKey::MetricsType => "MetricsType",
         }
     }
 
@@ -134,6 +139,7 @@ impl GlobalKey {
             GlobalKey::HealthCheckNodeState => "ANY",
             // version-dependent: no default line ([`super::SlurmConf::new`] leaves it out)
             GlobalKey::HealthCheckTimeout => "",
+            GlobalKey::MetricsType => "",
         }
     }
 

@@ -30,8 +30,10 @@
 //!   the tag `charm: <charm name>` added unless a `charm: ` tag is there, then
 //!   `LZMABase64.compress`: base64 of the `.xz` stream Python's `lzma.compress` accepts back.
 //!   [`encode_dashboard`].
-//! - `_scrape_jobs`: these charms publish none: their metrics reach the subordinate through
-//!   node-exporter's textfile collector, which it scrapes itself (`docs/observability.md`).
+//! - `_scrape_jobs`: the endpoints the unit's host serves (`super::scrape`: Slurm 25.11+'s
+//!   own OpenMetrics on slurmctld, NVIDIA's DCGM exporter on slurmd when turned on); the
+//!   textfile metrics reach the subordinate through node-exporter, which it scrapes itself
+//!   (`docs/observability.md`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -57,7 +59,7 @@ pub struct ProviderUnitData {
     pub dashboards: Vec<String>,
     /// No longer used by the library; always `null`.
     pub subordinate: Option<bool>,
-    /// Prometheus `scrape_configs` for the subordinate to run: none here.
+    /// Prometheus `scrape_configs` for the subordinate to run (`super::scrape_jobs`).
     pub metrics_scrape_jobs: Vec<Value>,
     /// Snap slots for log scraping: none here.
     pub log_slots: Vec<String>,
@@ -133,10 +135,20 @@ pub fn dashboard_files(kind: CharmKind) -> &'static [(&'static str, &'static str
     }
 }
 
-/// What `kind`'s unit publishes under [`DATABAG_KEY`], for `topology`.
+/// What `kind`'s unit publishes under [`DATABAG_KEY`], for `topology`, with no scrape jobs.
 pub fn provider_data(
     kind: CharmKind,
     topology: &Topology,
+) -> Result<ProviderUnitData, CosAgentError> {
+    provider_data_with_jobs(kind, topology, Vec::new())
+}
+
+/// [`provider_data`] with `metrics_scrape_jobs` (`super::scrape_jobs`: what the unit's host
+/// serves).
+pub fn provider_data_with_jobs(
+    kind: CharmKind,
+    topology: &Topology,
+    metrics_scrape_jobs: Vec<Value>,
 ) -> Result<ProviderUnitData, CosAgentError> {
     let dashboards = dashboard_files(kind)
         .iter()
@@ -147,7 +159,7 @@ pub fn provider_data(
         log_alert_rules: Value::Object(Map::new()),
         dashboards,
         subordinate: None,
-        metrics_scrape_jobs: Vec::new(),
+        metrics_scrape_jobs,
         log_slots: Vec::new(),
         tracing_protocols: None,
     })
@@ -155,7 +167,16 @@ pub fn provider_data(
 
 /// The databag value: [`provider_data`] as JSON.
 pub fn databag_value(kind: CharmKind, topology: &Topology) -> Result<String, CosAgentError> {
-    let data = provider_data(kind, topology)?;
+    databag_value_with_jobs(kind, topology, Vec::new())
+}
+
+/// The databag value with scrape jobs: [`provider_data_with_jobs`] as JSON.
+pub fn databag_value_with_jobs(
+    kind: CharmKind,
+    topology: &Topology,
+    metrics_scrape_jobs: Vec<Value>,
+) -> Result<String, CosAgentError> {
+    let data = provider_data_with_jobs(kind, topology, metrics_scrape_jobs)?;
     // A struct of JSON values and strings always serialises.
     Ok(serde_json::to_string(&data).unwrap_or_default())
 }

@@ -18,11 +18,13 @@ mod agent;
 mod controller;
 pub(crate) mod error;
 mod node;
+mod scrape;
 mod textfile;
 
 pub use agent::{
     DATABAG_KEY, ENDPOINT, ProviderUnitData, Topology, alert_rules, dashboard_files, dashboard_uid,
-    databag_value, encode_dashboard, lzma_base64, lzma_base64_decode, provider_data, rule_files,
+    databag_value, databag_value_with_jobs, encode_dashboard, lzma_base64, lzma_base64_decode,
+    provider_data, provider_data_with_jobs, rule_files,
 };
 pub use controller::{
     CONTROLLER_TEXTFILE, ClusterSnapshot, JobLine, NodeLine, cluster_metrics, parse_gres,
@@ -30,6 +32,7 @@ pub use controller::{
 };
 pub use error::CosAgentError;
 pub use node::{GPU_TEXTFILE, XID_METRIC, XID_TEXTFILE, fault_label, gpu_metrics, xid_metrics};
+pub use scrape::scrape_jobs;
 pub use textfile::{
     Exposition, MetricType, TEXTFILE_DIR, textfile_dir, write_textfile, write_textfile_in,
 };
@@ -76,31 +79,61 @@ pub fn own_event(event: &Event) -> Option<&RelationEvent> {
     }
 }
 
+/// Where a unit remembers the scrape jobs it last published (JSON), so that a hook in which
+/// they change (leadership moved and slurm.conf came or went, `dcgm-exporter` started or
+/// stopped, a new Slurm) republishes, and no other hook asks Juju anything.
+pub fn published_jobs_path(kind: CharmKind) -> String {
+    format!(
+        "/var/lib/slurm-charms/{}/cos-agent-scrape-jobs.json",
+        charm_name(kind)
+    )
+}
+
 /// The `cos-agent` part of a hook, run before (`cos-agent-relation-*`: `true`, the hook is
-/// done) or after the charm's own reconcile (`upgrade-charm`). Sets `config` in this unit's
-/// bag of the event's relation (joined, changed) or of every `cos-agent` relation
-/// (upgrade-charm); Juju fires no change event for a value set again unchanged.
+/// done) or after the charm's own reconcile (every other hook). Sets `config` in this unit's
+/// bag of the event's relation (joined, changed: nothing else is asked or written), or of every
+/// `cos-agent` relation in `upgrade-charm` (a new charm brings new rules) and in any hook whose
+/// scrape jobs (what `host` serves, [`scrape_jobs`]) differ from the ones last published
+/// ([`published_jobs_path`]); Juju fires no change event for a value set again unchanged.
+/// Other hooks read two small files and ask Juju nothing.
 pub fn publish<B: ModelBackend>(
     kind: CharmKind,
     ctx: &HookContext,
     backend: &B,
+    host: &Host<'_>,
 ) -> Result<bool, CharmError> {
-    let relations: Vec<RelationId> = match &ctx.event {
-        Event::RelationJoined(r) | Event::RelationChanged(r) if r.relation.endpoint == ENDPOINT => {
-            vec![r.relation.clone()]
+    if let Some(r) = own_event(&ctx.event) {
+        if matches!(
+            ctx.event,
+            Event::RelationJoined(_) | Event::RelationChanged(_)
+        ) {
+            let jobs = scrape_jobs(kind, &ctx.app_name, host);
+            let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
+            let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
+            backend.relation_set(&r.relation, false, &bag)?;
         }
-        e if own_event(e).is_some() => return Ok(true),
-        Event::UpgradeCharm => backend.relation_ids(ENDPOINT)?,
-        _ => return Ok(false),
-    };
+        return Ok(true);
+    }
+    let jobs = scrape_jobs(kind, &ctx.app_name, host);
+    // A list of JSON values always serialises.
+    let jobs_text = serde_json::to_string(&jobs).unwrap_or_default();
+    let remembered = published_jobs_path(kind);
+    let changed = host.read(&remembered).ok().flatten().as_deref() != Some(jobs_text.as_bytes());
+    if !changed && !matches!(ctx.event, Event::UpgradeCharm) {
+        return Ok(false);
+    }
+    let relations: Vec<RelationId> = backend.relation_ids(ENDPOINT)?;
     if !relations.is_empty() {
-        let value = databag_value(kind, &topology(kind, ctx))?;
+        let value = databag_value_with_jobs(kind, &topology(kind, ctx), jobs)?;
         let bag = Bag::from([(DATABAG_KEY.to_owned(), value)]);
         for rel in &relations {
             backend.relation_set(rel, false, &bag)?;
         }
     }
-    Ok(own_event(&ctx.event).is_some())
+    if changed && let Err(e) = host.write(&remembered, jobs_text.as_bytes(), 0o644, None) {
+        tracing::warn!("cannot remember the published cos-agent scrape jobs: {e}");
+    }
+    Ok(false)
 }
 
 fn textfile_dir_exists(host: &Host<'_>) -> bool {

@@ -59,6 +59,9 @@ pub struct Settings {
     /// with its text and renders nothing): `DefMemPerCPU`/`DefMemPerGPU`, derived from the
     /// nodes by default ([`crate::slurm::DefaultMemory`]).
     pub default_memory: Result<crate::slurm::DefaultMemory, crate::slurm::DefaultMemoryError>,
+    /// The installed slurmctld serves OpenMetrics (Slurm 25.11+): `MetricsType` is written
+    /// ([`crate::slurm::openmetrics`]).
+    pub openmetrics: bool,
     /// The other controller units and where the state is kept (what a leader change needs).
     pub controllers: Controllers,
 }
@@ -449,6 +452,12 @@ fn render(
     if let Some(t) = health.timeout {
         head.owned
             .insert(GlobalKey::HealthCheckTimeout, t.to_string());
+    }
+    if settings.openmetrics {
+        head.owned.insert(
+            GlobalKey::MetricsType,
+            crate::slurm::openmetrics::METRICS_TYPE.to_owned(),
+        );
     }
     if let Some(path) = &settings.controllers.state_save_location {
         head.owned

@@ -272,6 +272,7 @@ pub fn observe<B: SecretBackend>(
             &config_str(&config, "health-check-node-state"),
             slurm_version,
         ),
+        openmetrics: crate::slurm::openmetrics::serves_openmetrics(slurm_version),
         controllers: super::desired::Controllers {
             // the other units: [`super::peers`], asked by the caller
             others: Vec::new(),

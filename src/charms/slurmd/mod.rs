@@ -12,6 +12,7 @@
 
 pub mod actions;
 pub mod apply;
+pub mod dcgm;
 pub mod desired;
 pub mod driver;
 pub mod driver_source;
@@ -146,6 +147,8 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
     }
     let outcome = apply::apply(backend, host, &plan)?;
     let status = outcome.unwrap_or_else(|| plan.status.clone());
+    // NVIDIA's DCGM exporter (`dcgm-exporter`): never changes the node, only notes a problem
+    let status = dcgm::with_note(status, dcgm::converge(ctx, host, &obs).as_deref());
     backend.status_set(StatusScope::Unit, &status)?;
     let restarted = !plan.services.is_empty();
     let record = steady::record(&obs, &status, restarted, || steady::service_pids(host))?;

@@ -97,6 +97,8 @@ pub struct Observed {
 
     /// `gpu-features`: publish node Features derived from the GPUs (default true).
     pub gpu_features: bool,
+    /// `dcgm-exporter`: run NVIDIA's DCGM exporter ([`super::dcgm`]; default false).
+    pub dcgm_exporter: bool,
     /// The record a GRES-mismatch restart was made for (unit state
     /// [`super::keys::GRES_RESTART_STATE`], a digest).
     pub gres_restart_raw: Option<String>,
@@ -306,6 +308,7 @@ pub fn observe<B: SecretBackend>(
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_default(),
         gpu_features: !matches!(config.get("gpu-features"), Some(Value::Bool(false))),
+        dcgm_exporter: super::dcgm::wanted(&config),
         known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),
         leader,

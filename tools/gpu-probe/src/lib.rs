@@ -100,6 +100,7 @@ pub fn controller_files_sharing(
         hostname: slurm_charms::slurm::types::NodeName::try_from("controller"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     };

@@ -75,6 +75,7 @@ fn main() -> ExitCode {
         hostname: slurm_charms::slurm::types::NodeName::try_from("slurmctld-0"),
         auth: Default::default(),
         health_check: Ok(Default::default()),
+        openmetrics: false,
         controllers: Default::default(),
         default_memory: Ok(Default::default()),
     };
