@@ -713,6 +713,17 @@ mod tests {
         assert!(!file.unchanged(&head, &repeat));
     }
 
+    /// A directory where the file should be does not read (the hook rebuilds the store).
+    #[test]
+    fn a_directory_is_not_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let opened = std::fs::File::open(dir.path()).unwrap();
+        assert!(matches!(
+            StoreFile::open(opened),
+            Err(StoreError::Io(_) | StoreError::Magic)
+        ));
+    }
+
     /// Nothing read from a damaged file is used: the predicate answers "unchanged" only once
     /// the whole body matched its checksum, whichever part the damage is in.
     #[test]
