@@ -44,6 +44,11 @@ fn controller_changed_hooks_for_a_profile() {
         .map(|k| (format!("compute/{k}"), node(k, 224, memory(k), enlisting)))
         .collect();
     let (mut st, rel) = settled_controller(&units);
+    eprintln!(
+        "store {} bytes, slurm.conf {} bytes",
+        st.files[slurm_charms::charms::slurmctld::store::STORE_PATH].len(),
+        st.files["/etc/slurm/slurm.conf"].len()
+    );
     for i in 0..iters {
         let (k, value) = if configuring {
             (1 + i, node(1 + i, 224, memory(1 + i), false))

@@ -186,7 +186,7 @@ proptest! {
         for e in &events {
             for delta in step(&mut juju, e) {
                 let bytes = store.clone().to_bytes();
-                let file = StoreFile::parse(&bytes).unwrap();
+                let mut file = StoreFile::parse(&bytes).unwrap();
                 let head = file.head().unwrap();
                 let predicted = file.unchanged(&head, &delta);
                 let answer = store.apply(delta.clone());

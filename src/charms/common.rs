@@ -83,10 +83,27 @@ impl Default for NameHasher {
 }
 
 impl std::hash::BuildHasher for NameHasher {
-    type Hasher = xxhash_rust::xxh3::Xxh3;
+    type Hasher = NameHash;
 
     fn build_hasher(&self) -> Self::Hasher {
-        xxhash_rust::xxh3::Xxh3::with_seed(self.0)
+        NameHash(self.0)
+    }
+}
+
+/// One key's hash under [`NameHasher`]: each piece the key writes (a name's bytes, then its
+/// end mark) is hashed by one-shot XXH3 seeded with the hash so far. The streaming `Xxh3`
+/// state derives a 192-byte secret from the seed for every key: at 10,000 names per map that
+/// was most of what hashing them cost (docs/BENCHMARKS.md, issue 38 third pass).
+#[derive(Debug, Clone, Copy)]
+pub struct NameHash(u64);
+
+impl std::hash::Hasher for NameHash {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

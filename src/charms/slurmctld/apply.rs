@@ -424,15 +424,15 @@ fn write_store(host: &Host<'_>, store: &mut super::store::Store) -> Result<(), C
     }
     // Unsynced where the boot id names the page cache it lives in: only a kernel crash or a
     // power loss (a new boot) loses it, and a store of another boot is rebuilt from Juju.
-    match crate::charms::host::boot_id() {
-        Some(boot) => host.write_unsynced(
-            STORE_PATH,
-            &store.to_bytes_in(Some(boot)),
-            0o600,
-            Some(Owner::ROOT),
-        )?,
-        None => host.write(STORE_PATH, &store.to_bytes(), 0o600, Some(Owner::ROOT))?,
-    };
+    // Streamed to the file, never whole in memory (megabytes at 10,000 distinct nodes).
+    let boot = crate::charms::host::boot_id();
+    host.write_streamed(
+        STORE_PATH,
+        0o600,
+        Some(Owner::ROOT),
+        boot.is_none(),
+        |file| store.write_to(file, boot).map(|()| true),
+    )?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@
 
 use super::store::Applied;
 use crate::slurm::SlurmVersion;
+use std::collections::BTreeSet;
 
 /// What slurmctld needs after the files are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,8 +83,8 @@ pub fn decide(
     files_changed: bool,
     version: Option<SlurmVersion>,
 ) -> Decision {
-    if new.nodes.is_empty() {
-        let was_running = old.is_none_or(|o| !o.nodes.is_empty());
+    if new.is_empty() {
+        let was_running = old.is_none_or(|o| !o.is_empty());
         return Decision {
             reload: if was_running {
                 Reload::Stop
@@ -105,53 +106,69 @@ pub fn decide(
             gres_changed: Vec::new(),
         };
     };
-    // Which nodes were added, removed or changed GRES: one walk along both lists (natural order).
+    // Which nodes were added, removed or changed GRES: one walk along both lists (natural
+    // order), or, when the names are the same (most hooks), along their `Gres=` values.
     let (mut added, mut removed) = (false, false);
     let mut gres_changed: Vec<String> = Vec::new();
-    let (mut o, mut n) = (old.pairs().peekable(), new.pairs().peekable());
-    loop {
-        match (o.peek(), n.peek()) {
-            (None, None) => break,
-            (Some(_), None) => {
-                removed = true;
-                break;
+    if old.same_names(new) {
+        for ((name, og), (_, ng)) in old.pairs().zip(new.pairs()) {
+            if og != ng {
+                gres_changed.push(name.to_owned());
             }
-            (None, Some(_)) => {
-                added = true;
-                break;
-            }
-            (Some((on, og)), Some((nn, ng))) => match crate::slurm::hostlist::natural_cmp(on, nn) {
-                std::cmp::Ordering::Less => {
+        }
+    } else {
+        let (mut o, mut n) = (old.pairs().peekable(), new.pairs().peekable());
+        loop {
+            match (o.peek(), n.peek()) {
+                (None, None) => break,
+                (Some(_), None) => {
                     removed = true;
-                    o.next();
+                    break;
                 }
-                std::cmp::Ordering::Greater => {
+                (None, Some(_)) => {
                     added = true;
-                    n.next();
+                    break;
                 }
-                std::cmp::Ordering::Equal => {
-                    if og != ng {
-                        gres_changed.push((*nn).to_owned());
+                (Some((on, og)), Some((nn, ng))) => {
+                    match crate::slurm::hostlist::natural_cmp(on, nn) {
+                        std::cmp::Ordering::Less => {
+                            removed = true;
+                            o.next();
+                        }
+                        std::cmp::Ordering::Greater => {
+                            added = true;
+                            n.next();
+                        }
+                        std::cmp::Ordering::Equal => {
+                            if og != ng {
+                                gres_changed.push((*nn).to_owned());
+                            }
+                            o.next();
+                            n.next();
+                        }
                     }
-                    o.next();
-                    n.next();
                 }
-            },
+            }
         }
     }
-    // A node that left `DownNodes` is resumed only if it is still a node.
-    let resume: Vec<String> = old
-        .down
-        .difference(&new.down)
-        .filter(|n| new.contains(n))
-        .cloned()
-        .collect();
+    // A node that left `DownNodes` is resumed only if it is still a node: one walk along the
+    // new nodes when any left (in name order, as the set of them is).
+    let left: BTreeSet<&str> = old.down.difference(&new.down).map(String::as_str).collect();
+    let mut resume: Vec<String> = if left.is_empty() {
+        Vec::new()
+    } else {
+        new.names()
+            .filter(|n| left.contains(n))
+            .map(str::to_owned)
+            .collect()
+    };
+    resume.sort_unstable();
     let same_nodes = !added && !removed;
     let reload = if old.files_hash == new.files_hash && old.down == new.down {
         Reload::Nothing
     } else if only_left_down_nodes(old, new) {
         Reload::Resume
-    } else if old.nodes.is_empty() {
+    } else if old.is_empty() {
         // slurmctld was stopped for want of nodes: start it
         Reload::Restart
     } else if (!same_nodes || !gres_changed.is_empty())
@@ -173,6 +190,7 @@ pub fn decide(
 /// ([`Applied::base_hash`]).
 fn only_left_down_nodes(old: &Applied, new: &Applied) -> bool {
     old.base_hash == new.base_hash
+        && old.same_names(new)
         && old.pairs().eq(new.pairs())
         && new.down.len() < old.down.len()
         && new.down.is_subset(&old.down)

@@ -574,6 +574,11 @@ fn fold_pairs<'s, T>(
 /// What slurmctld runs once it took the files: each node's `Gres=` value, the new nodes, and
 /// the files' checksums.
 fn applied(accepted: &[Accepted<'_>], slurm_conf: &str, gres_conf: &str) -> Applied {
+    let (files_hash, base_hash) = hashes(
+        slurm_conf.as_bytes(),
+        gres_conf.as_bytes(),
+        CGROUP_CONF_TEXT.as_bytes(),
+    );
     Applied::new(
         accepted.iter().map(|a| (a.name, a.gres.value.as_str())),
         accepted
@@ -581,29 +586,81 @@ fn applied(accepted: &[Accepted<'_>], slurm_conf: &str, gres_conf: &str) -> Appl
             .filter(|a| a.new_node)
             .map(|a| a.name.to_owned())
             .collect(),
-        files_hash(
-            slurm_conf.as_bytes(),
-            gres_conf.as_bytes(),
-            CGROUP_CONF_TEXT.as_bytes(),
-        ),
-        files_hash(
-            without_down_nodes(slurm_conf).as_bytes(),
-            gres_conf.as_bytes(),
-            CGROUP_CONF_TEXT.as_bytes(),
-        ),
+        files_hash,
+        base_hash,
     )
 }
 
 /// [`Applied::files_hash`] of a set of files: what the store says slurmctld runs, and what the
 /// last accepted copies are checked against before they are put back.
 pub fn files_hash(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> u64 {
-    super::store::checksum(&[slurm_conf, b"\0", gres_conf, b"\0", cgroup_conf])
+    hashes(slurm_conf, gres_conf, cgroup_conf).0
 }
 
-/// slurm.conf without its `DownNodes` lines, which come last.
-fn without_down_nodes(slurm_conf: &str) -> &str {
-    match slurm_conf.find("\nDownNodes=") {
-        Some(at) => &slurm_conf[..at + 1],
-        None => slurm_conf,
+/// [`Applied::files_hash`] and [`Applied::base_hash`] in one pass: gres.conf, cgroup.conf,
+/// then slurm.conf up to its `DownNodes` lines (which come last) give the second; its
+/// `DownNodes` lines added, the first.
+fn hashes(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> (u64, u64) {
+    let base = without_down_nodes(slurm_conf);
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for part in [gres_conf, b"\0", cgroup_conf, b"\0", base] {
+        h.update(part);
+    }
+    let base_hash = h.digest();
+    h.update(&slurm_conf[base.len()..]);
+    (h.digest(), base_hash)
+}
+
+/// slurm.conf without its `DownNodes` lines, which come last: found from the end, a line at a
+/// time, not by searching the whole text.
+fn without_down_nodes(slurm_conf: &[u8]) -> &[u8] {
+    let mut end = slurm_conf.len();
+    loop {
+        let text = &slurm_conf[..end];
+        let last_line = text.strip_suffix(b"\n").unwrap_or(text);
+        let start = last_line
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        if start > 0 && slurm_conf[start..end].starts_with(b"DownNodes=") {
+            end = start;
+        } else {
+            return text;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two hashes are those of the files and of the files without the `DownNodes` lines,
+    /// found wherever they start (the plain definition).
+    #[test]
+    fn base_hash_leaves_out_exactly_the_down_nodes_lines() {
+        let head =
+            "# header\nClusterName=c\nNodeName=n[1-3] CPUs=4\nPartitionName=p Nodes=n[1-3]\n";
+        let plain = |slurm: &str| {
+            let base = match slurm.find("\nDownNodes=") {
+                Some(at) => &slurm[..at + 1],
+                None => slurm,
+            };
+            let h = |s: &str| {
+                super::super::store::checksum(&[b"gres\n", b"\0", b"cg\n", b"\0", s.as_bytes()])
+            };
+            (h(slurm), h(base))
+        };
+        let one = format!("{head}DownNodes=n1 State=DOWN Reason=\"New node.\"\n");
+        let two = format!("{one}DownNodes=n[2-3] State=DOWN Reason=\"New node.\"\n");
+        for slurm in [head, &one, &two, "", "DownNodes=x\n", "a\nDownNodes=x"] {
+            assert_eq!(
+                hashes(slurm.as_bytes(), b"gres\n", b"cg\n"),
+                plain(slurm),
+                "{slurm:?}"
+            );
+        }
+        let (full, base) = hashes(one.as_bytes(), b"gres\n", b"cg\n");
+        assert_ne!(full, base);
+        assert_eq!(base, hashes(head.as_bytes(), b"gres\n", b"cg\n").1);
     }
 }

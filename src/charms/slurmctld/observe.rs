@@ -179,18 +179,13 @@ pub fn observe<B: SecretBackend>(
         Some(config) => config?,
         None => backend.config_get()?,
     };
-    let raw = match host.read(STORE_PATH) {
-        Ok(raw) => raw,
-        // a path that cannot be read (a directory, no permission) is rebuilt like a damaged
-        // file; saving replaces it
-        Err(e) => {
-            tracing::warn!("cannot read {STORE_PATH}: {e}");
-            None
-        }
+    // a path that cannot be read (a directory, no permission) is rebuilt like a damaged file;
+    // saving replaces it
+    let mut file = match std::fs::File::open(host.path(STORE_PATH)) {
+        Ok(f) => StoreFile::open(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Missing),
+        Err(e) => Err(StoreError::Io(e)),
     };
-    let file = raw
-        .as_deref()
-        .map_or(Err(StoreError::Missing), StoreFile::parse);
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected".to_owned()),
         Event::UpgradeCharm => Some("charm upgraded".to_owned()),
@@ -206,7 +201,7 @@ pub fn observe<B: SecretBackend>(
     };
     // The one predicate that drops an event changing nothing before the plan: it reads the
     // store's head and the event's unit only, not the whole store.
-    let quiet = match (&file, &event_delta) {
+    let quiet = match (&mut file, &event_delta) {
         (Ok(file), Some(d)) if !pending && liveness.settled() && our_relation_event(ctx) => file
             .head()
             .ok()
@@ -216,7 +211,7 @@ pub fn observe<B: SecretBackend>(
     let quiet_hook = quiet.is_some();
     let (mut store, mut relist) = match quiet {
         Some(head) => (head, None),
-        None => match file.and_then(|f| f.decode()) {
+        None => match file.and_then(|mut f| f.decode()) {
             Ok(store) => (store, forced),
             Err(why) => (Store::default(), Some(format!("store {why}"))),
         },

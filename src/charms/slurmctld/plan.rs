@@ -228,7 +228,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                 obs.slurm_version,
             );
             let revived = dead
-                .then(|| liveness::revive(&decision, !rendered.applied.nodes.is_empty()))
+                .then(|| liveness::revive(&decision, !rendered.applied.is_empty()))
                 .flatten();
             if revived.is_none() && defer(&decision, obs.enlisting.as_ref()) {
                 // the files are written; slurmctld keeps running what it has until the batch
@@ -254,7 +254,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         }
         // nothing rendered (or the same files refused again): slurmctld keeps the accepted ones
         _ => {
-            let runs_nodes = store.applied.as_ref().is_some_and(|a| !a.nodes.is_empty());
+            let runs_nodes = store.applied.as_ref().is_some_and(|a| !a.is_empty());
             let nothing = Decision::nothing();
             let decision = dead
                 .then(|| liveness::revive(&nothing, runs_nodes))

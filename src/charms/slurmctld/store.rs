@@ -35,7 +35,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 2;
+pub const STORE_FORMAT: u32 = 3;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -71,7 +71,7 @@ pub struct Gres {
     /// The gres.conf lines after `NodeName=<names> `, one per GRES record.
     pub lines: Vec<String>,
     /// The node's `Gres=` value (empty without GRES): what slurmctld runs per node
-    /// ([`Applied::nodes`]).
+    /// ([`Applied::pairs`]).
     pub value: String,
     /// How many GRES the node line declares (the status's GPU count).
     pub count: u64,
@@ -170,9 +170,13 @@ pub struct Relation {
 /// What slurmctld was last brought in line with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
-    /// Node names (in natural order, each once) with the index of their `Gres=` value in
+    /// The node names in natural order, each once, each ended by a newline: one string, not
+    /// one allocation per node (10,000 were decoded, cloned, compared and dropped on every
+    /// hook; docs/BENCHMARKS.md, issue 38 third pass).
+    names: String,
+    /// Each node's `Gres=` value, in the order of [`Applied::names`], as its index in
     /// [`Applied::gres`]: thousands of nodes share a handful of values.
-    pub nodes: Vec<(String, u32)>,
+    gres_of: Vec<u32>,
     /// The distinct `Gres=` values (empty without GRES).
     pub gres: Vec<String>,
     /// Nodes in `DownNodes`.
@@ -216,8 +220,14 @@ impl Applied {
             })
             .collect();
         crate::slurm::hostlist::sort_naturally(&mut out, |&(n, _)| n);
+        let mut names = String::with_capacity(out.iter().map(|(n, _)| n.len() + 1).sum());
+        for (n, _) in &out {
+            names.push_str(n);
+            names.push('\n');
+        }
         Applied {
-            nodes: out.into_iter().map(|(n, i)| (n.to_owned(), i)).collect(),
+            names,
+            gres_of: out.into_iter().map(|(_, i)| i).collect(),
             gres,
             down,
             files_hash,
@@ -225,19 +235,33 @@ impl Applied {
         }
     }
 
+    /// The node names, in natural order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.split_terminator('\n')
+    }
+
     /// Each node with its `Gres=` value, in natural name order.
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.nodes.iter().map(|(n, i)| {
+        self.names().zip(&self.gres_of).map(|(n, i)| {
             let g = self.gres.get(*i as usize).map_or("", String::as_str);
-            (n.as_str(), g)
+            (n, g)
         })
     }
 
-    /// Whether `name` is one of the nodes.
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Whether both have the same nodes, in the same order: then [`Applied::pairs`] of the
+    /// two differ at most in their `Gres=` values. One comparison of two strings.
+    pub fn same_names(&self, other: &Applied) -> bool {
+        self.names == other.names
+    }
+
+    /// Whether `name` is one of the nodes (a walk along them all).
     pub fn contains(&self, name: &str) -> bool {
-        self.nodes
-            .binary_search_by(|(n, _)| crate::slurm::hostlist::natural_cmp(n, name))
-            .is_ok()
+        self.names().any(|n| n == name)
     }
 }
 
@@ -354,6 +378,9 @@ pub enum StoreError {
         /// The version found.
         found: u32,
     },
+    /// The file could not be read (a directory in its place, no permission, an I/O error).
+    #[error("cannot be read ({0})")]
+    Io(#[source] std::io::Error),
     /// The body does not match the checksum.
     #[error("checksum mismatch")]
     Checksum,

@@ -1,14 +1,21 @@
 //! The store's file: a magic line, the format version, the XXH3-64 checksum of the body, then
-//! the body in four length-prefixed sections (postcard inside each):
+//! the body (postcard inside each frame; a frame is a u32 LE length and that many bytes):
 //!
-//! 1. the head: relations without their units, owners, logged rejections, status, flags;
-//! 2. the units, one frame each: relation id, unit name, then the unit;
-//! 3. the records, one frame each: record id, then the record;
-//! 4. what slurmctld runs ([`super::store::Applied`]).
+//! 1. the head, one frame: relations without their units, owners, logged rejections, status,
+//!    flags;
+//! 2. the number of units (u32 LE), then one frame each: relation id, unit name, the unit;
+//! 3. the number of records (u32 LE), then one frame each: record id, the record;
+//! 4. what slurmctld runs ([`super::store::Applied`]), one frame.
+//!
+//! The file is read and written as a stream, a frame at a time through a 64 KiB buffer, never
+//! whole in memory: at 10,000 distinct nodes it is megabytes, and on the benchmark VM each
+//! fresh 4 KiB page a hook touches costs about as much as 8,000 instructions
+//! (docs/BENCHMARKS.md, issue 38 third pass). The checksum is checked once the last byte has
+//! been read; nothing read from a file is used before that.
 //!
 //! Framing lets one question be answered without decoding the whole store: whether a relation
 //! event changes anything ([`StoreFile::unchanged`], the one predicate that drops unchanged
-//! events before the plan, as kube-runtime's predicates do). It reads the head, walks the unit
+//! events before the plan, as kube-runtime's predicates do). It decodes the head, walks the unit
 //! frames to the event's unit, and compares that unit's record, decoded alone, with the event's
 //! value parsed as [`Store::apply`] parses it. Every other hook decodes the whole store
 //! ([`StoreFile::decode`]).
@@ -16,16 +23,24 @@
 use super::owners::Owners;
 use super::store::{
     Applied, Delta, Entry, Gres, NewRecord, Record, Relation, STORE_FORMAT, Store, StoreError,
-    Unit, admit_partition, checksum, ingest_entry,
+    Unit, admit_partition, ingest_entry,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use xxhash_rust::xxh3::Xxh3;
 
 /// The store file's first bytes.
 const MAGIC: &[u8; 8] = b"SLCSTOR\n";
 
 /// The header: magic, version (u32 LE), checksum (u64 LE).
 const HEADER_LEN: usize = MAGIC.len() + 4 + 8;
+
+/// Where the checksum is in the header.
+const SUM_AT: usize = MAGIC.len() + 4;
+
+/// The read and write buffer: what the file costs in memory, whatever its size.
+const BUFFER: usize = 64 * 1024;
 
 /// A relation as the head keeps it (its units are in their own section).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,53 +71,113 @@ struct Head {
     boot: Option<String>,
 }
 
-/// A store file whose header and checksum were checked, its sections found.
-pub struct StoreFile<'a> {
-    head: &'a [u8],
-    units: &'a [u8],
-    records: &'a [u8],
-    applied: &'a [u8],
+/// A store file whose header was checked, its head frame read (not yet checked against the
+/// checksum: [`StoreFile::unchanged`] and [`StoreFile::decode`] read the whole body and check
+/// it).
+pub struct StoreFile<R> {
+    source: R,
+    /// The header's checksum.
+    sum: u64,
+    /// The body's length: the file's, less the header.
+    len: u64,
+    /// The head frame's bytes.
+    head: Vec<u8>,
 }
 
-/// Splits off one frame: a u32 LE length and that many bytes.
-fn frame(data: &[u8]) -> Result<(&[u8], &[u8]), StoreError> {
-    let (len, rest) = data.split_at_checked(4).ok_or(StoreError::Frame)?;
-    let len = u32::from_le_bytes(len.try_into().map_err(|_| StoreError::Frame)?) as usize;
-    rest.split_at_checked(len).ok_or(StoreError::Frame)
+/// The body as the file gives it: at most `left` bytes, each hashed as it is read (a buffer
+/// at a time, not a frame at a time).
+struct Hashed<R> {
+    input: R,
+    hash: Xxh3,
+    left: u64,
 }
 
-/// The frames of a section, in order.
-fn frames(mut data: &[u8]) -> impl Iterator<Item = Result<&[u8], StoreError>> {
-    std::iter::from_fn(move || {
-        if data.is_empty() {
-            return None;
+impl<R: Read> Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let most = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.input.read(&mut buf[..most])?;
+        self.hash.update(&buf[..n]);
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The body being read, a frame at a time; no frame longer than what is left of the body.
+struct Body<R> {
+    input: BufReader<Hashed<R>>,
+    /// What is left of the body after the frames taken.
+    left: u64,
+    /// Bytes of the buffer the last frame lent out, consumed before anything else is read.
+    lent: usize,
+    /// A frame that did not lie whole in the buffer, copied.
+    frame: Vec<u8>,
+}
+
+impl<R: Read> Body<R> {
+    /// Consumes the frame lent out last.
+    fn settle(&mut self) {
+        self.input.consume(self.lent);
+        self.lent = 0;
+    }
+
+    /// The next `n` bytes, copied.
+    fn take(&mut self, n: u32) -> Result<&[u8], StoreError> {
+        self.settle();
+        if u64::from(n) > self.left {
+            return Err(StoreError::Frame);
         }
-        Some(frame(data).map(|(f, rest)| {
-            data = rest;
-            f
-        }))
-    })
-}
+        self.frame.clear();
+        self.frame.resize(n as usize, 0);
+        self.input
+            .read_exact(&mut self.frame)
+            .map_err(StoreError::Io)?;
+        self.left -= u64::from(n);
+        Ok(&self.frame)
+    }
 
-/// Appends a frame holding `value` in postcard, encoded through `scratch` (reused).
-fn push_frame<T: Serialize>(out: &mut Vec<u8>, scratch: &mut Vec<u8>, value: &T) {
-    scratch.clear();
-    let encoded = postcard::to_extend(value, std::mem::take(scratch)).unwrap_or_default();
-    out.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
-    out.extend_from_slice(&encoded);
-    *scratch = encoded;
-}
+    /// A u32 LE: a frame's length or a section's count.
+    fn u32(&mut self) -> Result<u32, StoreError> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes(
+            bytes.try_into().map_err(|_| StoreError::Frame)?,
+        ))
+    }
 
-/// Starts a section in `out`: its length, filled in by [`end_section`].
-fn begin_section(out: &mut Vec<u8>) -> usize {
-    out.extend_from_slice(&[0; 4]);
-    out.len()
-}
+    /// The next frame's bytes: lent from the buffer when the frame lies whole in it (nearly
+    /// every frame: they are small), else copied.
+    fn frame(&mut self) -> Result<&[u8], StoreError> {
+        self.settle();
+        let buf = self.input.fill_buf().map_err(StoreError::Io)?;
+        let whole = buf.split_first_chunk::<4>().and_then(|(len, rest)| {
+            let len = u32::from_le_bytes(*len) as usize;
+            (len <= rest.len()).then_some(4 + len)
+        });
+        if let Some(whole) = whole {
+            if whole as u64 > self.left {
+                return Err(StoreError::Frame);
+            }
+            self.left -= whole as u64;
+            self.lent = whole;
+            return Ok(&self.input.buffer()[4..whole]);
+        }
+        let len = self.u32()?;
+        self.take(len)
+    }
 
-/// Writes the length of the section begun at `start`.
-fn end_section(out: &mut [u8], start: usize) {
-    let len = (out.len() - start) as u32;
-    out[start - 4..start].copy_from_slice(&len.to_le_bytes());
+    /// Reads the rest of the body and checks the checksum.
+    fn check(self, sum: u64) -> Result<(), StoreError> {
+        let mut input = self.input.into_inner();
+        std::io::copy(&mut input, &mut std::io::sink()).map_err(StoreError::Io)?;
+        if input.left != 0 {
+            return Err(StoreError::Frame);
+        }
+        if input.hash.digest() != sum {
+            return Err(StoreError::Checksum);
+        }
+        Ok(())
+    }
 }
 
 fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, StoreError> {
@@ -120,10 +195,63 @@ fn trusted_head(bytes: &[u8]) -> Result<Head, StoreError> {
     }
 }
 
-impl<'a> StoreFile<'a> {
-    /// Checks the header and the checksum, and finds the sections.
+/// The relations of a head, without their units.
+fn relations(head: BTreeMap<u32, RelationHead>) -> BTreeMap<u32, Relation> {
+    head.into_iter()
+        .map(|(id, r)| {
+            let rel = Relation {
+                app: r.app,
+                partition: r.partition,
+                units: BTreeMap::new(),
+                cluster_info_published: r.cluster_info_published,
+                verdicts_published: r.verdicts_published,
+            };
+            (id, rel)
+        })
+        .collect()
+}
+
+/// The store a head describes, with `relations` (their units in), `records` and `applied`.
+fn store_of(
+    head: Head,
+    relations: BTreeMap<u32, Relation>,
+    records: BTreeMap<u32, Record>,
+    applied: Option<Applied>,
+) -> Store {
+    Store {
+        relations,
+        records,
+        gres: head.gres,
+        next_record: head.next_record,
+        owners: head.owners,
+        logged: head.logged,
+        status: head.status,
+        reload_deferred: head.reload_deferred,
+        applied,
+        accepted_seq: head.accepted_seq,
+        refused: head.refused,
+        slurm_version: head.slurm_version,
+        seq: head.seq,
+    }
+}
+
+impl<'a> StoreFile<std::io::Cursor<&'a [u8]>> {
+    /// A store file's bytes already in memory (tests, tools).
     pub fn parse(raw: &'a [u8]) -> Result<Self, StoreError> {
-        let (header, body) = raw.split_at_checked(HEADER_LEN).ok_or(StoreError::Magic)?;
+        StoreFile::open(std::io::Cursor::new(raw))
+    }
+}
+
+impl<R: Read + Seek> StoreFile<R> {
+    /// Checks the header and reads the head frame of the store file `source`.
+    pub fn open(mut source: R) -> Result<Self, StoreError> {
+        let size = source.seek(SeekFrom::End(0)).map_err(StoreError::Io)?;
+        source.seek(SeekFrom::Start(0)).map_err(StoreError::Io)?;
+        let mut header = [0u8; HEADER_LEN];
+        source.read_exact(&mut header).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => StoreError::Magic,
+            _ => StoreError::Io(e),
+        })?;
         let (magic, rest) = header.split_at(MAGIC.len());
         if magic != MAGIC {
             return Err(StoreError::Magic);
@@ -134,111 +262,62 @@ impl<'a> StoreFile<'a> {
             return Err(StoreError::Version { found });
         }
         let sum = u64::from_le_bytes(sum.try_into().map_err(|_| StoreError::Magic)?);
-        if checksum(&[body]) != sum {
-            return Err(StoreError::Checksum);
-        }
-        let (head, rest) = frame(body)?;
-        let (units, rest) = frame(rest)?;
-        let (records, rest) = frame(rest)?;
-        let (applied, rest) = frame(rest)?;
-        if !rest.is_empty() {
-            return Err(StoreError::Frame);
-        }
-        Ok(StoreFile {
-            head,
-            units,
-            records,
-            applied,
+        let mut file = StoreFile {
+            source,
+            sum,
+            len: size.saturating_sub(HEADER_LEN as u64),
+            head: Vec::new(),
+        };
+        file.head = file.body()?.frame()?.to_vec();
+        Ok(file)
+    }
+
+    /// The body, read from its start.
+    fn body(&mut self) -> Result<Body<&mut R>, StoreError> {
+        self.source
+            .seek(SeekFrom::Start(HEADER_LEN as u64))
+            .map_err(StoreError::Io)?;
+        let hashed = Hashed {
+            input: &mut self.source,
+            hash: Xxh3::new(),
+            left: self.len,
+        };
+        Ok(Body {
+            input: BufReader::with_capacity(BUFFER, hashed),
+            left: self.len,
+            lent: 0,
+            frame: Vec::new(),
         })
     }
 
-    /// The whole store.
-    pub fn decode(&self) -> Result<Store, StoreError> {
-        let head = trusted_head(self.head)?;
-        let mut relations: BTreeMap<u32, Relation> = head
-            .relations
-            .into_iter()
-            .map(|(id, r)| {
-                let rel = Relation {
-                    app: r.app,
-                    partition: r.partition,
-                    units: BTreeMap::new(),
-                    cluster_info_published: r.cluster_info_published,
-                    verdicts_published: r.verdicts_published,
-                };
-                (id, rel)
-            })
-            .collect();
-        for f in frames(self.units) {
-            let (relation, name, unit): (u32, String, Unit) = decode(f?)?;
-            relations
-                .get_mut(&relation)
-                .ok_or(StoreError::Frame)?
-                .units
-                .insert(name, unit);
+    /// The whole store. A body that does not read back is named by its checksum when that
+    /// does not match either (damage, rather than a bug).
+    pub fn decode(&mut self) -> Result<Store, StoreError> {
+        let sum = self.sum;
+        let mut body = self.body()?;
+        let store = decode_body(&mut body);
+        match (store, body.check(sum)) {
+            (_, Err(StoreError::Checksum)) => Err(StoreError::Checksum),
+            (Ok(store), Ok(())) => Ok(store),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
         }
-        let mut records = BTreeMap::new();
-        for f in frames(self.records) {
-            let (id, record): (u32, Record) = decode(f?)?;
-            records.insert(id, record);
-        }
-        let applied: Option<Applied> = decode(self.applied)?;
-        Ok(Store {
-            relations,
-            records,
-            gres: head.gres,
-            next_record: head.next_record,
-            owners: head.owners,
-            logged: head.logged,
-            status: head.status,
-            reload_deferred: head.reload_deferred,
-            applied,
-            accepted_seq: head.accepted_seq,
-            refused: head.refused,
-            slurm_version: head.slurm_version,
-            seq: head.seq,
-        })
     }
 
     /// The store without its units, records and applied state: what a hook whose event changes
-    /// nothing needs (the status, what was published, the flags).
+    /// nothing needs (the status, what was published, the flags). Checked against the
+    /// checksum only by [`StoreFile::unchanged`] answering `true`.
     pub fn head(&self) -> Result<Store, StoreError> {
-        let head = trusted_head(self.head)?;
-        Ok(Store {
-            relations: head
-                .relations
-                .into_iter()
-                .map(|(id, r)| {
-                    let rel = Relation {
-                        app: r.app,
-                        partition: r.partition,
-                        units: BTreeMap::new(),
-                        cluster_info_published: r.cluster_info_published,
-                        verdicts_published: r.verdicts_published,
-                    };
-                    (id, rel)
-                })
-                .collect(),
-            gres: head.gres,
-            next_record: head.next_record,
-            owners: head.owners,
-            logged: head.logged,
-            status: head.status,
-            reload_deferred: head.reload_deferred,
-            accepted_seq: head.accepted_seq,
-            refused: head.refused,
-            slurm_version: head.slurm_version,
-            seq: head.seq,
-            ..Store::default()
-        })
+        let mut head = trusted_head(&self.head)?;
+        let relations = relations(std::mem::take(&mut head.relations));
+        Ok(store_of(head, relations, BTreeMap::new(), None))
     }
 
     /// Whether applying `delta` would change nothing ([`Store::apply`] answering
     /// [`super::store::Change::None`]), judged from the head, the event's one unit and its
-    /// record. `false` whenever it cannot tell (an unknown relation or unit, a damaged frame):
-    /// the hook then decodes the whole store.
-    pub fn unchanged(&self, head: &Store, delta: &Delta) -> bool {
-        match delta {
+    /// record, once the whole body matched its checksum. `false` whenever it cannot tell (an
+    /// unknown relation or unit, a damaged file): the hook then decodes the whole store.
+    pub fn unchanged(&mut self, head: &Store, delta: &Delta) -> bool {
+        let same = match delta {
             Delta::Partition { relation, value } => head
                 .relations
                 .get(relation)
@@ -247,29 +326,38 @@ impl<'a> StoreFile<'a> {
                 relation,
                 unit,
                 value: Some(value),
-            } if head.relations.contains_key(relation) => self
-                .node_unchanged(head, *relation, unit, value)
-                .unwrap_or(false),
+            } if head.relations.contains_key(relation) => {
+                return self
+                    .node_unchanged(head, *relation, unit, value)
+                    .unwrap_or(false);
+            }
             _ => false,
-        }
+        };
+        let sum = self.sum;
+        same && self.body().and_then(|b| b.check(sum)).is_ok()
     }
 
     fn node_unchanged(
-        &self,
+        &mut self,
         head: &Store,
         relation: u32,
         unit: &str,
         value: &str,
     ) -> Result<bool, StoreError> {
+        let sum = self.sum;
+        let mut body = self.body()?;
+        body.frame()?;
         let mut stored = None;
-        for f in frames(self.units) {
-            let f = f?;
+        for _ in 0..body.u32()? {
+            let f = body.frame()?;
+            if stored.is_some() {
+                continue;
+            }
             let ((rel, name), _): ((u32, &str), _) =
                 postcard::take_from_bytes(f).map_err(StoreError::Body)?;
             if rel == relation && name == unit {
                 let (_, _, u): (u32, String, Unit) = decode(f)?;
                 stored = Some(u);
-                break;
             }
         }
         let Some(stored) = stored else {
@@ -279,25 +367,90 @@ impl<'a> StoreFile<'a> {
         if stored.name != name || stored.new_node != new_node {
             return Ok(false);
         }
-        match (&stored.entry, entry) {
-            (Entry::Rejected(a), Err(b)) => Ok(*a == b),
-            (Entry::Record(id), Ok(record)) => self.record_is(*id, &record, head),
-            _ => Ok(false),
+        let same = match (&stored.entry, entry) {
+            (Entry::Rejected(a), Err(b)) => *a == b,
+            (Entry::Record(id), Ok(record)) => record_is(&mut body, *id, &record, head)?,
+            _ => false,
+        };
+        if same {
+            body.check(sum)?;
         }
+        Ok(same)
     }
+}
 
-    /// Whether record `id` is `record` (its GRES looked up in the head).
-    fn record_is(&self, id: u32, record: &NewRecord, head: &Store) -> Result<bool, StoreError> {
-        for f in frames(self.records) {
-            let f = f?;
-            let (found, _): (u32, _) = postcard::take_from_bytes(f).map_err(StoreError::Body)?;
-            if found == id {
-                let (_, stored): (u32, Record) = decode(f)?;
-                return Ok(record.is(&stored, &head.gres));
-            }
+/// The store in `body`, read to its end (not checked against the checksum).
+fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
+    let mut head = trusted_head(body.frame()?)?;
+    let mut relations = relations(std::mem::take(&mut head.relations));
+    // each relation's units come in order: gathered, then built in one pass each
+    let mut units: Vec<(String, Unit)> = Vec::new();
+    let mut current = None;
+    for _ in 0..body.u32()? {
+        let (relation, name, unit): (u32, String, Unit) = decode(body.frame()?)?;
+        if current != Some(relation) {
+            put_units(&mut relations, current, &mut units)?;
+            current = Some(relation);
         }
-        Ok(false)
+        units.push((name, unit));
     }
+    put_units(&mut relations, current, &mut units)?;
+    let mut records: Vec<(u32, Record)> = Vec::new();
+    for _ in 0..body.u32()? {
+        records.push(decode(body.frame()?)?);
+    }
+    let applied: Option<Applied> = decode(body.frame()?)?;
+    if body.left != 0 {
+        return Err(StoreError::Frame);
+    }
+    Ok(store_of(
+        head,
+        relations,
+        records.into_iter().collect(),
+        applied,
+    ))
+}
+
+/// Puts the units gathered for `relation` in it (one pass: they come in order).
+fn put_units(
+    relations: &mut BTreeMap<u32, Relation>,
+    relation: Option<u32>,
+    units: &mut Vec<(String, Unit)>,
+) -> Result<(), StoreError> {
+    let Some(id) = relation else {
+        return Ok(());
+    };
+    let rel = relations.get_mut(&id).ok_or(StoreError::Frame)?;
+    if rel.units.is_empty() {
+        // built from sorted input in one pass, not a search per unit
+        rel.units = units.drain(..).collect();
+    } else {
+        rel.units.extend(units.drain(..));
+    }
+    Ok(())
+}
+
+/// Whether record `id` in the records section `body` is at is `record` (its GRES looked up in
+/// the head).
+fn record_is<R: Read>(
+    body: &mut Body<R>,
+    id: u32,
+    record: &NewRecord,
+    head: &Store,
+) -> Result<bool, StoreError> {
+    let mut same = None;
+    for _ in 0..body.u32()? {
+        let f = body.frame()?;
+        if same.is_some() {
+            continue;
+        }
+        let (found, _): (u32, _) = postcard::take_from_bytes(f).map_err(StoreError::Body)?;
+        if found == id {
+            let (_, stored): (u32, Record) = decode(f)?;
+            same = Some(record.is(&stored, &head.gres));
+        }
+    }
+    Ok(same.unwrap_or(false))
 }
 
 impl Store {
@@ -309,19 +462,72 @@ impl Store {
     /// The store file's bytes, to be written with `fsync`; records no unit names are left
     /// out.
     pub fn to_bytes(&mut self) -> Vec<u8> {
-        self.to_bytes_in(None)
+        self.drop_unused_records();
+        let mut out = header();
+        // writing to memory does not fail
+        if let Ok(sum) = encode(self, None, &mut out) {
+            out[SUM_AT..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+        }
+        out
     }
 
-    /// The store file's bytes, to be written without `fsync` in boot `boot` (`None`: synced).
-    pub fn to_bytes_in(&mut self, boot: Option<&str>) -> Vec<u8> {
+    /// Writes the store file to `out`, an empty file (see the module doc), naming `boot` when
+    /// it is written without `fsync` in that boot (`None`: synced); records no unit names are
+    /// left out.
+    pub fn write_to(&mut self, out: &mut std::fs::File, boot: Option<&str>) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
         self.drop_unused_records();
-        encode(self, boot)
+        out.write_all(&header())?;
+        let sum = encode(self, boot, &mut *out)?;
+        out.write_all_at(&sum.to_le_bytes(), SUM_AT as u64)
     }
 }
 
-/// The store file's bytes (see the module doc), naming `boot` when it is written without
-/// `fsync` in that boot.
-pub fn encode(store: &Store, boot: Option<&str>) -> Vec<u8> {
+/// The header, its checksum left zero.
+fn header() -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out
+}
+
+/// Hashes what it writes.
+struct Hashing<W> {
+    out: W,
+    hash: Xxh3,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes a frame holding `value` in postcard, encoded through `scratch` (reused).
+fn push_frame<T: Serialize, W: Write>(
+    out: &mut W,
+    scratch: &mut Vec<u8>,
+    value: &T,
+) -> std::io::Result<()> {
+    scratch.clear();
+    let encoded = postcard::to_extend(value, std::mem::take(scratch))
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    out.write_all(&(encoded.len() as u32).to_le_bytes())?;
+    out.write_all(&encoded)?;
+    *scratch = encoded;
+    Ok(())
+}
+
+/// Writes the store file's body (see the module doc) to `out` through a buffer, naming
+/// `boot` when it is written without `fsync` in that boot; returns its checksum.
+fn encode<W: Write>(store: &Store, boot: Option<&str>, out: W) -> std::io::Result<u64> {
     let mut scratch = Vec::new();
     let head = Head {
         relations: store
@@ -349,26 +555,25 @@ pub fn encode(store: &Store, boot: Option<&str>) -> Vec<u8> {
         seq: store.seq,
         boot: boot.map(str::to_owned),
     };
-    // one buffer: the header, then each section, their lengths and the checksum filled in
-    let mut out = Vec::with_capacity(HEADER_LEN + 64 * 1024 + store.records.len() * 256);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    push_frame(&mut out, &mut scratch, &head);
-    let units = begin_section(&mut out);
+    // hashed a buffer at a time, as it leaves the buffer
+    let hashing = Hashing {
+        out,
+        hash: Xxh3::new(),
+    };
+    let mut body = std::io::BufWriter::with_capacity(BUFFER, hashing);
+    push_frame(&mut body, &mut scratch, &head)?;
+    let units = store.units().count();
+    body.write_all(&(units as u32).to_le_bytes())?;
     for (relation, name, unit) in store.units() {
-        push_frame(&mut out, &mut scratch, &(relation, name, unit));
+        push_frame(&mut body, &mut scratch, &(relation, name, unit))?;
     }
-    end_section(&mut out, units);
-    let records = begin_section(&mut out);
+    body.write_all(&(store.records.len() as u32).to_le_bytes())?;
     for (id, record) in &store.records {
-        push_frame(&mut out, &mut scratch, &(id, record));
+        push_frame(&mut body, &mut scratch, &(id, record))?;
     }
-    end_section(&mut out, records);
-    push_frame(&mut out, &mut scratch, &store.applied);
-    let sum = checksum(&[&out[HEADER_LEN..]]);
-    out[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
-    out
+    push_frame(&mut body, &mut scratch, &store.applied)?;
+    let hashing = body.into_inner().map_err(|e| e.into_error())?;
+    Ok(hashing.hash.digest())
 }
 
 #[cfg(test)]
@@ -409,7 +614,7 @@ mod tests {
     fn unchanged_is_what_apply_answers() {
         let mut s = store();
         let bytes = s.to_bytes();
-        let file = StoreFile::parse(&bytes).unwrap();
+        let mut file = StoreFile::parse(&bytes).unwrap();
         let head = file.head().unwrap();
         let node_delta = |unit: &str, value: Option<String>| Delta::Node {
             relation: 3,
@@ -462,12 +667,91 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         assert!(matches!(
-            StoreFile::parse(&bytes),
+            StoreFile::parse(&bytes).unwrap().decode(),
             Err(StoreError::Checksum)
         ));
         assert!(matches!(
             StoreFile::parse(&bytes[..10]),
             Err(StoreError::Magic)
         ));
+        let mut cut = s.to_bytes();
+        cut.truncate(cut.len() - 1);
+        assert!(matches!(
+            StoreFile::parse(&cut).unwrap().decode(),
+            Err(StoreError::Checksum)
+        ));
+    }
+
+    /// A file of many 64 KiB buffers, frames lying across their ends, reads back whole, and
+    /// the predicate finds a unit and record near its end.
+    #[test]
+    fn a_file_larger_than_the_buffer_reads_back() {
+        let mut s = Store::default();
+        let units: Vec<(String, String)> = (0..3000)
+            .map(|k| {
+                (
+                    format!("compute/{k}"),
+                    node(&format!("c{k}"), 1000 + k, false),
+                )
+            })
+            .collect();
+        s.add_relation(3, "compute", Some(r#"{"compute":{}}"#.into()), units);
+        let mut bytes = s.to_bytes();
+        assert!(bytes.len() > 2 * BUFFER, "{} bytes", bytes.len());
+        assert_eq!(Store::from_bytes(&bytes).unwrap(), s);
+        let repeat = Delta::Node {
+            relation: 3,
+            unit: "compute/2999".into(),
+            value: Some(node("c2999", 3999, false)),
+        };
+        let mut file = StoreFile::parse(&bytes).unwrap();
+        let head = file.head().unwrap();
+        assert!(file.unchanged(&head, &repeat));
+        let at = bytes.len() - 2;
+        bytes[at] ^= 1;
+        let mut file = StoreFile::parse(&bytes).unwrap();
+        assert!(!file.unchanged(&head, &repeat));
+    }
+
+    /// A directory where the file should be does not read (the hook rebuilds the store).
+    #[test]
+    fn a_directory_is_not_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let opened = std::fs::File::open(dir.path()).unwrap();
+        assert!(matches!(
+            StoreFile::open(opened),
+            Err(StoreError::Io(_) | StoreError::Magic)
+        ));
+    }
+
+    /// Nothing read from a damaged file is used: the predicate answers "unchanged" only once
+    /// the whole body matched its checksum, whichever part the damage is in.
+    #[test]
+    fn a_damaged_file_is_never_unchanged() {
+        let mut s = store();
+        let bytes = s.to_bytes();
+        let repeat = Delta::Node {
+            relation: 3,
+            unit: "compute/0".into(),
+            value: Some(node("c0", 1000, false)),
+        };
+        let partition = Delta::Partition {
+            relation: 3,
+            value: Some(r#"{"compute":{"State":"UP"}}"#.into()),
+        };
+        let mut file = StoreFile::parse(&bytes).unwrap();
+        let head = file.head().unwrap();
+        assert!(file.unchanged(&head, &repeat));
+        assert!(file.unchanged(&head, &partition));
+        // every byte of the body after the head frame: units, records, applied
+        let head_end = HEADER_LEN + 4 + file.head.len();
+        for at in head_end..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x40;
+            let mut file = StoreFile::parse(&damaged).unwrap();
+            assert!(!file.unchanged(&head, &repeat), "byte {at}");
+            assert!(!file.unchanged(&head, &partition), "byte {at}");
+            assert!(file.decode().is_err(), "byte {at}");
+        }
     }
 }
