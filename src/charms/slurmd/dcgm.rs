@@ -25,7 +25,7 @@ use juju_runtime::{Event, HookContext, Status};
 use std::time::Duration;
 
 /// The slurmd config option.
-pub const OPTION: &str = "dcgm-exporter";
+pub use super::dcgm_option::OPTION;
 /// The snap.
 pub const SNAP: &str = "dcgm";
 /// The exporter's port (the snap's default `dcgm-exporter-address`, `:9400`).
@@ -79,11 +79,6 @@ impl DcgmState {
 pub fn scrape_job_enabled(host: &Host<'_>) -> bool {
     let s = DcgmState::read(host);
     s.running && s.problem.is_none()
-}
-
-/// The option as configured (`false` when absent or not a boolean).
-pub fn wanted(config: &serde_json::Map<String, serde_json::Value>) -> bool {
-    matches!(config.get(OPTION), Some(serde_json::Value::Bool(true)))
 }
 
 /// Installs or removes the exporter to match the option, in `config-changed`, `upgrade-charm`
@@ -193,18 +188,5 @@ mod tests {
             n.message,
             "node n1 ready; dcgm-exporter: not installed: no NVIDIA GPU on this node"
         );
-    }
-
-    #[test]
-    fn only_true_turns_it_on() {
-        let cfg = |v: serde_json::Value| {
-            let mut m = serde_json::Map::new();
-            m.insert(OPTION.into(), v);
-            m
-        };
-        assert!(wanted(&cfg(serde_json::Value::Bool(true))));
-        assert!(!wanted(&cfg(serde_json::Value::Bool(false))));
-        assert!(!wanted(&cfg("true".into())));
-        assert!(!wanted(&serde_json::Map::new()));
     }
 }

@@ -13,6 +13,7 @@
 pub mod actions;
 pub mod apply;
 pub mod dcgm;
+pub mod dcgm_option;
 pub mod desired;
 pub mod driver;
 pub mod driver_source;

@@ -308,7 +308,7 @@ pub fn observe<B: SecretBackend>(
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_default(),
         gpu_features: !matches!(config.get("gpu-features"), Some(Value::Bool(false))),
-        dcgm_exporter: super::dcgm::wanted(&config),
+        dcgm_exporter: super::dcgm_option::wanted(&config),
         known_gpus_raw: state.get(KNOWN_GPUS_STATE).cloned(),
         app_name: ctx.app_name.clone(),
         leader,
