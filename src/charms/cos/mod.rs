@@ -118,7 +118,14 @@ pub fn publish<B: ModelBackend>(
     // A list of JSON values always serialises.
     let jobs_text = serde_json::to_string(&jobs).unwrap_or_default();
     let remembered = published_jobs_path(kind);
-    let changed = host.read(&remembered).ok().flatten().as_deref() != Some(jobs_text.as_bytes());
+    // Nothing remembered: nothing published yet, as good as no jobs (`cos-agent-relation-joined`
+    // publishes whatever there is then).
+    let published = host
+        .read(&remembered)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| b"[]".to_vec());
+    let changed = published != jobs_text.as_bytes();
     if !changed && !matches!(ctx.event, Event::UpgradeCharm) {
         return Ok(false);
     }
