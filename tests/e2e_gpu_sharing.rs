@@ -237,13 +237,10 @@ fn e2e_gpu_sharing_shard_and_mps_26_05() {
     gpu_sharing(Suite::Sid);
 }
 
-fn gpu_sharing(suite: Suite) {
-    let name = format!("e2e_gpu_sharing on Slurm {}", suite.slurm());
-    if !e2e::should_run_on(&name, suite) {
-        return;
-    }
-    let mut s = start(suite, 1);
-    let extras = std::sync::Arc::new(extras_for(&s));
+/// Deploys the controller and one slurmd unit with `gpu-sharing` = `sharing`, relates them,
+/// runs `node-configured` and one update-status.
+fn deploy(s: &mut Scenario, sharing: &str) {
+    let extras = std::sync::Arc::new(extras_for(s));
     let (e1, e2) = (extras.clone(), extras.clone());
     let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
     let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
@@ -257,7 +254,7 @@ fn gpu_sharing(suite: Suite) {
     s.sim
         .deploy(
             DeploySpec::new("slurmd", &node_charm)
-                .config("gpu-sharing", "shard:2")
+                .config("gpu-sharing", sharing)
                 .extras_fn(move |u| e2(u)),
         )
         .expect("deploy slurmd");
@@ -268,6 +265,15 @@ fn gpu_sharing(suite: Suite) {
         .unwrap();
     assert_eq!(r.status, "completed", "{r:?}");
     s.update_status();
+}
+
+fn gpu_sharing(suite: Suite) {
+    let name = format!("e2e_gpu_sharing on Slurm {}", suite.slurm());
+    if !e2e::should_run_on(&name, suite) {
+        return;
+    }
+    let mut s = start(suite, 1);
+    deploy(&mut s, "shard:2");
     let (ctl, n1) = (s.ctl(), host(1).0);
     s.cluster
         .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:1,shard:tesla_t4:2", REGISTER);
@@ -444,27 +450,7 @@ fn gres_change_while_a_job_runs(suite: Suite) {
         return;
     }
     let mut s = start(suite, 2);
-    let extras = std::sync::Arc::new(extras_for(&s));
-    let (e1, e2) = (extras.clone(), extras.clone());
-    let ctl_charm = e2e::charm_dir(s.work.path(), "slurmctld");
-    let node_charm = e2e::charm_dir(s.work.path(), "slurmd");
-    s.sim
-        .deploy(
-            DeploySpec::new("slurmctld", &ctl_charm)
-                .config("default-partition", "slurmd")
-                .extras_fn(move |u| e1(u)),
-        )
-        .expect("deploy slurmctld");
-    s.sim
-        .deploy(DeploySpec::new("slurmd", &node_charm).extras_fn(move |u| e2(u)))
-        .expect("deploy slurmd");
-    s.sim.integrate("slurmd", "slurmctld").expect("integrate");
-    let r = s
-        .sim
-        .run_action("slurmd/0", "node-configured", json!({}))
-        .unwrap();
-    assert_eq!(r.status, "completed", "{r:?}");
-    s.update_status();
+    deploy(&mut s, "none");
     let (ctl, n1) = (s.ctl(), host(1).0);
     s.cluster
         .wait_node_idle(&ctl, &n1, "gpu:tesla_t4:2", REGISTER);

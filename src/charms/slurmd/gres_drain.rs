@@ -76,11 +76,7 @@ pub fn plan_gres_drain(obs: &Observed, plan: &mut SlurmdPlan) {
     }
     plan.warnings
         .push(format!("{}: {reason}; restarting slurmd", node.node));
-    if !plan
-        .services
-        .iter()
-        .any(|s| matches!(s, ServiceAction::RestartSlurmd(_)))
-    {
+    if !plan.restarts_slurmd() {
         plan.services.push(ServiceAction::RestartSlurmd(WHY));
     }
     plan.state.insert(GRES_RESTART_STATE.to_string(), digest);

@@ -67,11 +67,10 @@ pub fn plan_gres_order(obs: &Observed, needed: Option<&GresTypes>, plan: &mut Sl
     }
     let lacking = in_force.missing(needed);
     if !lacking.is_empty() {
-        if !restarts(plan) || obs.new_node {
+        if !plan.restarts_slurmd() || obs.new_node {
             return;
         }
-        plan.services
-            .retain(|s| !matches!(s, ServiceAction::RestartSlurmd(_)));
+        plan.drop_slurmd_restarts();
         plan.warnings.push(format!(
             "slurmd restart held: slurmctld does not run gres/{lacking} yet"
         ));
@@ -89,10 +88,10 @@ pub fn plan_gres_order(obs: &Observed, needed: Option<&GresTypes>, plan: &mut Sl
         let reexecuted = obs
             .slurmd_version
             .is_some_and(|v| v.reconfigure_takes_node_changes());
-        if !reexecuted && !restarts(plan) {
+        if !reexecuted && !plan.restarts_slurmd() {
             plan.services.push(ServiceAction::RestartSlurmd(WHY));
         }
-    } else if !restarts(plan) {
+    } else if !plan.restarts_slurmd() {
         return;
     }
     if let (Ok(facts), Some(Ok(info))) = (&obs.facts, &obs.cluster_info) {
@@ -101,13 +100,6 @@ pub fn plan_gres_order(obs: &Observed, needed: Option<&GresTypes>, plan: &mut Sl
             server: info.conf_server(),
         });
     }
-}
-
-/// Whether the plan (re)starts slurmd.
-fn restarts(plan: &SlurmdPlan) -> bool {
-    plan.services
-        .iter()
-        .any(|s| matches!(s, ServiceAction::RestartSlurmd(_)))
 }
 
 /// Waits (at most [`REGISTER_WAIT`]) until Slurm holds `node` registered right after the

@@ -49,10 +49,7 @@ fn hold_new_node(obs: &Observed, plan: &mut SlurmdPlan) {
     if !obs.new_node || configured_now {
         return;
     }
-    let before = plan.services.len();
-    plan.services
-        .retain(|s| !matches!(s, ServiceAction::RestartSlurmd(_)));
-    let held = plan.services.len() != before;
+    let held = plan.drop_slurmd_restarts();
     if held && obs.slurmd_active {
         plan.services.push(ServiceAction::StopSlurmd(
             "new node: slurmd waits for node-configured",

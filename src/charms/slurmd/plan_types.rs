@@ -91,6 +91,23 @@ pub struct SlurmdPlan {
     pub gres_names: Option<GresTypes>,
 }
 
+impl SlurmdPlan {
+    /// Whether the plan (re)starts slurmd.
+    pub fn restarts_slurmd(&self) -> bool {
+        self.services
+            .iter()
+            .any(|s| matches!(s, ServiceAction::RestartSlurmd(_)))
+    }
+
+    /// Takes every slurmd (re)start out of the plan; whether there was one.
+    pub fn drop_slurmd_restarts(&mut self) -> bool {
+        let before = self.services.len();
+        self.services
+            .retain(|s| !matches!(s, ServiceAction::RestartSlurmd(_)));
+        self.services.len() != before
+    }
+}
+
 /// What the running action adds to the hook's plan.
 #[derive(Debug)]
 pub struct ActionPlan {
