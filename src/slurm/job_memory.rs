@@ -26,8 +26,9 @@ pub const MAX_MB: u64 = (1 << 63) - 1;
 /// controller writes none of its own (the operator took the memory defaults over).
 pub const OPERATOR_KEYS: [&str; 3] = ["DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode"];
 
-/// What one node offers jobs, as the default derives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What one node offers jobs, as the default derives it: read once from the node's validated
+/// record when it arrives, and kept with it (the controller's store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeMemory {
     /// `CPUs`.
     pub cpus: u64,
@@ -50,38 +51,6 @@ impl NodeMemory {
         Self::new(n.cpus.map(u64::from), n.real_memory, n.mem_spec_limit, gpus)
     }
 
-    /// From a rendered node line tail ([`super::render::node_tail`]: `CPUs=… RealMemory=…
-    /// Gres=… MemSpecLimit=…` first, in that order) and its `Gres=` value. Only the leading
-    /// keys are read, up to the first other key: what follows may be quoted free text.
-    pub fn of_tail(tail: &str, gres: &str) -> Option<NodeMemory> {
-        const LEADING: [&str; 8] = [
-            "CPUs",
-            "Boards",
-            "SocketsPerBoard",
-            "CoresPerSocket",
-            "ThreadsPerCore",
-            "RealMemory",
-            "Gres",
-            "MemSpecLimit",
-        ];
-        let (mut cpus, mut real, mut spec) = (None, None, None);
-        for token in tail.split_whitespace() {
-            let Some((key, value)) = token.split_once('=') else {
-                break;
-            };
-            if !LEADING.contains(&key) {
-                break;
-            }
-            match key {
-                "CPUs" => cpus = value.parse().ok(),
-                "RealMemory" => real = value.parse().ok(),
-                "MemSpecLimit" => spec = value.parse().ok(),
-                _ => {}
-            }
-        }
-        Self::new(cpus, real, spec, gpus_in(gres))
-    }
-
     fn new(cpus: Option<u64>, real: Option<u64>, spec: Option<u64>, gpus: u64) -> Option<Self> {
         Some(NodeMemory {
             cpus: cpus.filter(|c| *c > 0)?,
@@ -89,14 +58,6 @@ impl NodeMemory {
             gpus,
         })
     }
-}
-
-/// GPUs in a `Gres=` value (`gpu:tesla_t4:2,shard:8` → 2).
-fn gpus_in(gres: &str) -> u64 {
-    gres.split(',')
-        .filter(|item| item.split(':').next() == Some("gpu"))
-        .filter_map(|item| item.rsplit(':').next()?.parse::<u64>().ok())
-        .sum()
 }
 
 /// One option's setting: derived from the nodes, off, or a number of MB.
@@ -252,21 +213,5 @@ mod tests {
             assert_eq!(e.option, "default-mem-per-gpu", "{bad}");
             assert!(e.to_string().contains("auto, off or a number of MB"), "{e}");
         }
-    }
-
-    #[test]
-    fn a_tail_is_read_up_to_its_first_free_text() {
-        let tail = " CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 \
-                    RealMemory=31104 Gres=gpu:tesla_t4:2,shard:8 MemSpecLimit=1024 \
-                    Features=tesla_t4";
-        assert_eq!(
-            NodeMemory::of_tail(tail, "gpu:tesla_t4:2,shard:8"),
-            Some(node(8, 30080, 2))
-        );
-        // a key after free text is not read: MemSpecLimit absent
-        let tail = " CPUs=8 RealMemory=4000 Features=x Reason=\"a MemSpecLimit=3999\"";
-        assert_eq!(NodeMemory::of_tail(tail, ""), Some(node(8, 4000, 0)));
-        assert_eq!(NodeMemory::of_tail(" RealMemory=4000", ""), None);
-        assert_eq!(gpus_in("gpu:a:1,gpu:b:2,mps:100,gpu:3"), 6);
     }
 }

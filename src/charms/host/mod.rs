@@ -181,6 +181,21 @@ impl<'r> Host<'r> {
         Ok(whole && rest.is_empty())
     }
 
+    /// The XXH3-64 of the file's bytes, read a piece at a time (never whole in memory: the
+    /// controller's slurm.conf is megabytes at 10,000 distinct nodes), or `None` if it does not
+    /// exist. What a hook compares with the bytes it would write, to know whether they differ.
+    pub fn checksum(&self, host_path: &str) -> Result<Option<u64>, HostError> {
+        let Some((path, file)) = self.open_existing(host_path)? else {
+            return Ok(None);
+        };
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        read_pieces(&path, file, 64 * 1024, |piece| {
+            hash.update(piece);
+            true
+        })?;
+        Ok(Some(hash.digest()))
+    }
+
     /// The file opened for reading with its host path; `None` if it does not exist.
     fn open_existing(
         &self,

@@ -57,6 +57,34 @@ impl Host<'_> {
     }
 }
 
+impl Host<'_> {
+    /// Makes `copy` another name of the file now at `live` (a hard link beside `copy`, renamed
+    /// over it): a copy of megabytes for the cost of a link, never written into. `live` is
+    /// only ever replaced whole (a rename), so the copy keeps the bytes it was made with.
+    /// `false` where the file system refuses the link (another file system, no hard links):
+    /// the caller then copies the bytes.
+    pub fn link_copy(&self, live: &str, copy: &str) -> Result<bool, HostError> {
+        let (live, copy) = (self.path(live), self.path(copy));
+        let dir = copy.parent().unwrap_or(std::path::Path::new("/"));
+        std::fs::create_dir_all(dir).map_err(|source| HostError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let linked = tempfile::Builder::new()
+            .prefix(".link.")
+            .suffix(".tmp")
+            .make_in(dir, |tmp| std::fs::hard_link(&live, tmp));
+        let Ok(linked) = linked else {
+            return Ok(false);
+        };
+        linked.persist(&copy).map_err(|e| HostError::Write {
+            path: copy.clone(),
+            source: e.error,
+        })?;
+        Ok(true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

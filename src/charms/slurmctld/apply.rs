@@ -115,10 +115,7 @@ pub fn apply<B: SecretBackend + Sync>(
         }
         Ok(()) => {
             if plan.keep_accepted {
-                // Written over the old copies, no fsync, no rename: a copy a crash left stale or
-                // torn does not match the applied record's hash, and is then not put back
-                // (`roll_back`; [`Host::overwrite_unsynced`] says why not a rename).
-                host.overwrite_unsynced(&accepted_copies(&plan.files))?;
+                keep_accepted(host, &plan.files)?;
             }
             None
         }
@@ -261,6 +258,26 @@ fn accepted_copies(files: &[FileWrite]) -> Vec<SetFile<'_>> {
             })
         })
         .collect()
+}
+
+/// Keeps the files slurmctld just accepted as the last accepted set: each copy a hard link to
+/// the live file ([`Host::link_copy`]), or, where no link can be made, its bytes written over
+/// the old copy (no fsync, no rename: a copy a crash left stale or torn does not match the
+/// applied record's hash, and is then not put back, `roll_back`; [`Host::overwrite_unsynced`]
+/// says why not a rename).
+fn keep_accepted(host: &Host<'_>, files: &[FileWrite]) -> Result<(), CharmError> {
+    let mut unlinked = Vec::new();
+    for copy in accepted_copies(files) {
+        let live = ACCEPTED_FILES
+            .iter()
+            .find(|(_, c)| *c == copy.path)
+            .map_or("", |(live, _)| live);
+        if !host.link_copy(live, copy.path)? {
+            unlinked.push(copy);
+        }
+    }
+    host.overwrite_unsynced(&unlinked)?;
+    Ok(())
 }
 
 fn set(files: &[FileWrite]) -> Vec<SetFile<'_>> {

@@ -16,7 +16,6 @@ use super::owners::{Owners, settle, settle_flagged};
 use super::store::{Applied, Entry, Gres, OVERSIZED_MARK, Record, Relation, Store, bounded};
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
-use crate::slurm::NodeMemory;
 use crate::slurm::hostlist::{compress_with_first, natural_cmp, natural_key, sort_naturally};
 use crate::slurm::render::{
     HEADER, push_down_nodes_line, push_node_line, push_partition_line, render_slurm_conf_head,
@@ -437,7 +436,7 @@ fn render(
     let nodes = accepted
         .iter()
         .filter(|a| seen.insert(a.id, ()).is_none())
-        .filter_map(|a| NodeMemory::of_tail(&a.record.tail, &a.gres.value));
+        .filter_map(|a| a.record.memory);
     for (key, mb) in memory.lines(nodes, &head.extra) {
         head.extra.push((key.to_owned(), mb.to_string()));
     }

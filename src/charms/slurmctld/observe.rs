@@ -57,8 +57,10 @@ pub struct Observed {
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
     pub fresh_munge_key: Vec<u8>,
-    /// slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path.
-    pub files_on_disk: BTreeMap<&'static str, Option<Vec<u8>>>,
+    /// XXH3-64 of slurm.conf, gres.conf and cgroup.conf as they are on disk, by host path
+    /// (`None`: absent): whether the files to write differ from them, without holding
+    /// megabytes of slurm.conf in memory.
+    pub files_on_disk: BTreeMap<&'static str, Option<u64>>,
     /// The installed slurmctld's version; `None` when it cannot be read (the charm then does
     /// what every version takes).
     pub slurm_version: Option<SlurmVersion>,
@@ -318,7 +320,7 @@ pub fn observe<B: SecretBackend>(
         observed.enlisting = enlisting(ctx, backend, &observed.store)?;
     }
     for path in [CGROUP_CONF, GRES_CONF, SLURM_CONF] {
-        observed.files_on_disk.insert(path, host.read(path)?);
+        observed.files_on_disk.insert(path, host.checksum(path)?);
     }
     observed.munge_key_on_disk = host.read(MUNGE_KEY)?;
     if observed.key_secret.is_none() {

@@ -35,7 +35,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 3;
+pub const STORE_FORMAT: u32 = 4;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -63,6 +63,9 @@ pub struct Record {
     /// Its GRES, by id in [`Store::gres`]: nodes of one model that differ in their node line
     /// (`RealMemory`) share one.
     pub gres: u32,
+    /// What the node offers jobs (`DefMemPerCPU`/`DefMemPerGPU` derive from it), read from the
+    /// validated record once, when it arrived; `None` without `CPUs` or `RealMemory`.
+    pub memory: Option<crate::slurm::NodeMemory>,
 }
 
 /// The GRES part of a record: its gres.conf lines and what its node line declares.
@@ -88,6 +91,8 @@ pub struct NewRecord {
     pub foldable: bool,
     /// Its GRES.
     pub gres: Gres,
+    /// [`Record::memory`].
+    pub memory: Option<crate::slurm::NodeMemory>,
 }
 
 impl NewRecord {
@@ -116,6 +121,7 @@ impl NewRecord {
                     .map(str::to_owned)
                     .collect(),
             },
+            memory: crate::slurm::NodeMemory::of_node(node),
         }
     }
 
@@ -123,6 +129,7 @@ impl NewRecord {
     pub fn is(&self, record: &Record, gres: &BTreeMap<u32, Gres>) -> bool {
         self.tail == record.tail
             && self.foldable == record.foldable
+            && self.memory == record.memory
             && gres.get(&record.gres) == Some(&self.gres)
     }
 }
@@ -437,16 +444,21 @@ impl Store {
     /// Drops the records no unit names, and the GRES parts no record names (before the store
     /// is written).
     pub fn drop_unused_records(&mut self) {
-        let used: BTreeSet<u32> = self
+        // sorted vectors, not sets: 10,000 ids are gathered on every save
+        let mut used: Vec<u32> = self
             .units()
             .filter_map(|(_, _, u)| match u.entry {
                 Entry::Record(id) => Some(id),
                 Entry::Rejected(_) => None,
             })
             .collect();
-        self.records.retain(|id, _| used.contains(id));
-        let gres: BTreeSet<u32> = self.records.values().map(|r| r.gres).collect();
-        self.gres.retain(|id, _| gres.contains(id));
+        used.sort_unstable();
+        used.dedup();
+        self.records.retain(|id, _| used.binary_search(id).is_ok());
+        let mut gres: Vec<u32> = self.records.values().map(|r| r.gres).collect();
+        gres.sort_unstable();
+        gres.dedup();
+        self.gres.retain(|id, _| gres.binary_search(id).is_ok());
     }
 
     /// Every unit with its relation id and name.
@@ -489,6 +501,7 @@ impl Store {
             tail: record.tail,
             foldable: record.foldable,
             gres,
+            memory: record.memory,
         };
         if let Some((id, _)) = self.records.iter().find(|(_, r)| **r == record) {
             return *id;
