@@ -17,7 +17,7 @@ use common::state::{SLURMD_C_N0, State, prints, run};
 use juju_runtime::{RelationId, SecretContent, SecretId, StatusKind};
 use juju_runtime_testing::{MemoryRelation, MemorySecret, bag};
 use serde_json::{Map, Value};
-use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
+use slurm_charms::charms::slurmctld::refusal::ACCEPTED_FILES;
 use slurm_charms::charms::{CharmKind, CmdOutput};
 use slurm_charms::interface::{AuthKind, ClusterInfo, MungeKeyRef};
 use slurm_charms::slurm::SlurmVersion;

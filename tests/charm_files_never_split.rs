@@ -12,7 +12,7 @@ mod support;
 use common::{RecordingRunner, changed};
 use juju_runtime::{HookContext, RelationId};
 use juju_runtime_testing::{MemoryBackend, MemoryRelation, bag};
-use slurm_charms::charms::slurmctld::accepted::ACCEPTED_FILES;
+use slurm_charms::charms::slurmctld::refusal::ACCEPTED_FILES;
 use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::{CharmKind, Host, run_with};
 use std::path::{Path, PathBuf};

@@ -16,11 +16,11 @@ use common::state::{State, configured_node, controller, run, run_to_end};
 use juju_runtime::{ActionEvent, Event, SecretEvent, SecretId, SecretInfo, SecretOwner};
 use juju_runtime_testing::MemorySecret;
 use serde_json::Map;
-use slurm_charms::charms::slurmctld::action_change::ActionChange;
+use slurm_charms::charms::slurmctld::actions::ActionChange;
+use slurm_charms::charms::slurmctld::actions::new_revision;
 use slurm_charms::charms::slurmctld::key_secret::{
     ClusterInfoWrite, EventSecret, SecretAction, housekeeping, record,
 };
-use slurm_charms::charms::slurmctld::rotate_key::new_revision;
 use slurm_charms::charms::slurmctld::store::{STORE_PATH, Store};
 use slurm_charms::charms::slurmd::keys::STEADY_PATH;
 use slurm_charms::charms::{CharmKind, CmdOutput};

@@ -67,7 +67,7 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     )
     .unwrap();
     // + the application's own bag, read first by the takeover check (no store yet: was another
-    // unit's slurmctld the controller? src/charms/slurmctld/takeover.rs)
+    // unit's slurmctld the controller? src/charms/slurmctld/leadership.rs)
     assert_eq!(be.call_count("relation-get"), 50 + 3);
     let conf = std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
     assert!(

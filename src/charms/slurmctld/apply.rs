@@ -5,13 +5,13 @@
 //! restart fixed), then the key secret's grants, `cluster_info` naming it (its id filled in here,
 //! [`super::key_secret`]) and the verdicts on every relation where they changed. The status is
 //! set by the caller after this, and the store saved last ([`save`]). A unit that is not
-//! the leader is [`super::standby`]'s.
+//! the leader is [`super::leadership`]'s.
 
-use super::accepted::{ACCEPTED_FILES, first_new_line};
 use super::decide::{Decision, Reload};
 use super::desired::NEW_NODE_REASON;
 use super::key_secret::{self, KeySecretPlan};
 use super::plan::{ControllerPlan, refused_status};
+use super::refusal::{ACCEPTED_FILES, first_new_line};
 use super::store::{Applied, RELOAD_PENDING, Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};

@@ -69,11 +69,11 @@ pub struct Settings {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Controllers {
     /// The other slurmctld units' host names, `SlurmctldHost` lines after this leader's
-    /// ([`super::peers`]: they run no slurmctld, but a job's slurmstepd reaches the next leader
+    /// ([`super::leadership`]: they run no slurmctld, but a job's slurmstepd reaches the next leader
     /// through them).
     pub others: Vec<String>,
     /// `StateSaveLocation` from `state-save-location` (shared storage, checked by
-    /// [`super::state_save`]); `None`: the leader's local disk, the charm's default.
+    /// [`super::leadership`]); `None`: the leader's local disk, the charm's default.
     pub state_save_location: Option<String>,
 }
 

@@ -8,32 +8,27 @@
 //! (writes only, fixed order) → `status-set` once → the store saved last ([`apply::save`]), so a
 //! hook that fails anywhere leaves the store in step with what Juju committed. A relation event
 //! costs a constant number of hook-tool calls (see [`store`]). Only the leader runs slurmctld:
-//! a non-leader stops one it ran as a former leader and reports that it stands by
-//! ([`standby`]); a new leader waits while the former leader's slurmctld still answers
-//! ([`takeover`]); the state a new leader takes over is on shared storage
-//! ([`state_save`]). Actions run apart ([`actions`]).
+//! a non-leader stops one it ran as a former leader and reports that it stands by; a new
+//! leader waits while the former leader's slurmctld still answers; the state a new leader takes
+//! over is on shared storage ([`leadership`]). When slurmctld refuses new files the last
+//! accepted ones are put back and the units whose change did not reach Slurm are told
+//! ([`refusal`]). Actions run apart ([`actions`]).
 
-pub mod accepted;
-pub mod action_change;
 pub mod actions;
 pub mod apply;
 pub mod decide;
 pub mod desired;
 pub mod first_reads;
 pub mod key_secret;
+pub mod leadership;
 pub mod liveness;
 pub mod observe;
 pub mod owners;
-pub mod peers;
 pub mod plan;
 pub mod refusal;
-pub mod rotate_key;
-pub mod standby;
-pub mod state_save;
 pub mod status_record;
 pub mod store;
 pub mod store_file;
-pub mod takeover;
 
 use crate::charms::common::{install, set_version};
 use crate::charms::error::CharmError;
@@ -63,24 +58,24 @@ pub fn handle<B: SecretBackend + Sync>(
         Event::UpgradeCharm => set_version(backend, host, "slurmctld"),
         Event::Action(a) => return actions::run_action(&a.name, backend, host),
         // a unit going away (leader or not) leaves no slurmctld behind for a new leader to wait on
-        Event::Stop => return standby::stop(host),
+        Event::Stop => return leadership::stop(host),
         Event::Remove => return Ok(()),
         _ => {}
     }
     let first = first_reads::first_reads(ctx, backend)?;
-    peers::publish(ctx, backend, host)?;
+    leadership::peers_publish(ctx, backend, host)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {
         let config = first.prefetched.config;
-        return standby::run(ctx, backend, host, config, event_secret.as_ref());
+        return leadership::standby_run(ctx, backend, host, config, event_secret.as_ref());
     }
-    if let Some(status) = takeover::wait(ctx, backend, host)? {
+    if let Some(status) = leadership::takeover_wait(ctx, backend, host)? {
         let secrets = key_secret::housekeeping(event_secret.as_ref(), true);
         key_secret::apply_actions(backend, &secrets)?;
         status_record::set_unit_status(ctx, backend, host, &status)?;
         return Ok(());
     }
-    let peers = peers::observe(ctx, backend, host, &host.hostname()?)?;
+    let peers = leadership::peers_observe(ctx, backend, host, &host.hostname()?)?;
     let mut obs = observe::observe(ctx, backend, host, first.prefetched)?;
     obs.settings.controllers.others = peers.names.clone();
     let mut plan = plan::plan(obs, event_secret.as_ref());
@@ -95,5 +90,5 @@ pub fn handle<B: SecretBackend + Sync>(
     status_record::set_unit_status(ctx, backend, host, status)?;
     crate::charms::cos::write_cluster_metrics(ctx, host);
     apply::save(host, &mut plan, &outcome)?;
-    peers::save(host, &peers)
+    leadership::peers_save(host, &peers)
 }

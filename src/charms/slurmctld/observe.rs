@@ -3,10 +3,10 @@
 //! changed something, the munge key, the key secret, the Slurm files on disk and fresh random
 //! bytes for a munge key in case the cluster has none yet.
 
-use super::accepted::ACCEPTED_FILES;
 use super::desired::Settings;
 use super::first_reads::Prefetched;
 use super::liveness::Liveness;
+use super::refusal::ACCEPTED_FILES;
 use super::store::{Change, Delta, RELOAD_PENDING, STORE_PATH, Store, StoreError};
 use super::store_file::StoreFile;
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
@@ -52,7 +52,7 @@ pub struct Observed {
     pub auth_refused: Option<AuthTypeError>,
     /// Why `state-save-location` cannot be used (a bad value, or no directory there); the plan
     /// then blocks and writes no files.
-    pub state_save_refused: Option<super::state_save::StateSaveError>,
+    pub state_save_refused: Option<super::leadership::StateSaveError>,
     /// `/etc/slurm/slurm.key` as it is on disk (written from the key secret for auth/slurm).
     pub slurm_key_on_disk: Option<Vec<u8>>,
     /// Random bytes from the kernel: the key to use if the cluster has none yet.
@@ -252,10 +252,10 @@ pub fn observe<B: SecretBackend>(
         cluster_name = "osd-cluster".into();
     }
     let (auth, auth_refused) = auth_kind(&config_str(&config, "auth-type"), slurm_version);
-    let state_save =
-        super::state_save::observe(&config_str(&config, super::state_save::OPTION), |path| {
-            host.path(path).is_dir()
-        });
+    let state_save = super::leadership::state_save_observe(
+        &config_str(&config, super::leadership::STATE_SAVE_OPTION),
+        |path| host.path(path).is_dir(),
+    );
     let settings = Settings {
         auth,
         cluster_name,
@@ -271,10 +271,10 @@ pub fn observe<B: SecretBackend>(
         ),
         openmetrics: crate::slurm::openmetrics::serves_openmetrics(slurm_version),
         controllers: super::desired::Controllers {
-            // the other units: [`super::peers`], asked by the caller
+            // the other units: [`super::leadership`], asked by the caller
             others: Vec::new(),
             state_save_location: match &state_save {
-                Ok(super::state_save::StateSave::Shared(path)) => Some(path.clone()),
+                Ok(super::leadership::StateSave::Shared(path)) => Some(path.clone()),
                 _ => None,
             },
         },

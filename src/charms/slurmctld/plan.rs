@@ -3,7 +3,7 @@
 //! needs afterwards, which relations get new data, the one status to set and the store to save
 //! once everything else has succeeded. No I/O here: [`super::apply`] carries the plan out. When
 //! the event changed nothing, the plan is the stored status again: an `if` below, not a second
-//! path. A unit that is not the leader plans in [`super::standby`].
+//! path. A unit that is not the leader plans in [`super::leadership`].
 
 use super::decide::{Decision, Reload, decide};
 use super::desired::{self, CGROUP_CONF_TEXT, Plan as Rendered};
@@ -53,7 +53,7 @@ pub struct ControllerPlan {
     /// The store to save last (`None` when the event changed nothing: the file stays).
     pub store: Option<Store>,
     /// Once slurmctld took the files, copy them as the last accepted set
-    /// ([`super::accepted::ACCEPTED_FILES`]).
+    /// ([`super::refusal::ACCEPTED_FILES`]).
     pub keep_accepted: bool,
     /// If slurmctld refuses the new files, put the last accepted copies back (a complete set
     /// was on disk when observed).

@@ -1,13 +1,64 @@
-//! Who learns of a refusal: when slurmctld refuses new files (see [`super::accepted`]), the
-//! units whose `node` values changed since the last set it accepted are the ones whose change
-//! did not reach Slurm ([`super::store::Store::changed_since`]). Each gets a verdict with the
-//! daemon's reason, abbreviated (its unit status then says its node was not enlisted and why),
-//! and the controller's status names them.
+//! What happens when slurmctld refuses new files: the last accepted copies are put back, and the
+//! units whose change did not reach Slurm are told.
+//!
+//! # The last accepted files
+//!
+//! The last files slurmctld accepted, kept beside the live ones ([`ACCEPTED_FILES`]): when it
+//! refuses new ones (`scontrol reconfigure` fails, or a restarted slurmctld does not answer) they
+//! are put back, and slurmctld is never left on a file it has not accepted. What slurmctld runs
+//! and what it refused are in the store ([`super::store::Store::applied`],
+//! [`super::store::Store::refused`]).
+//!
+//! # Who is told
+//!
+//! When slurmctld refuses new files, the units whose `node` values changed since the last set it
+//! accepted are the ones whose change did not reach Slurm
+//! ([`super::store::Store::changed_since`]). Each gets a verdict with the daemon's reason,
+//! abbreviated (its unit status then says its node was not enlisted and why), and the
+//! controller's status names them.
 
 use super::store::Refusal;
+use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::util::short;
 use crate::interface::Verdicts;
 use std::collections::BTreeMap;
+
+// ---- The last accepted files ----
+
+/// Directory of the last accepted files.
+pub const ACCEPTED_DIR: &str = "/var/lib/slurm-charms/slurmctld/accepted";
+
+/// The accepted copy of each live file, in the order the files are written.
+pub const ACCEPTED_FILES: [(&str, &str); 3] = [
+    (
+        CGROUP_CONF,
+        "/var/lib/slurm-charms/slurmctld/accepted/cgroup.conf",
+    ),
+    (
+        GRES_CONF,
+        "/var/lib/slurm-charms/slurmctld/accepted/gres.conf",
+    ),
+    (
+        SLURM_CONF,
+        "/var/lib/slurm-charms/slurmctld/accepted/slurm.conf",
+    ),
+];
+
+/// The first line of `new` (slurm.conf, then gres.conf) that `old` lacks, cut short: what
+/// changed between the accepted files and the refused ones.
+pub fn first_new_line(old: &[Option<Vec<u8>>], new: &[&[u8]]) -> String {
+    for (o, n) in old.iter().zip(new).rev() {
+        let old_text = String::from_utf8_lossy(o.as_deref().unwrap_or_default()).into_owned();
+        let old_lines: std::collections::HashSet<&str> = old_text.lines().collect();
+        let new_text = String::from_utf8_lossy(n);
+        if let Some(line) = new_text.lines().find(|l| !old_lines.contains(l)) {
+            return crate::charms::util::short(line, 120);
+        }
+    }
+    String::new()
+}
+
+// ---- Who is told ----
 
 /// Longest part of the daemon's reason quoted in a unit's verdict (characters).
 pub const MAX_REASON_IN_VERDICT: usize = 120;
