@@ -225,7 +225,7 @@ pub fn stop(host: &Host<'_>) -> Result<(), CharmError> {
 }
 
 /// A non-leader's hook: observe, plan, apply. `config`: the config when
-/// [`super::first_reads`] asked for it already.
+/// [`super::observe::first_reads`] asked for it already.
 pub fn standby_run<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,

@@ -18,12 +18,10 @@ pub mod actions;
 pub mod apply;
 pub mod decide;
 pub mod desired;
-pub mod first_reads;
 pub mod key_secret;
 pub mod leadership;
 pub mod liveness;
 pub mod observe;
-pub mod owners;
 pub mod plan;
 pub mod refusal;
 pub mod status_record;
@@ -62,7 +60,7 @@ pub fn handle<B: SecretBackend + Sync>(
         Event::Remove => return Ok(()),
         _ => {}
     }
-    let first = first_reads::first_reads(ctx, backend)?;
+    let first = observe::first_reads(ctx, backend)?;
     leadership::peers_publish(ctx, backend, host)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {

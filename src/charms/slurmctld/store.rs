@@ -21,7 +21,6 @@
 //! a leader hook, after the status, so a hook that fails anywhere leaves the store in step with
 //! what Juju committed.
 
-use super::owners::Owners;
 use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -270,6 +269,19 @@ impl Applied {
     pub fn contains(&self, name: &str) -> bool {
         self.names().any(|n| n == name)
     }
+}
+
+/// Who owns which partition name, and the default partition chosen when `default-partition` is
+/// empty. Node names are owned per unit: [`super::store::Unit::owner`] (a table of
+/// 10,000 names and units was parsed and written on every hook; a flag on each unit's entry
+/// is not).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owners {
+    /// Partition name → the application that owns it.
+    pub partitions: BTreeMap<String, String>,
+    /// The partition made the default while `default-partition` is empty: kept while it
+    /// exists, so a new application whose name sorts first does not take it over.
+    pub default_partition: Option<String>,
 }
 
 /// Files slurmctld refused.

@@ -20,10 +20,9 @@
 //! value parsed as [`Store::apply`] parses it. Every other hook decodes the whole store
 //! ([`StoreFile::decode`]).
 
-use super::owners::Owners;
 use super::store::{
-    Applied, Delta, Entry, Gres, NewRecord, Record, Relation, STORE_FORMAT, Store, StoreError,
-    Unit, admit_partition, ingest_entry,
+    Applied, Delta, Entry, Gres, NewRecord, Owners, Record, Relation, STORE_FORMAT, Store,
+    StoreError, Unit, admit_partition, ingest_entry,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
