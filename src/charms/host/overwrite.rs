@@ -143,4 +143,48 @@ mod tests {
                 .is_symlink()
         );
     }
+
+    #[test]
+    fn a_link_copy_keeps_the_bytes_it_was_made_with_when_the_live_file_is_replaced() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let runner = SystemRunner;
+        let host = Host::new(dir.path(), &runner);
+        let (live, copy) = ("/etc/slurm/slurm.conf", "/var/lib/x/accepted/slurm.conf");
+        host.write(live, b"accepted\n", 0o644, None).unwrap();
+        host.write_unsynced(copy, b"older copy\n", 0o600, None)
+            .unwrap();
+        assert!(host.link_copy(live, copy).unwrap());
+        let inode = |p: &str| std::fs::metadata(host.path(p)).unwrap().ino();
+        assert_eq!(inode(live), inode(copy), "one file, two names");
+        // the live file is replaced whole (a rename), as every write of it is
+        host.write(live, b"refused\n", 0o644, None).unwrap();
+        assert_ne!(inode(live), inode(copy));
+        assert_eq!(host.read(copy).unwrap().unwrap(), b"accepted\n");
+        // no temp link is left beside the copy
+        let names: Vec<_> = std::fs::read_dir(host.path("/var/lib/x/accepted"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["slurm.conf"]);
+        // nothing to link: the caller copies instead
+        assert!(!host.link_copy("/etc/slurm/absent.conf", copy).unwrap());
+        assert_eq!(host.read(copy).unwrap().unwrap(), b"accepted\n");
+    }
+
+    #[test]
+    fn a_checksum_is_the_hash_of_the_bytes_or_none_for_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = SystemRunner;
+        let host = Host::new(dir.path(), &runner);
+        assert_eq!(host.checksum("/etc/slurm/slurm.conf").unwrap(), None);
+        // bigger than one read piece (64 KiB)
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        host.write("/etc/slurm/slurm.conf", &bytes, 0o644, None)
+            .unwrap();
+        assert_eq!(
+            host.checksum("/etc/slurm/slurm.conf").unwrap(),
+            Some(xxhash_rust::xxh3::xxh3_64(&bytes))
+        );
+    }
 }
