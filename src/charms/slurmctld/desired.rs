@@ -38,6 +38,7 @@ use crate::slurm::types::{NodeName, VocabError};
 use crate::slurm::{
     GlobalKey, NodeState, ParseError, SlurmConf, check_max_node_count, parse_global_overrides,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::HashSet;
 
@@ -544,7 +545,7 @@ fn render(
 fn fold<'a, 's>(
     accepted: &'a [Accepted<'s>],
     key: impl Fn(&Accepted<'s>) -> Option<u32>,
-) -> Vec<(String, &'s Record)> {
+) -> Vec<(Cow<'s, str>, &'s Record)> {
     fold_pairs(
         accepted
             .iter()
@@ -552,37 +553,51 @@ fn fold<'a, 's>(
     )
 }
 
+/// The names of one group: a node of its own (most nodes, when every node's line differs)
+/// costs no vector and no hostlist of its own; its name is the hostlist.
+enum Names<'s> {
+    One(&'s str),
+    Many(Vec<&'s str>),
+}
+
 /// Names grouped by key (`None`: a group of its own), each group as its hostlist, sorted by the
 /// group's first name in natural order.
 fn fold_pairs<'s, T>(
     items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
-) -> Vec<(String, &'s T)> {
+) -> Vec<(Cow<'s, str>, &'s T)> {
     let mut index: NameMap<usize, usize> = NameMap::default();
-    let mut groups: Vec<(&'s T, Vec<&'s str>)> = Vec::new();
+    let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
     for (name, key, record) in items {
         match key {
             Some(k) => match index.get(&k) {
-                Some(&g) => groups[g].1.push(name),
+                Some(&g) => match &mut groups[g].1 {
+                    Names::Many(names) => names.push(name),
+                    Names::One(first) => groups[g].1 = Names::Many(vec![*first, name]),
+                },
                 None => {
                     index.insert(k, groups.len());
-                    groups.push((record, vec![name]));
+                    groups.push((record, Names::One(name)));
                 }
             },
-            None => groups.push((record, vec![name])),
+            None => groups.push((record, Names::One(name))),
         }
     }
-    let mut keyed: Vec<_> = groups
+    // (first name, hostlist, record)
+    let mut folded: Vec<(&'s str, Cow<'s, str>, &'s T)> = groups
         .into_iter()
-        .map(|(record, names)| {
-            let (at, hostlist) = compress_with_first(&names);
-            let first = names.get(at).copied().unwrap_or_default();
-            (natural_key(first), hostlist, record)
+        .map(|(record, names)| match names {
+            Names::One(name) => (name, Cow::Borrowed(name), record),
+            Names::Many(names) => {
+                let (at, hostlist) = compress_with_first(&names);
+                let first = names.get(at).copied().unwrap_or_default();
+                (first, Cow::Owned(hostlist), record)
+            }
         })
         .collect();
-    if !keyed.is_sorted_by(|a, b| a.0 <= b.0) {
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    if !folded.is_sorted_by(|a, b| natural_key(a.0) <= natural_key(b.0)) {
+        folded.sort_by(|a, b| natural_key(a.0).cmp(&natural_key(b.0)));
     }
-    keyed.into_iter().map(|(_, hl, r)| (hl, r)).collect()
+    folded.into_iter().map(|(_, hl, r)| (hl, r)).collect()
 }
 
 /// What slurmctld runs once it took the files: each node's `Gres=` value, the new nodes, and
