@@ -383,9 +383,12 @@ fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
     let mut head = trusted_head(body.frame()?)?;
     let mut relations = relations(std::mem::take(&mut head.relations));
     // each relation's units come in order: gathered, then built in one pass each
-    let mut units: Vec<(String, Unit)> = Vec::new();
+    let count = body.u32()?;
+    // room for every unit up front (a count the body cannot hold is bounded by its length: each
+    // frame is at least its 4-byte length), so the units are never copied as the vector grows
+    let mut units: Vec<(String, Unit)> = Vec::with_capacity(frames_within(count, body.left));
     let mut current = None;
-    for _ in 0..body.u32()? {
+    for _ in 0..count {
         let (relation, name, unit): (u32, String, Unit) = decode(body.frame()?)?;
         if current != Some(relation) {
             put_units(&mut relations, current, &mut units)?;
@@ -394,8 +397,9 @@ fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
         units.push((name, unit));
     }
     put_units(&mut relations, current, &mut units)?;
-    let mut records: Vec<(u32, Record)> = Vec::new();
-    for _ in 0..body.u32()? {
+    let count = body.u32()?;
+    let mut records: Vec<(u32, Record)> = Vec::with_capacity(frames_within(count, body.left));
+    for _ in 0..count {
         records.push(decode(body.frame()?)?);
     }
     let applied: Option<Applied> = decode(body.frame()?)?;
@@ -421,12 +425,19 @@ fn put_units(
     };
     let rel = relations.get_mut(&id).ok_or(StoreError::Frame)?;
     if rel.units.is_empty() {
-        // built from sorted input in one pass, not a search per unit
-        rel.units = units.drain(..).collect();
+        // built from sorted input in one pass, not a search per unit; the vector is handed
+        // over whole, so the map is built in its buffer rather than a copy of it
+        rel.units = std::mem::take(units).into_iter().collect();
     } else {
         rel.units.extend(units.drain(..));
     }
     Ok(())
+}
+
+/// How many frames of a section said to hold `count` can lie in `left` bytes of body (each is
+/// at least its 4-byte length): a vector's capacity, never more than the file can fill.
+fn frames_within(count: u32, left: u64) -> usize {
+    usize::try_from(u64::from(count).min(left / 4)).unwrap_or(0)
 }
 
 /// Whether record `id` in the records section `body` is at is `record` (its GRES looked up in
