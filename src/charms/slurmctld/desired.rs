@@ -519,12 +519,17 @@ fn render(
     let mut gres = String::with_capacity(HEADER.len() + accepted.len() * 40);
     gres.push_str(HEADER);
     // nodes whose GRES lines are equal share them
+    // (each distinct GRES part's lines are looked up once, by its id, not once per node)
     let mut lists: NameMap<&[String], usize> = NameMap::default();
+    let mut of_part: NameMap<u32, usize> = NameMap::default();
     let with_gres = accepted.iter().filter(|a| !a.gres.lines.is_empty());
     let ids: Vec<(&Accepted<'_>, usize)> = with_gres
         .map(|a| {
-            let next = lists.len();
-            (a, *lists.entry(a.gres.lines.as_slice()).or_insert(next))
+            let list = *of_part.entry(a.record.gres).or_insert_with(|| {
+                let next = lists.len();
+                *lists.entry(a.gres.lines.as_slice()).or_insert(next)
+            });
+            (a, list)
         })
         .collect();
     let groups = fold_pairs(ids.iter().map(|(a, id)| (a.name, Some(*id), a.gres)));
@@ -567,19 +572,30 @@ fn fold_pairs<'s, T>(
 ) -> Vec<(Cow<'s, str>, &'s T)> {
     let mut index: NameMap<usize, usize> = NameMap::default();
     let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
+    // the group of the last key: nodes of one group mostly come in a run
+    let mut last: Option<(usize, usize)> = None;
     for (name, key, record) in items {
-        match key {
-            Some(k) => match index.get(&k) {
-                Some(&g) => match &mut groups[g].1 {
+        let Some(k) = key else {
+            groups.push((record, Names::One(name)));
+            continue;
+        };
+        let known = match last {
+            Some((l, g)) if l == k => Some(g),
+            _ => index.get(&k).copied(),
+        };
+        match known {
+            Some(g) => {
+                last = Some((k, g));
+                match &mut groups[g].1 {
                     Names::Many(names) => names.push(name),
                     Names::One(first) => groups[g].1 = Names::Many(vec![*first, name]),
-                },
-                None => {
-                    index.insert(k, groups.len());
-                    groups.push((record, Names::One(name)));
                 }
-            },
-            None => groups.push((record, Names::One(name))),
+            }
+            None => {
+                index.insert(k, groups.len());
+                last = Some((k, groups.len()));
+                groups.push((record, Names::One(name)));
+            }
         }
     }
     // (first name, hostlist, record)
