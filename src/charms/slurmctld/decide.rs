@@ -111,9 +111,12 @@ pub fn decide(
     let (mut added, mut removed) = (false, false);
     let mut gres_changed: Vec<String> = Vec::new();
     if old.same_names(new) {
-        for ((name, og), (_, ng)) in old.pairs().zip(new.pairs()) {
-            if og != ng {
-                gres_changed.push(name.to_owned());
+        // the same tables: no node's value changed, nothing to walk
+        if !old.same_gres(new) {
+            for ((name, og), (_, ng)) in old.pairs().zip(new.pairs()) {
+                if og != ng {
+                    gres_changed.push(name.to_owned());
+                }
             }
         }
     } else {

@@ -275,25 +275,34 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
         })
         .collect();
     let mut node_claims: Vec<(&str, &str, bool)> = Vec::new();
+    // each relation's claims, as a range of `node_claims` (empty where its partition is not its)
+    let mut claims_of: Vec<std::ops::Range<usize>> = Vec::with_capacity(rels.len());
     for (((_, r), p), units) in rels.iter().zip(&parsed).zip(&sorted_units) {
-        let Some(Ok(p)) = p else { continue };
-        if partition_owners.get(p.name().as_str()) != Some(&r.app) {
-            continue;
-        }
-        for &(unit, u) in units {
-            if matches!(u.entry, Entry::Record(_)) {
-                node_claims.push((u.name.as_str(), unit, u.owner));
+        let start = node_claims.len();
+        let owned =
+            matches!(p, Some(Ok(p)) if partition_owners.get(p.name().as_str()) == Some(&r.app));
+        if owned {
+            for &(unit, u) in units {
+                if matches!(u.entry, Entry::Record(_)) {
+                    node_claims.push((u.name.as_str(), unit, u.owner));
+                }
             }
         }
+        claims_of.push(start..node_claims.len());
     }
     let node_owners = settle_flagged(&node_claims);
     let mut owner_changes = Vec::new();
     let mut accepted: Vec<Accepted<'_>> = Vec::new();
     let mut partitions = Vec::new();
-    for (((id, rel), parsed), units) in rels.iter().zip(parsed).zip(&sorted_units) {
+    for ((((id, rel), parsed), units), claims) in
+        rels.iter().zip(parsed).zip(&sorted_units).zip(claims_of)
+    {
+        // the owner of each of this relation's claims, in unit order
+        let owners = node_owners.get(claims).unwrap_or_default();
+        let mut claim = owners.iter();
         for &(unit, u) in units {
             let owns = matches!(u.entry, Entry::Record(_))
-                && node_owners.get(u.name.as_str()) == Some(&unit);
+                && claim.next().is_some_and(|owner| *owner == unit);
             if owns != u.owner {
                 owner_changes.push((*id, unit.to_owned(), owns));
             }
@@ -324,7 +333,13 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
             _ => {}
         }
         let mut names: Vec<&str> = Vec::with_capacity(units.len());
+        let mut claim = owners.iter();
         for &(unit, u) in units {
+            // a unit with a record claimed its name (in this relation's order)
+            let owner = match &u.entry {
+                Entry::Record(_) => claim.next().copied(),
+                Entry::Rejected(_) => None,
+            };
             let record = match &u.entry {
                 Entry::Rejected(why) => {
                     out.unit(*id, unit, why.clone());
@@ -339,8 +354,8 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
                     }
                 },
             };
-            match node_owners.get(u.name.as_str()) {
-                Some(owner) if *owner == unit => {}
+            match owner {
+                Some(owner) if owner == unit => {}
                 Some(owner) => {
                     let why = format!(
                         "NodeName {} is already used by {owner} (it claimed it first)",
@@ -709,24 +724,25 @@ pub fn settle<'a>(
 /// [`settle`] for node names, whose ownership is a flag on each claimant's cache entry
 /// ([`super::store::Unit::owner`], kept only while the unit publishes the name it owned):
 /// `claims` (name, unit, the unit owns it), in arrival order. A flagged claimant keeps its
-/// name; each name no flagged claimant holds goes to its first claimant. The previous owners
-/// are exactly the flagged claimants, so no table of them is built: at 10,000 nodes that is
-/// one map insert per name. (Two flagged claims of one name exist only in a damaged cache: the
-/// first in arrival order keeps it.)
-pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> NameMap<&'a str, &'a str> {
-    let mut owners: NameMap<&str, &str> = NameMap::default();
-    owners.reserve(claims.len());
-    let mut flagged = 0;
-    for &(name, unit, _) in claims.iter().filter(|c| c.2) {
-        owners.entry(name).or_insert(unit);
-        flagged += 1;
-    }
-    if flagged == claims.len() {
-        // every claim is its owner's (the usual hook): nothing to add
-        return owners;
-    }
-    for &(name, unit, _) in claims {
-        owners.entry(name).or_insert(unit);
+/// name; each name no flagged claimant holds goes to its first claimant. Returns each claim's
+/// owner (the unit its name went to), in the order of `claims`. The claims are put in natural
+/// name order (a stable sort, so each name's claims keep their arrival order; names taken in
+/// unit order mostly are in that order already, which costs one comparison a claim), and each
+/// name's claims are then next to each other: no table of 10,000 names is built. (Two flagged
+/// claims of one name exist only in a damaged cache: the first in arrival order keeps it.)
+pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> Vec<&'a str> {
+    let mut order: Vec<usize> = (0..claims.len()).collect();
+    sort_naturally(&mut order, |&i| claims[i].0);
+    let mut owners = vec![""; claims.len()];
+    for same_name in order.chunk_by(|&a, &b| claims[a].0 == claims[b].0) {
+        let first = same_name
+            .iter()
+            .find(|&&i| claims[i].2)
+            .or(same_name.first())
+            .map_or("", |&i| claims[i].1);
+        for &i in same_name {
+            owners[i] = first;
+        }
     }
     owners
 }
@@ -750,11 +766,47 @@ mod owners_tests {
     fn a_flagged_claimant_keeps_its_name() {
         // A newcomer listed first does not take the name its owner (flagged) still claims.
         let later = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", true)]);
-        assert_eq!(later["gpu-node-0"], "a/0");
+        assert_eq!(later, ["a/0", "a/0"]);
         // No flagged claimant: the first claim wins.
         let fresh = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", false)]);
-        assert_eq!(fresh["gpu-node-0"], "b/0");
-        assert_eq!(fresh.len(), 1);
+        assert_eq!(fresh, ["b/0", "b/0"]);
+        // names out of natural order, their claims apart: each settled on its own
+        let mixed = settle_flagged(&[
+            ("n10", "a/0", false),
+            ("n9", "b/0", false),
+            ("n10", "c/0", true),
+            ("n9", "d/0", false),
+            ("n09", "e/0", false),
+        ]);
+        assert_eq!(mixed, ["c/0", "b/0", "c/0", "b/0", "e/0"]);
+    }
+
+    /// The plain definition: a table of names, the flagged claimants first, then the first
+    /// claimant of each name left.
+    fn settle_by_table<'a>(claims: &[(&'a str, &'a str, bool)]) -> Vec<&'a str> {
+        let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+        for &(name, unit, _) in claims.iter().filter(|c| c.2) {
+            owners.entry(name).or_insert(unit);
+        }
+        for &(name, unit, _) in claims {
+            owners.entry(name).or_insert(unit);
+        }
+        claims.iter().map(|c| owners[c.0]).collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn settling_in_name_order_gives_the_tables_owners(
+            claims in proptest::collection::vec(("(n|gpu-)0{0,1}[0-9]{1,2}", proptest::bool::ANY), 0..60),
+        ) {
+            let units: Vec<String> = (0..claims.len()).map(|k| format!("u/{k}")).collect();
+            let claims: Vec<(&str, &str, bool)> = claims
+                .iter()
+                .zip(&units)
+                .map(|((name, flagged), unit)| (name.as_str(), unit.as_str(), *flagged))
+                .collect();
+            proptest::prop_assert_eq!(settle_flagged(&claims), settle_by_table(&claims));
+        }
     }
 }
 

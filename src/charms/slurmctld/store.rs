@@ -265,6 +265,12 @@ impl Applied {
         self.names == other.names
     }
 
+    /// Whether both give every node the same `Gres=` value, their names being the same
+    /// ([`Applied::same_names`]): two comparisons of flat tables, not a walk along the nodes.
+    pub fn same_gres(&self, other: &Applied) -> bool {
+        self.gres == other.gres && self.gres_of == other.gres_of
+    }
+
     /// Whether `name` is one of the nodes (a walk along them all).
     pub fn contains(&self, name: &str) -> bool {
         self.names().any(|n| n == name)
