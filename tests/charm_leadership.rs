@@ -15,6 +15,8 @@ use support::*;
 const SHARED: &str = "/srv/slurmctld-state";
 const STORE: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
+/// node-exporter's textfile collector directory (the COS subordinate's).
+const TEXTFILE_DIR: &str = "/var/snap/node-exporter/common/textfile-collector.d";
 
 fn running(c: &Cluster, unit: &str) -> bool {
     c.root(unit).join("running-slurmctld").exists()
@@ -85,6 +87,14 @@ fn a_former_leader_stops_slurmctld_in_its_next_hook_and_stands_by() {
         "{:?}",
         c.commands("slurmctld/1")
     );
+    // the leader writes the cluster's metrics for node-exporter's textfile collector
+    let metrics = c
+        .root("slurmctld/0")
+        .join(TEXTFILE_DIR.trim_start_matches('/'));
+    std::fs::create_dir_all(&metrics).unwrap();
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    c.assert_no_errors();
+    assert!(metrics.join("slurmctld.prom").exists());
     c.clear_commands("slurmctld/0");
     c.sim.set_leader("slurmctld/1").unwrap();
     c.assert_no_errors();
@@ -117,6 +127,11 @@ fn a_former_leader_stops_slurmctld_in_its_next_hook_and_stands_by() {
         c.commands("slurmctld/0")
     );
     assert!(!running(&c, "slurmctld/0"), "two primaries");
+    // its metrics would be scraped frozen at the hand-over, beside the new leader's
+    assert!(
+        !metrics.join("slurmctld.prom").exists(),
+        "a standby's stale cluster metrics"
+    );
     assert!(running(&c, "slurmctld/1"));
     assert_standby(&c, "slurmctld/0");
     // What it wrote as the leader is gone: Debian's unit does not start slurmctld at the next

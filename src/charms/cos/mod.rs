@@ -185,3 +185,10 @@ pub fn write_cluster_metrics(ctx: &HookContext, host: &Host<'_>) {
         tracing::warn!("cannot write the Slurm cluster metrics for node-exporter: {e}");
     }
 }
+
+/// Removes the cluster metrics this unit wrote while it led: a standby's copy would go on
+/// being scraped, frozen at the moment leadership moved, beside the new leader's (pending GPU
+/// jobs, drained nodes: alerts on a past state). Absent is fine.
+pub fn remove_cluster_metrics(host: &Host<'_>) -> Result<(), HostError> {
+    host.remove(&format!("{}/{CONTROLLER_TEXTFILE}", textfile_dir()))
+}

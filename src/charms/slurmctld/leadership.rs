@@ -196,6 +196,9 @@ pub fn standby_apply<B: SecretBackend>(
     for path in &plan.remove {
         host.remove(path)?;
     }
+    // every standby hook: one unlink where there is nothing, and a unit that led before this
+    // was added drops its stale metrics too
+    crate::charms::cos::remove_cluster_metrics(host)?;
     if plan.stop_slurmctld {
         // the new leader may be waiting for this slurmctld to stop (takeover_wait)
         announce_stopped(backend)?;
@@ -221,6 +224,7 @@ pub fn stop(host: &Host<'_>) -> Result<(), CharmError> {
     for path in charm_files.iter().chain(&leader_files) {
         host.remove(path)?;
     }
+    crate::charms::cos::remove_cluster_metrics(host)?;
     Ok(())
 }
 
