@@ -347,5 +347,17 @@ fn a_new_gres_name_restarts_slurmd_after_slurmctld_runs_it() {
         ],
         "{order:?}"
     );
+    // the resume is logged for what it is: Slurm's GRES-count drain, not a GPU health one
+    assert!(
+        logged(
+            &records[restart],
+            &["registered with its GRES: resuming slurmd-0"]
+        ),
+        "{order:?}"
+    );
+    assert!(
+        !logged(&records[restart], &["GPUs healthy again"]),
+        "{order:?}"
+    );
     assert_eq!(c.status("slurmd/0").0, "active");
 }

@@ -48,6 +48,7 @@ pub fn plan_gres_drain(obs: &Observed, plan: &mut SlurmdPlan) {
         plan.services.push(ServiceAction::ResumeNode {
             node: node.node.clone(),
             server: node.server.clone(),
+            why: "registered with the right GRES again",
         });
         return;
     }

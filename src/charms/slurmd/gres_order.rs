@@ -124,6 +124,7 @@ pub fn resume_once_registered(host: &Host<'_>, node: &str, server: &str) {
             let resume = ServiceAction::ResumeNode {
                 node: node.to_owned(),
                 server: server.to_owned(),
+                why: "registered with its GRES",
             };
             let limit = crate::charms::host::default_timeout("scontrol", Some("update"));
             if let Err(e) = super::node_state::service_with_timeout(host, &resume, limit) {

@@ -101,6 +101,7 @@ pub fn plan_health(obs: &Observed, plan: &mut SlurmdPlan) {
                 plan.services.push(ServiceAction::ResumeNode {
                     node: n.node.clone(),
                     server: n.server.clone(),
+                    why: "GPUs healthy again",
                 });
             }
         }

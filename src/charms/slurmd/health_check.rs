@@ -174,6 +174,7 @@ pub fn run_once(host: &Host<'_>, nvml_deadline: Duration) -> Result<Outcome, Pro
             &ServiceAction::ResumeNode {
                 node: settings.node.clone(),
                 server: settings.server.clone(),
+                why: "GPUs healthy again",
             },
             &mut notes,
         ),

@@ -103,8 +103,8 @@ pub(crate) fn service_with_timeout(
                 .with_timeout(limit),
             )?;
         }
-        ServiceAction::ResumeNode { node, server } => {
-            tracing::info!("GPUs healthy again: resuming {node} (drained by the charm)");
+        ServiceAction::ResumeNode { node, server, why } => {
+            tracing::info!("{why}: resuming {node} (drained by the charm)");
             let node_arg = format!("nodename={node}");
             host.run_ok(
                 &Cmd::new("scontrol", ["update", node_arg.as_str(), "state=resume"])

@@ -48,6 +48,8 @@ pub enum ServiceAction {
         node: String,
         /// The controller's config server (`host:port`, for `SLURM_CONF_SERVER`).
         server: String,
+        /// Why the charm's drain is over, for the log (`GPUs healthy again`).
+        why: &'static str,
     },
     /// After slurmd restarted for a GRES name slurmctld now runs: wait (bounded) until the node
     /// registers right, then resume it if Slurm drained it for a GRES count mismatch meanwhile
