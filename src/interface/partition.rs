@@ -129,7 +129,10 @@ impl PartitionRecord {
 
     /// Parses and validates a relation value (exactly one partition).
     pub fn from_relation_value(raw: &str) -> Result<Self, InterfaceError> {
-        super::from_relation_json(PARTITION_KEY, raw)
+        // the layout first, then the checks: a refused parameter's error reaches the caller
+        // typed, not as text serde wraps in a second `partition` prefix
+        let wire: Wire = super::from_relation_json(PARTITION_KEY, raw)?;
+        Self::try_from(wire)
     }
 }
 
@@ -182,5 +185,14 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{raw}: {e}");
         }
+    }
+
+    #[test]
+    fn a_refused_parameter_is_named_once() {
+        let e = PartitionRecord::from_relation_value(r#"{"gpu": {"Nodes": "x"}}"#).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("`partition` field "), "{text}");
+        assert_eq!(text.matches("`partition`").count(), 1, "{text}");
+        assert!(text.contains("Nodes"), "{text}");
     }
 }
