@@ -643,15 +643,24 @@ impl Cluster {
 
     /// `SlurmdStartTime=` of `node` as slurmctld has it (run on `from`): the start time its
     /// slurmd sent with its last registration, so it changes once a restarted slurmd has
-    /// registered. For [`Cluster::wait_node_reregistered`].
+    /// registered. For [`Cluster::wait_node_reregistered`]. Returns once the clock is in a
+    /// later second: the stamp has whole seconds, and a slurmd restarted within the second its
+    /// predecessor started in would register the same one (seen in CI: a key broken and fixed,
+    /// and slurmd restarted twice, all within 0.8 s).
     #[track_caller]
     pub fn slurmd_start_time(&self, from: &str, node: &str) -> String {
         let n = self
             .node(from, node)
             .unwrap_or_else(|e| panic!("scontrol show node {node}: {e}"));
-        n.get("SlurmdStartTime")
+        let stamp = n
+            .get("SlurmdStartTime")
             .unwrap_or_else(|| panic!("no SlurmdStartTime for {node}: {:?}", n.pairs))
-            .to_string()
+            .to_string();
+        let into_second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        std::thread::sleep(Duration::from_nanos(u64::from(1_000_000_000 - into_second)));
+        stamp
     }
 
     /// [`Cluster::wait_node_idle`] for a node whose slurmd was restarted after `before` was read
