@@ -13,29 +13,11 @@ mod support;
 #[path = "common/required.rs"]
 mod required;
 
-use juju_sim::DeploySpec;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use support::*;
 
 const UNIT: &str = "slurmd/0";
-
-/// The stand-in COS subordinate: the `cos-agent` requirer, hooks that do nothing.
-fn subordinate_charm(work: &Path) -> PathBuf {
-    let dir = work.join("charm-opentelemetry-collector");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("metadata.yaml"),
-        "name: opentelemetry-collector\nsubordinate: true\nrequires:\n  cos-agent:\n    \
-         interface: cos_agent\n",
-    )
-    .unwrap();
-    let dispatch = dir.join("dispatch");
-    std::fs::write(&dispatch, "#!/bin/sh\nexit 0\n").unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&dispatch, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
 
 /// A configured slurmd node (2 x T4 when `gpus`) related to the controller and to the
 /// subordinate over `cos-agent`; a `snap` stand-in when `snap`. Returns the `cos-agent`
@@ -53,16 +35,7 @@ fn cluster(gpus: bool, snap: bool) -> (Cluster, u32) {
     }
     c.sim.integrate("slurmd", "slurmctld").unwrap();
     configure(&mut c, &[UNIT]);
-    let sub = subordinate_charm(c.dir.path());
-    c.sim
-        .deploy(DeploySpec::new("opentelemetry-collector", sub))
-        .unwrap();
-    let cos = c
-        .sim
-        .integrate("slurmd:cos-agent", "opentelemetry-collector:cos-agent")
-        .unwrap();
-    c.sim.settle().unwrap();
-    c.assert_no_errors();
+    let cos = relate_cos_agent(&mut c, "slurmd");
     (c, cos)
 }
 

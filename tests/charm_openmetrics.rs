@@ -7,28 +7,10 @@
 #[path = "charm_support.rs"]
 mod support;
 
-use juju_sim::DeploySpec;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 use support::*;
 
 const CTL: &str = "slurmctld/0";
-
-fn subordinate_charm(work: &Path) -> PathBuf {
-    let dir = work.join("charm-opentelemetry-collector");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("metadata.yaml"),
-        "name: opentelemetry-collector\nsubordinate: true\nrequires:\n  cos-agent:\n    \
-         interface: cos_agent\n",
-    )
-    .unwrap();
-    let dispatch = dir.join("dispatch");
-    std::fs::write(&dispatch, "#!/bin/sh\nexit 0\n").unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&dispatch, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
 
 /// Controller (Slurm `version`) and one node, the controller related to the subordinate.
 fn cluster(version: Option<&str>) -> (Cluster, u32) {
@@ -42,16 +24,7 @@ fn cluster(version: Option<&str>) -> (Cluster, u32) {
     c.deploy_slurmd("slurmd", 1);
     c.sim.integrate("slurmd", "slurmctld").unwrap();
     configure(&mut c, &["slurmd/0"]);
-    let sub = subordinate_charm(c.dir.path());
-    c.sim
-        .deploy(DeploySpec::new("opentelemetry-collector", sub))
-        .unwrap();
-    let cos = c
-        .sim
-        .integrate("slurmctld:cos-agent", "opentelemetry-collector:cos-agent")
-        .unwrap();
-    c.sim.settle().unwrap();
-    c.assert_no_errors();
+    let cos = relate_cos_agent(&mut c, "slurmctld");
     (c, cos)
 }
 
@@ -135,16 +108,7 @@ fn the_jobs_follow_leadership() {
         )
         .unwrap();
     c.sim.add_unit("slurmctld", 1).unwrap();
-    let sub = subordinate_charm(c.dir.path());
-    c.sim
-        .deploy(DeploySpec::new("opentelemetry-collector", sub))
-        .unwrap();
-    let cos = c
-        .sim
-        .integrate("slurmctld:cos-agent", "opentelemetry-collector:cos-agent")
-        .unwrap();
-    c.sim.settle().unwrap();
-    c.assert_no_errors();
+    let cos = relate_cos_agent(&mut c, "slurmctld");
     let published = |c: &Cluster, unit: &str| {
         let bag = c.sim.unit_bag(cos, unit);
         let v: Value = serde_json::from_str(bag.get("config").expect("config")).unwrap();

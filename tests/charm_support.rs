@@ -412,6 +412,43 @@ pub fn three_nodes() -> Cluster {
 /// The status message suffix of a new node, whose slurmd `node-configured` starts.
 pub const NEW_NODE_NOTE: &str = "; new node: slurmd starts with node-configured";
 
+/// The stand-in COS subordinate (`opentelemetry-collector`): the `cos-agent` requirer, hooks
+/// that do nothing; written under `work`.
+fn cos_subordinate_charm(work: &Path) -> PathBuf {
+    let dir = work.join("charm-opentelemetry-collector");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("metadata.yaml"),
+        "name: opentelemetry-collector\nsubordinate: true\nrequires:\n  cos-agent:\n    \
+         interface: cos_agent\n",
+    )
+    .unwrap();
+    let dispatch = dir.join("dispatch");
+    std::fs::write(&dispatch, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&dispatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Deploys the stand-in COS subordinate (once per cluster), relates `app` to it over
+/// `cos-agent`, settles, and returns the relation id.
+pub fn relate_cos_agent(c: &mut Cluster, app: &str) -> u32 {
+    let sub = cos_subordinate_charm(c.dir.path());
+    c.sim
+        .deploy(DeploySpec::new("opentelemetry-collector", sub))
+        .unwrap();
+    let cos = c
+        .sim
+        .integrate(
+            &format!("{app}:cos-agent"),
+            "opentelemetry-collector:cos-agent",
+        )
+        .unwrap();
+    c.sim.settle().unwrap();
+    c.assert_no_errors();
+    cos
+}
+
 /// Runs `node-configured` on `units` (each completes) and settles.
 pub fn configure(c: &mut Cluster, units: &[&str]) {
     for u in units {

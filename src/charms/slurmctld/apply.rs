@@ -243,37 +243,25 @@ fn live_file<'a>(files: &'a [FileWrite], live: &str) -> Option<&'a FileWrite> {
     files.iter().find(|f| f.path == live)
 }
 
-/// The last accepted set to keep: a private copy (0600) of each of cgroup.conf, gres.conf and
-/// slurm.conf among `files`, matched by path (never slurm.key, which `files` may also hold).
-fn accepted_copies(files: &[FileWrite]) -> Vec<SetFile<'_>> {
-    ACCEPTED_FILES
-        .iter()
-        .filter_map(|(live, copy)| {
-            let f = live_file(files, live)?;
-            Some(SetFile {
+/// Keeps the files slurmctld just accepted as the last accepted set, each of cgroup.conf,
+/// gres.conf and slurm.conf among `files`, matched by path (never slurm.key, which `files` may
+/// also hold): a hard link to the live file ([`Host::link_copy`]), or, where no link can be
+/// made, a private copy (0600) written over the old one (no fsync, no rename: a copy a crash
+/// left stale or torn does not match the applied record's hash, and is then not put back,
+/// `roll_back`; [`Host::overwrite_unsynced`] says why not a rename).
+fn keep_accepted(host: &Host<'_>, files: &[FileWrite]) -> Result<(), CharmError> {
+    let mut unlinked = Vec::new();
+    for (live, copy) in ACCEPTED_FILES {
+        let Some(f) = live_file(files, live) else {
+            continue;
+        };
+        if !host.link_copy(live, copy)? {
+            unlinked.push(SetFile {
                 path: copy,
                 bytes: &f.bytes,
                 mode: 0o600,
                 owner: None,
-            })
-        })
-        .collect()
-}
-
-/// Keeps the files slurmctld just accepted as the last accepted set: each copy a hard link to
-/// the live file ([`Host::link_copy`]), or, where no link can be made, its bytes written over
-/// the old copy (no fsync, no rename: a copy a crash left stale or torn does not match the
-/// applied record's hash, and is then not put back, `roll_back`; [`Host::overwrite_unsynced`]
-/// says why not a rename).
-fn keep_accepted(host: &Host<'_>, files: &[FileWrite]) -> Result<(), CharmError> {
-    let mut unlinked = Vec::new();
-    for copy in accepted_copies(files) {
-        let live = ACCEPTED_FILES
-            .iter()
-            .find(|(_, c)| *c == copy.path)
-            .map_or("", |(live, _)| live);
-        if !host.link_copy(live, copy.path)? {
-            unlinked.push(copy);
+            });
         }
     }
     host.overwrite_unsynced(&unlinked)?;
