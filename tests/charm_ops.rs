@@ -194,6 +194,33 @@ fn a_corrupt_store_is_rebuilt_from_juju() {
     );
 }
 
+/// The store is rewritten over its own blocks, its header's checksum zeroed first and written
+/// last: a hook that dies while writing it leaves a zeroed checksum over a mix of new and old
+/// bytes, which is rebuilt from Juju like any damaged store.
+#[test]
+fn a_store_torn_while_written_in_place_is_rebuilt_from_juju() {
+    let mut c = three_nodes();
+    let slurm0 = c.slurm_conf();
+    let cache = c
+        .root("slurmctld/0")
+        .join("var/lib/slurm-charms/slurmctld/store.bin");
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let half = bytes.len() / 2;
+    // magic (8 bytes), format (4), then the checksum (8): zeroed, as a torn write leaves it
+    bytes[12..20].fill(0);
+    bytes[half..].fill(0x55);
+    std::fs::write(&cache, bytes).unwrap();
+    c.sim.update_status(Some("slurmctld")).unwrap();
+    c.assert_no_errors();
+    assert_eq!(c.slurm_conf(), slurm0);
+    let logs: Vec<String> = c.sim.logs().into_iter().map(|l| l.message).collect();
+    assert!(
+        logs.iter()
+            .any(|m| m.contains("rebuilding the store from Juju (store checksum mismatch)")),
+        "{logs:?}"
+    );
+}
+
 #[test]
 fn leader_change_converges() {
     let mut c = three_nodes();

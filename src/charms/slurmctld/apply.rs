@@ -421,7 +421,7 @@ pub fn save(
     Ok(())
 }
 
-/// Writes `store` to its file (atomically). A directory (or anything but a file) in its place
+/// Writes `store` to its file. A directory (or anything but a file) in its place
 /// was read as missing and rebuilt; it is replaced.
 fn write_store(host: &Host<'_>, store: &mut super::store::Store) -> Result<(), CharmError> {
     if host.clear_non_file(STORE_PATH)? {
@@ -431,12 +431,13 @@ fn write_store(host: &Host<'_>, store: &mut super::store::Store) -> Result<(), C
     // power loss (a new boot) loses it, and a store of another boot is rebuilt from Juju.
     // Streamed to the file, never whole in memory (megabytes at 10,000 distinct nodes).
     let boot = crate::charms::host::boot_id();
-    host.write_streamed(
+    // Written over the old file's blocks: a torn one fails its checksum and is rebuilt.
+    host.overwrite_streamed(
         STORE_PATH,
         0o600,
         Some(Owner::ROOT),
         boot.is_none(),
-        |file| store.write_to(file, boot).map(|()| true),
+        |file| store.write_to(file, boot),
     )?;
     Ok(())
 }
