@@ -290,15 +290,16 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
         }
         claims_of.push(start..node_claims.len());
     }
-    let node_owners = settle_flagged(&node_claims);
+    let settled = settle_flagged(&node_claims);
     let mut owner_changes = Vec::new();
-    let mut accepted: Vec<Accepted<'_>> = Vec::new();
+    // each accepted node at its claim's place, so that the claims' natural order orders them
+    let mut accepted_at: Vec<Option<Accepted<'_>>> = (0..node_claims.len()).map(|_| None).collect();
     let mut partitions = Vec::new();
     for ((((id, rel), parsed), units), claims) in
         rels.iter().zip(parsed).zip(&sorted_units).zip(claims_of)
     {
         // the owner of each of this relation's claims, in unit order
-        let owners = node_owners.get(claims).unwrap_or_default();
+        let owners = settled.owners.get(claims.clone()).unwrap_or_default();
         let mut claim = owners.iter();
         for &(unit, u) in units {
             let owns = matches!(u.entry, Entry::Record(_))
@@ -333,12 +334,12 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
             _ => {}
         }
         let mut names: Vec<&str> = Vec::with_capacity(units.len());
-        let mut claim = owners.iter();
+        let mut claim = owners.iter().zip(claims);
         for &(unit, u) in units {
             // a unit with a record claimed its name (in this relation's order)
-            let owner = match &u.entry {
-                Entry::Record(_) => claim.next().copied(),
-                Entry::Rejected(_) => None,
+            let (owner, at) = match &u.entry {
+                Entry::Record(_) => claim.next().map(|(o, at)| (*o, at)).unzip(),
+                Entry::Rejected(_) => (None, None),
             };
             let record = match &u.entry {
                 Entry::Rejected(why) => {
@@ -373,13 +374,15 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
                     continue;
                 }
             }
-            accepted.push(Accepted {
-                name: &u.name,
-                record: record.1.0,
-                gres: record.1.1,
-                id: record.0,
-                new_node: u.new_node,
-            });
+            if let Some(place) = at.and_then(|at| accepted_at.get_mut(at)) {
+                *place = Some(Accepted {
+                    name: &u.name,
+                    record: record.1.0,
+                    gres: record.1.1,
+                    id: record.0,
+                    new_node: u.new_node,
+                });
+            }
             names.push(&u.name);
         }
         let mut part = partition.partition().clone();
@@ -389,7 +392,6 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
             partitions.push((part, names));
         }
     }
-    drop(node_owners);
     partitions.sort_by(|a, b| natural_cmp(&a.0.name, &b.0.name));
     // Without `default-partition`, the first partition by name is the default, so jobs
     // submitted without `-p` run; once chosen it stays the default while it exists.
@@ -411,8 +413,12 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
     {
         default_missing = Some(settings.default_partition.clone());
     }
-    // 2. fold and 3. render
-    sort_naturally(&mut accepted, |a| a.name);
+    // 2. fold and 3. render, the nodes in natural name order (each name has one owner)
+    let accepted: Vec<Accepted<'_>> = settled
+        .order
+        .iter()
+        .filter_map(|&at| accepted_at[at].take())
+        .collect();
     let rendered = render(settings, &accepted, &partitions);
     let (slurm_conf, gres_conf, render_error) = match rendered {
         Ok((s, g)) => (Some(s), Some(g), None),
@@ -721,16 +727,25 @@ pub fn settle<'a>(
     owners
 }
 
+/// What [`settle_flagged`] decided.
+pub struct Settled<'a> {
+    /// Each claim's owner (the unit its name went to), in the order of the claims.
+    pub owners: Vec<&'a str>,
+    /// The claims' places in natural name order (a stable sort: each name's claims in arrival
+    /// order), so that what follows need not sort the names again.
+    pub order: Vec<usize>,
+}
+
 /// [`settle`] for node names, whose ownership is a flag on each claimant's cache entry
 /// ([`super::store::Unit::owner`], kept only while the unit publishes the name it owned):
 /// `claims` (name, unit, the unit owns it), in arrival order. A flagged claimant keeps its
-/// name; each name no flagged claimant holds goes to its first claimant. Returns each claim's
-/// owner (the unit its name went to), in the order of `claims`. The claims are put in natural
-/// name order (a stable sort, so each name's claims keep their arrival order; names taken in
-/// unit order mostly are in that order already, which costs one comparison a claim), and each
-/// name's claims are then next to each other: no table of 10,000 names is built. (Two flagged
-/// claims of one name exist only in a damaged cache: the first in arrival order keeps it.)
-pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> Vec<&'a str> {
+/// name; each name no flagged claimant holds goes to its first claimant. The claims are put in
+/// natural name order (a stable sort, so each name's claims keep their arrival order; names
+/// taken in unit order mostly are in that order already, which costs one comparison a claim),
+/// and each name's claims are then next to each other: no table of 10,000 names is built. (Two
+/// flagged claims of one name exist only in a damaged cache: the first in arrival order keeps
+/// it.)
+pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> Settled<'a> {
     let mut order: Vec<usize> = (0..claims.len()).collect();
     sort_naturally(&mut order, |&i| claims[i].0);
     let mut owners = vec![""; claims.len()];
@@ -744,7 +759,7 @@ pub fn settle_flagged<'a>(claims: &[(&'a str, &'a str, bool)]) -> Vec<&'a str> {
             owners[i] = first;
         }
     }
-    owners
+    Settled { owners, order }
 }
 
 #[cfg(test)]
@@ -766,10 +781,10 @@ mod owners_tests {
     fn a_flagged_claimant_keeps_its_name() {
         // A newcomer listed first does not take the name its owner (flagged) still claims.
         let later = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", true)]);
-        assert_eq!(later, ["a/0", "a/0"]);
+        assert_eq!(later.owners, ["a/0", "a/0"]);
         // No flagged claimant: the first claim wins.
         let fresh = settle_flagged(&[("gpu-node-0", "b/0", false), ("gpu-node-0", "a/0", false)]);
-        assert_eq!(fresh, ["b/0", "b/0"]);
+        assert_eq!(fresh.owners, ["b/0", "b/0"]);
         // names out of natural order, their claims apart: each settled on its own
         let mixed = settle_flagged(&[
             ("n10", "a/0", false),
@@ -778,7 +793,9 @@ mod owners_tests {
             ("n9", "d/0", false),
             ("n09", "e/0", false),
         ]);
-        assert_eq!(mixed, ["c/0", "b/0", "c/0", "b/0", "e/0"]);
+        assert_eq!(mixed.owners, ["c/0", "b/0", "c/0", "b/0", "e/0"]);
+        // the claims in natural name order (n9, n09, n10), each name's in arrival order
+        assert_eq!(mixed.order, [1, 3, 4, 0, 2]);
     }
 
     /// The plain definition: a table of names, the flagged claimants first, then the first
@@ -805,7 +822,12 @@ mod owners_tests {
                 .zip(&units)
                 .map(|((name, flagged), unit)| (name.as_str(), unit.as_str(), *flagged))
                 .collect();
-            proptest::prop_assert_eq!(settle_flagged(&claims), settle_by_table(&claims));
+            let settled = settle_flagged(&claims);
+            proptest::prop_assert_eq!(&settled.owners, &settle_by_table(&claims));
+            // the order is a stable sort of the claims by natural name
+            let mut sorted: Vec<usize> = (0..claims.len()).collect();
+            sorted.sort_by(|&a, &b| natural_cmp(claims[a].0, claims[b].0));
+            proptest::prop_assert_eq!(settled.order, sorted);
         }
     }
 }

@@ -195,8 +195,8 @@ pub struct Applied {
 }
 
 impl Applied {
-    /// The nodes and their `Gres=` values (names unique; sorted here unless given in natural
-    /// order, as the plan gives them), the new nodes and the checksums.
+    /// The nodes and their `Gres=` values, in natural name order and each name once (as the
+    /// plan gives them: it settled the names in that order), the new nodes and the checksums.
     pub fn new<'a>(
         nodes: impl IntoIterator<Item = (&'a str, &'a str)>,
         down: BTreeSet<String>,
@@ -205,7 +205,7 @@ impl Applied {
     ) -> Applied {
         let mut gres: Vec<String> = Vec::new();
         let mut last: Option<(&str, u32)> = None;
-        let mut out: Vec<(&str, u32)> = nodes
+        let out: Vec<(&str, u32)> = nodes
             .into_iter()
             .map(|(name, value)| {
                 let index = match last {
@@ -225,7 +225,10 @@ impl Applied {
                 (name, index)
             })
             .collect();
-        crate::slurm::hostlist::sort_naturally(&mut out, |&(n, _)| n);
+        debug_assert!(
+            out.is_sorted_by(|a, b| crate::slurm::hostlist::natural_cmp(a.0, b.0).is_lt()),
+            "nodes not in natural name order, or a name twice"
+        );
         let mut names = String::with_capacity(out.iter().map(|(n, _)| n.len() + 1).sum());
         for (n, _) in &out {
             names.push_str(n);

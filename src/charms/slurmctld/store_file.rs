@@ -346,12 +346,12 @@ impl<R: Read + Seek> StoreFile<R> {
         let sum = self.sum;
         let mut body = self.body()?;
         body.frame()?;
+        let count = body.u32()?;
         let mut stored = None;
-        for _ in 0..body.u32()? {
+        let mut left = count;
+        while left > 0 && stored.is_none() {
+            left -= 1;
             let f = body.frame()?;
-            if stored.is_some() {
-                continue;
-            }
             let ((rel, name), _): ((u32, &str), _) =
                 postcard::take_from_bytes(f).map_err(StoreError::Body)?;
             if rel == relation && name == unit {
@@ -362,13 +362,20 @@ impl<R: Read + Seek> StoreFile<R> {
         let Some(stored) = stored else {
             return Ok(false);
         };
+        // a change is known as soon as it is seen: the rest is read only for a `true`, which
+        // the checksum must back
         let (name, new_node, entry) = ingest_entry(value);
         if stored.name != name || stored.new_node != new_node {
             return Ok(false);
         }
         let same = match (&stored.entry, entry) {
             (Entry::Rejected(a), Err(b)) => *a == b,
-            (Entry::Record(id), Ok(record)) => record_is(&mut body, *id, &record, head)?,
+            (Entry::Record(id), Ok(record)) => {
+                for _ in 0..left {
+                    body.frame()?;
+                }
+                record_is(&mut body, *id, &record, head)?
+            }
             _ => false,
         };
         if same {
@@ -441,26 +448,25 @@ fn frames_within(count: u32, left: u64) -> usize {
 }
 
 /// Whether record `id` in the records section `body` is at is `record` (its GRES looked up in
-/// the head).
+/// the head). Records come in id order: the walk ends at the first id not below `id`.
 fn record_is<R: Read>(
     body: &mut Body<R>,
     id: u32,
     record: &NewRecord,
     head: &Store,
 ) -> Result<bool, StoreError> {
-    let mut same = None;
     for _ in 0..body.u32()? {
         let f = body.frame()?;
-        if same.is_some() {
-            continue;
-        }
         let (found, _): (u32, _) = postcard::take_from_bytes(f).map_err(StoreError::Body)?;
-        if found == id {
-            let (_, stored): (u32, Record) = decode(f)?;
-            same = Some(record.is(&stored, &head.gres));
+        if found >= id {
+            let same = found == id && {
+                let (_, stored): (u32, Record) = decode(f)?;
+                record.is(&stored, &head.gres)
+            };
+            return Ok(same);
         }
     }
-    Ok(same.unwrap_or(false))
+    Ok(false)
 }
 
 impl Store {
@@ -717,6 +723,17 @@ mod tests {
         let mut file = StoreFile::parse(&bytes).unwrap();
         let head = file.head().unwrap();
         assert!(file.unchanged(&head, &repeat));
+        // a record in the middle of the records (the walk stops at its id): found the same
+        // when it is, and changed when it is not
+        for (memory, same) in [(2500, true), (2501, false)] {
+            let middle = Delta::Node {
+                relation: 3,
+                unit: "compute/1500".into(),
+                value: Some(node("c1500", memory, false)),
+            };
+            let mut file = StoreFile::parse(&bytes).unwrap();
+            assert_eq!(file.unchanged(&head, &middle), same, "RealMemory {memory}");
+        }
         let at = bytes.len() - 2;
         bytes[at] ^= 1;
         let mut file = StoreFile::parse(&bytes).unwrap();
