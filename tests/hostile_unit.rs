@@ -46,7 +46,7 @@ proptest! {
             }
             // Accepted: its node is in the files (or it lost its name to an earlier unit).
             None => {
-                let name = unit.name.clone();
+                let name = unit.name.to_string();
                 let taken = valid_names(valid).contains(&name);
                 prop_assert!(names.contains(&name), "{} accepted but not rendered", name);
                 prop_assert_eq!(names.len(), if taken { valid } else { valid + 1 });

@@ -231,7 +231,7 @@ impl Rejections {
         let why = bounded(why);
         let v = self.verdicts.entry(relation).or_default();
         for unit in rel.units.keys() {
-            v.0.insert(unit.to_owned(), format!("application {}: {why}", rel.app));
+            v.0.insert(unit.to_string(), format!("application {}: {why}", rel.app));
         }
         self.rejected.push((rel.app.clone(), why));
     }

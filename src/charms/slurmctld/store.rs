@@ -22,6 +22,7 @@
 //! what Juju committed.
 
 use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -146,7 +147,7 @@ pub enum Entry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unit {
     /// The `NodeName` it publishes (empty when its record was refused).
-    pub name: String,
+    pub name: CompactString,
     /// Its record, or why it was refused.
     pub entry: Entry,
     /// `new_node` (the node is in `DownNodes` until `node-configured`).
@@ -166,7 +167,7 @@ pub struct Relation {
     /// Its raw `partition` value ([`admit_partition`]).
     pub partition: Option<String>,
     /// Remote units with a `node` value, by unit name.
-    pub units: BTreeMap<String, Unit>,
+    pub units: BTreeMap<CompactString, Unit>,
     /// The `cluster_info` this leader last published here.
     pub cluster_info_published: Option<String>,
     /// The `verdicts` this leader last published here (`None`: none).
@@ -499,7 +500,7 @@ impl Store {
             Err(why) => Entry::Rejected(why),
         };
         Unit {
-            name,
+            name: name.into(),
             entry,
             new_node,
             owner: false,
@@ -578,7 +579,7 @@ impl Store {
                 let Some(rel) = self.relations.get_mut(&relation) else {
                     return Change::UnknownRelation;
                 };
-                let before = rel.units.get(&unit);
+                let before = rel.units.get(unit.as_str());
                 match ingested {
                     Some(mut new) => {
                         if let Some(b) = before
@@ -589,10 +590,10 @@ impl Store {
                         }
                         // a unit keeps owning its name while it publishes that name
                         new.owner = before.is_some_and(|b| b.owner && b.name == new.name);
-                        rel.units.insert(unit, new);
+                        rel.units.insert(unit.into(), new);
                     }
                     None => {
-                        if rel.units.remove(&unit).is_none() {
+                        if rel.units.remove(unit.as_str()).is_none() {
                             self.seq -= 1;
                             return Change::None;
                         }
@@ -603,7 +604,7 @@ impl Store {
                 let Some(rel) = self.relations.get_mut(&relation) else {
                     return Change::UnknownRelation;
                 };
-                if rel.units.remove(&unit).is_none() {
+                if rel.units.remove(unit.as_str()).is_none() {
                     return Change::None;
                 }
                 self.seq += 1;
@@ -696,7 +697,7 @@ impl Store {
             if let Some(u) = self
                 .relations
                 .get_mut(id)
-                .and_then(|r| r.units.get_mut(unit))
+                .and_then(|r| r.units.get_mut(unit.as_str()))
             {
                 u.owner = *owns;
             }

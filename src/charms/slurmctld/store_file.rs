@@ -24,6 +24,7 @@ use super::store::{
     Applied, Delta, Entry, Gres, NewRecord, Owners, Record, Relation, STORE_FORMAT, Store,
     StoreError, Unit, admit_partition, ingest_entry,
 };
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -393,10 +394,10 @@ fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
     let count = body.u32()?;
     // room for every unit up front (a count the body cannot hold is bounded by its length: each
     // frame is at least its 4-byte length), so the units are never copied as the vector grows
-    let mut units: Vec<(String, Unit)> = Vec::with_capacity(frames_within(count, body.left));
+    let mut units: Vec<(CompactString, Unit)> = Vec::with_capacity(frames_within(count, body.left));
     let mut current = None;
     for _ in 0..count {
-        let (relation, name, unit): (u32, String, Unit) = decode(body.frame()?)?;
+        let (relation, name, unit): (u32, CompactString, Unit) = decode(body.frame()?)?;
         if current != Some(relation) {
             put_units(&mut relations, current, &mut units)?;
             current = Some(relation);
@@ -425,7 +426,7 @@ fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
 fn put_units(
     relations: &mut BTreeMap<u32, Relation>,
     relation: Option<u32>,
-    units: &mut Vec<(String, Unit)>,
+    units: &mut Vec<(CompactString, Unit)>,
 ) -> Result<(), StoreError> {
     let Some(id) = relation else {
         return Ok(());
