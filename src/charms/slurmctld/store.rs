@@ -17,9 +17,10 @@
 //! **File:** `<root>/var/lib/slurm-charms/slurmctld/store.bin`, mode 0600: a magic line, the
 //! format version, the XXH3-64 checksum of the body, then the body in postcard (serde), in
 //! sections ([`super::store_file`]). Anything that does not read back ([`StoreError`]) is
-//! rebuilt from Juju. Written atomically at the end of
-//! a leader hook, after the status, so a hook that fails anywhere leaves the store in step with
-//! what Juju committed.
+//! rebuilt from Juju. Written at the end of a leader hook, after the status, so a hook that
+//! fails anywhere leaves the store in step with what Juju committed; written over the old file's
+//! blocks, its checksum zeroed first and written last, so a write a crash or a failure tore
+//! does not read back and is rebuilt ([`crate::charms::host::Host::overwrite_streamed`]).
 
 use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
 use compact_str::CompactString;
