@@ -467,17 +467,15 @@ impl Store {
     /// Drops the records no unit names, and the GRES parts no record names (before the store
     /// is written).
     pub fn drop_unused_records(&mut self) {
-        // sorted vectors, not sets: 10,000 ids are gathered on every save
-        let mut used: Vec<u32> = self
-            .units()
-            .filter_map(|(_, _, u)| match u.entry {
-                Entry::Record(id) => Some(id),
-                Entry::Rejected(_) => None,
-            })
-            .collect();
-        used.sort_unstable();
-        used.dedup();
-        self.records.retain(|id, _| used.binary_search(id).is_ok());
+        // a set, not a sorted vector: the 10,000 ids gathered on every save come in unit order,
+        // and sorting them cost a distinct changed hook 1.3 M instructions more (callgrind)
+        let mut used: std::collections::HashSet<u32, crate::charms::common::NameHasher> =
+            std::collections::HashSet::default();
+        used.extend(self.units().filter_map(|(_, _, u)| match u.entry {
+            Entry::Record(id) => Some(id),
+            Entry::Rejected(_) => None,
+        }));
+        self.records.retain(|id, _| used.contains(id));
         let mut gres: Vec<u32> = self.records.values().map(|r| r.gres).collect();
         gres.sort_unstable();
         gres.dedup();
