@@ -24,7 +24,7 @@ use crate::slurm::types::{DeviceFiles, GresDevices, GresName};
 use std::fmt;
 
 /// How the node's GPUs are shared, from the `gpu-sharing` config option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum GpuSharing {
     /// `none` (default): whole GPUs only.
     #[default]

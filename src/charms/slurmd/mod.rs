@@ -83,42 +83,37 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
     let mut before = observe::ReadBefore::default();
     let detect_gpus = matches!(&ctx.event, Event::Action(a) if a.name == "detect-gpus");
     if matches!(ctx.event, Event::UpdateStatus) || detect_gpus {
-        let (check, asked) = if detect_gpus {
-            // detect-gpus asks Juju for its parameters and the config while the host is
-            // checked (the check's commands and NVML wait on the host, the hook tools on the
-            // agent); outcomes are judged in the order of the sequential hook: the check first.
-            let (check, asked) = std::thread::scope(|scope| {
+        let (check, params) = if detect_gpus {
+            // detect-gpus asks Juju for its parameters while the host is checked (the check's
+            // commands and NVML wait on the host, the hook tool on the agent); outcomes are
+            // judged in the order of the sequential hook: the check first.
+            let (check, params) = std::thread::scope(|scope| {
                 let check = scope.spawn(|| steady::unchanged(host));
-                let asked = (backend.action_get(), backend.config_get());
-                (check.join(), asked)
+                let params = backend.action_get();
+                (check.join(), params)
             });
             let check = check.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (check?, Some(asked))
+            (check?, Some(params))
         } else {
             (steady::unchanged(host)?, None)
-        };
-        let (params, mut config) = match asked {
-            Some((params, config)) => (Some(params), Some(config)),
-            None => (None, None),
         };
         match (check.status, check.seen, params) {
             (Some(status), _, None) => {
                 return Ok(backend.status_set(StatusScope::Unit, &status)?);
             }
             (Some(_), Some((facts, inventory)), Some(params)) => {
-                // A read-only detect-gpus on an unchanged host: the results (the sharing from
-                // the config), nothing else. `accept-missing=true` changes the remembered GPUs,
-                // so it runs in full.
+                // A read-only detect-gpus on an unchanged host: the results (the sharing the
+                // last full hook ran with), nothing else. `accept-missing=true` changes the
+                // remembered GPUs, so it runs in full.
                 let params = params?;
                 if !health::accepts_missing(&params) {
-                    let config = match config.take() {
-                        Some(config) => config?,
-                        None => backend.config_get()?,
+                    let sharing = match check.gpu_sharing {
+                        Some(sharing) => Ok(sharing),
+                        None => crate::gpu::GpuSharing::parse(&crate::charms::util::config_str(
+                            &backend.config_get()?,
+                            "gpu-sharing",
+                        )),
                     };
-                    let sharing = crate::gpu::GpuSharing::parse(&crate::charms::util::config_str(
-                        &config,
-                        "gpu-sharing",
-                    ));
                     let results = actions::steady_detect_results(&facts, &inventory, &sharing);
                     let flat = juju_runtime::flatten_action_results(&results)?;
                     return Ok(backend.action_set(&flat)?);
@@ -128,7 +123,6 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
             (_, _, params) => before.action_params = params,
         }
         before.slurmd_c = check.slurmd_c;
-        before.config = config;
     }
     let obs = match observe::observe(ctx, backend, host, before) {
         Ok(obs) => obs,

@@ -3,8 +3,8 @@
 //! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
 //! slurmd and munged), sets the status that
 //! hook set, and makes no other hook-tool call and no `scontrol ping` (issue 13). A `detect-gpus` that finds the host
-//! unchanged answers from the facts and GPUs this check read (`action-get`, `config-get`,
-//! `action-set`).
+//! unchanged answers from the facts and GPUs this check read and the `gpu-sharing` the record
+//! keeps (`action-get`, `action-set`).
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
 //! unit state, leadership gained) changes only with an event, and every event other than
@@ -47,6 +47,12 @@ pub struct Steady {
     /// older charms (no check then; their next full hook writes it).
     #[serde(default)]
     pub conf_server: Option<String>,
+    /// The `gpu-sharing` that hook ran with: a steady `detect-gpus` reports the sharing the
+    /// node runs without asking `config-get` (a new value comes with `config-changed`, a full
+    /// hook that rewrites this record). Absent in records of older charms (the action then
+    /// asks).
+    #[serde(default)]
+    pub gpu_sharing: Option<crate::gpu::GpuSharing>,
 }
 
 /// A stable digest of the host facts a hook acts on. `Debug` output of validated values from
@@ -93,6 +99,7 @@ pub fn record(
             Some(Ok(info)) => Some(info.conf_server()),
             _ => None,
         },
+        gpu_sharing: obs.gpu_sharing.as_ref().ok().copied(),
     }))
 }
 
@@ -151,6 +158,8 @@ pub struct SteadyCheck {
     /// The facts and GPUs it read, when the host is unchanged (a steady `detect-gpus` answers
     /// from them).
     pub seen: Option<(NodeFacts, Inventory)>,
+    /// The record's [`Steady::gpu_sharing`], when the host is unchanged.
+    pub gpu_sharing: Option<crate::gpu::GpuSharing>,
 }
 
 /// Checks whether this hook finds the host as the last full hook left it. The three commands
@@ -219,5 +228,6 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         status: Some(Status::new(StatusKind::Active, steady.message)),
         slurmd_c: Some(slurmd_c),
         seen: Some((facts, inventory)),
+        gpu_sharing: steady.gpu_sharing,
     })
 }
