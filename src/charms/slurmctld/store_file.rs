@@ -348,14 +348,15 @@ impl<R: Read + Seek> StoreFile<R> {
         let mut body = self.body()?;
         body.frame()?;
         let count = body.u32()?;
+        // a unit frame starts with its relation id and name as postcard writes them (the
+        // name's length first, so `compute/1` is no prefix of `compute/10`): compared as bytes
+        let key = postcard::to_stdvec(&(relation, unit)).map_err(StoreError::Body)?;
         let mut stored = None;
         let mut left = count;
         while left > 0 && stored.is_none() {
             left -= 1;
             let f = body.frame()?;
-            let ((rel, name), _): ((u32, &str), _) =
-                postcard::take_from_bytes(f).map_err(StoreError::Body)?;
-            if rel == relation && name == unit {
+            if f.starts_with(&key) {
                 let (_, _, u): (u32, String, Unit) = decode(f)?;
                 stored = Some(u);
             }
