@@ -42,25 +42,33 @@ impl Host<'_> {
                 source,
             };
             let held = self.holds(f.path, f.bytes)?;
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(&path)
-                .map_err(werr)?;
+            let file = open_in_place(&path).map_err(werr)?;
             if !held {
                 file.write_all_at(f.bytes, 0).map_err(werr)?;
                 file.set_len(f.bytes.len() as u64).map_err(werr)?;
                 changed = true;
             }
-            let mode = file.metadata().map_err(werr)?.permissions().mode() & 0o7777;
-            if mode != f.mode {
-                file.set_permissions(std::fs::Permissions::from_mode(f.mode))
-                    .map_err(werr)?;
-            }
+            set_mode(&file, f.mode).map_err(werr)?;
             self.chown_path(&path, f.owner)?;
         }
         Ok(changed)
     }
+}
+
+/// The regular file at `path` opened for writing in place (a symlink is never followed).
+fn open_in_place(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+}
+
+/// Gives `file` the permission bits `mode` where it has others.
+fn set_mode(file: &std::fs::File, mode: u32) -> std::io::Result<()> {
+    if file.metadata()?.permissions().mode() & 0o7777 != mode {
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 impl Host<'_> {
@@ -92,18 +100,11 @@ impl Host<'_> {
             path: path.clone(),
             source,
         };
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
-            .map_err(werr)?;
+        let mut file = open_in_place(&path).map_err(werr)?;
         fill(&mut file).map_err(werr)?;
         let end = file.stream_position().map_err(werr)?;
         file.set_len(end).map_err(werr)?;
-        if file.metadata().map_err(werr)?.permissions().mode() & 0o7777 != mode {
-            file.set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(werr)?;
-        }
+        set_mode(&file, mode).map_err(werr)?;
         if synced {
             file.sync_all().map_err(werr)?;
         }

@@ -347,12 +347,11 @@ impl<R: Read + Seek> StoreFile<R> {
         let sum = self.sum;
         let mut body = self.body()?;
         body.frame()?;
-        let count = body.u32()?;
+        let mut left = body.u32()?;
         // a unit frame starts with its relation id and name as postcard writes them (the
         // name's length first, so `compute/1` is no prefix of `compute/10`): compared as bytes
         let key = postcard::to_stdvec(&(relation, unit)).map_err(StoreError::Body)?;
         let mut stored = None;
-        let mut left = count;
         while left > 0 && stored.is_none() {
             left -= 1;
             let f = body.frame()?;

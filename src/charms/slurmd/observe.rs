@@ -138,8 +138,6 @@ pub struct ReadBefore {
     pub slurmd_c: Option<Result<CmdOutput, HostError>>,
     /// `action-get`, as the backend returned it.
     pub action_params: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
-    /// `config-get`, as the backend returned it.
-    pub config: Option<Result<Map<String, Value>, juju_runtime::HookToolError>>,
 }
 
 /// Reads the model and the host.
@@ -152,13 +150,9 @@ pub fn observe<B: SecretBackend>(
     let ReadBefore {
         slurmd_c,
         action_params,
-        config,
     } = before;
     let leader = backend.is_leader()?;
-    let config = match config {
-        Some(config) => config?,
-        None => backend.config_get()?,
-    };
+    let config = backend.config_get()?;
     let state = backend.state_get()?;
     let relation = backend.relation_ids(SLURMD_ENDPOINT)?.into_iter().next();
     let action = match &ctx.event {
