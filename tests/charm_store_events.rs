@@ -7,14 +7,16 @@
 //!   from the relation data alone, with the ownership the incremental store had carried over
 //!   (`Store::keep_ownership_of`, what leader-elected and upgrade-charm do);
 //! - the store reads back from its file as it was written;
-//! - the file's unchanged-event predicate says "unchanged" exactly where `Store::apply` does.
+//! - the file's unchanged-event predicate says "unchanged" exactly where `Store::apply` does;
+//! - dropping unused records before a save keeps exactly the records a unit names and the GRES
+//!   parts those records name (the plain definition, by sets).
 
 use proptest::prelude::*;
 use slurm_charms::charms::slurmctld::desired::{Plan, Settings, plan};
-use slurm_charms::charms::slurmctld::store::{Change, Delta, Store};
+use slurm_charms::charms::slurmctld::store::{Change, Delta, Entry, Store};
 use slurm_charms::charms::slurmctld::store_file::StoreFile;
 use slurm_charms::slurm::types::NodeName;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The relation data Juju holds: per relation id, the application, its `partition` value and
 /// its units' `node` values.
@@ -206,6 +208,44 @@ proptest! {
             let mut copy = store.clone();
             let back = Store::from_bytes(&copy.to_bytes()).unwrap();
             prop_assert_eq!(plan(&settings(), &back), plan(&settings(), &store));
+        }
+    }
+
+    #[test]
+    fn dropping_unused_records_keeps_exactly_the_named_ones(
+        events in prop::collection::vec(event(), 1..25),
+    ) {
+        let mut juju = Juju::default();
+        let mut store = Store::default();
+        for e in &events {
+            for delta in step(&mut juju, e) {
+                store.apply(delta);
+            }
+            let named: BTreeSet<u32> = store
+                .units()
+                .filter_map(|(_, _, u)| match u.entry {
+                    Entry::Record(id) => Some(id),
+                    Entry::Rejected(_) => None,
+                })
+                .collect();
+            let mut dropped = store.clone();
+            dropped.drop_unused_records();
+            let kept: BTreeSet<u32> = dropped.records.keys().copied().collect();
+            let expected: BTreeSet<u32> = store
+                .records
+                .keys()
+                .copied()
+                .filter(|id| named.contains(id))
+                .collect();
+            prop_assert_eq!(&kept, &expected, "after {:?}", e);
+            let gres: BTreeSet<u32> = dropped.records.values().map(|r| r.gres).collect();
+            let kept_gres: BTreeSet<u32> = dropped.gres.keys().copied().collect();
+            prop_assert_eq!(kept_gres, gres);
+            // and the records kept are the records they were
+            for id in &kept {
+                prop_assert_eq!(dropped.records.get(id), store.records.get(id));
+            }
+            store = dropped;
         }
     }
 }
