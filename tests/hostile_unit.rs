@@ -144,3 +144,38 @@ fn a_refused_partition_parameter_with_a_huge_key_keeps_its_reason() {
     assert!(kept.contains("(20008 bytes): invalid key"), "{kept}");
     assert!(kept.len() <= MAX_REASON_LEN + 32, "{} bytes", kept.len());
 }
+
+/// Found by `tests/e2e_partitions.rs`: a refused `partition` record quoted its keys as they
+/// came, control characters included, in the field's path, so a partition name with a newline
+/// put a line of the sender's choosing into the controller's status and log. Control
+/// characters in a path are escaped (`\n`); the reason names them too.
+#[test]
+fn a_refused_partition_path_shows_control_characters_escaped() {
+    use slurm_charms::interface::PartitionRecord;
+    for raw in [
+        r#"{"other\nPartitionName=evil Nodes=ALL":{"State":"UP"}}"#,
+        r#"{"other":{"Max\rTime\u001b[2J":"60"}}"#,
+    ] {
+        let e = PartitionRecord::from_relation_value(raw)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+        assert!(e.contains(r"\n") || e.contains(r"\r"), "{e}");
+    }
+}
+
+/// The same for a `node` record with a field of the sender's naming (refused as unknown, the
+/// name quoted in the reason) and a parameter whose name carries a newline.
+#[test]
+fn a_refused_node_record_shows_control_characters_escaped() {
+    use slurm_charms::interface::NodeRecord;
+    for raw in [
+        r#"{"node_parameters":{"NodeName":"n1"},"new_node":false,"x\nNodeName=evil":1}"#,
+        r#"{"node_parameters":{"NodeName":"n1","Feat\nures":"a"},"new_node":false}"#,
+    ] {
+        let e = NodeRecord::from_relation_value(raw)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+}

@@ -107,7 +107,7 @@ impl InterfaceError {
         InterfaceError::Invalid {
             key,
             field: short_path(field.into()),
-            reason: reason.into(),
+            reason: printable(reason.into()),
         }
     }
 }
@@ -116,8 +116,28 @@ impl InterfaceError {
 /// chose (a partition name), and a 64 KiB key must not push the reason out of the message.
 const MAX_FIELD_PATH: usize = 80;
 
-/// `path`, cut to [`MAX_FIELD_PATH`] bytes (at a character boundary) with its size when longer.
+/// `text` with its control characters escaped (`\n`): field paths and serde's reasons quote
+/// keys the sender chose, and a newline in one must not start a line of the sender's choosing
+/// in the status or the log.
+fn printable(text: String) -> String {
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped
+}
+
+/// `path`, printable ([`printable`]), cut to [`MAX_FIELD_PATH`] bytes (at a character
+/// boundary) with its size when longer.
 fn short_path(path: String) -> String {
+    let path = printable(path);
     if path.len() <= MAX_FIELD_PATH {
         return path;
     }
@@ -146,18 +166,18 @@ pub(crate) fn from_relation_json<T: serde::de::DeserializeOwned>(
             InterfaceError::Invalid {
                 key,
                 field,
-                reason: inner.to_string(),
+                reason: printable(inner.to_string()),
             }
         } else {
             InterfaceError::Json {
                 key,
-                reason: inner.to_string(),
+                reason: printable(inner.to_string()),
             }
         }
     })?;
     de.end().map_err(|e| InterfaceError::Json {
         key,
-        reason: e.to_string(),
+        reason: printable(e.to_string()),
     })?;
     Ok(value)
 }
