@@ -524,7 +524,20 @@ impl Store {
             gres,
             memory: record.memory,
         };
-        if let Some((id, _)) = self.records.iter().find(|(_, r)| **r == record) {
+        // an equal record's id: the cheap fields compared first (records of one model differ in
+        // their `memory`, from RealMemory), so a relist of 10,000 distinct records compares
+        // few node lines, not 50 million (docs/BENCHMARKS.md, issue 38, sixth pass); every
+        // field is named, so a field added to `Record` must be added here
+        let Record {
+            tail,
+            foldable,
+            gres,
+            memory,
+        } = &record;
+        let equal = |r: &Record| {
+            r.memory == *memory && r.gres == *gres && r.foldable == *foldable && r.tail == *tail
+        };
+        if let Some((id, _)) = self.records.iter().find(|(_, r)| equal(r)) {
             return *id;
         }
         let id = self.next_record;
