@@ -10,7 +10,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Stopwatch, Suite, env_var};
+use e2e::{Cluster, Stopwatch, Suite, cpus, env_var, machine};
 use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -24,11 +24,6 @@ const T4_2: &str = "gpu:tesla_t4:2";
 const T4_3: &str = "gpu:tesla_t4:3";
 const H100_4: &str = "gpu:nvidia_h100_80gb_hbm3:4";
 
-/// Machine N of the simulated model: its host name and the address the simulator gives it.
-fn machine(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
-
 /// Which host each unit runs on (the simulator numbers machines in deploy order).
 fn unit_hosts() -> BTreeMap<String, String> {
     [
@@ -40,12 +35,6 @@ fn unit_hosts() -> BTreeMap<String, String> {
     .into_iter()
     .map(|(u, m)| (u.to_string(), machine(m).0))
     .collect()
-}
-
-/// CPU ids of this machine (GPU affinity must name CPUs slurmd has, or it refuses `Cores=`).
-fn cpus() -> Vec<u32> {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    (0..n).collect()
 }
 
 fn t4(minor: u32, bus: &str) -> serde_json::Value {

@@ -9,7 +9,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Suite};
+use e2e::{Cluster, Suite, machine as host};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -17,10 +17,6 @@ use std::time::Duration;
 
 const REGISTER: Duration = Duration::from_secs(60);
 const ECC: &str = "gpu 1 (00000000:86:00.0): uncorrectable ECC errors";
-
-fn host(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
 
 fn t4(minor: u32, bus: &str) -> Value {
     gpu("Tesla T4", minor, bus)

@@ -9,17 +9,13 @@
 
 mod e2e;
 
-use e2e::{Cluster, Suite};
+use e2e::{Cluster, Suite, machine as host};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 const REGISTER: Duration = Duration::from_secs(60);
-
-fn host(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
 
 fn t4(minor: u32) -> Value {
     let cpus: Vec<u32> =
@@ -183,30 +179,8 @@ impl Scenario {
 
 /// The cluster with `gpus` T4s on the node (minors 0..gpus).
 fn start(suite: Suite, gpus: u32) -> Scenario {
-    let hosts: Vec<(String, String)> = (0..2).map(host).collect();
-    let spec: Vec<(&str, &str)> = hosts
-        .iter()
-        .map(|(h, a)| (h.as_str(), a.as_str()))
-        .collect();
-    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::Builder::new()
-        .prefix("e2e-gpu-sharing-")
-        .tempdir()
-        .unwrap();
-    let nvml = e2e::install_fake_nvml(work.path());
-    std::fs::write(
-        nvml.join(format!("{}.json", host(0).0)),
-        r#"{"devices":[]}"#,
-    )
-    .unwrap();
-    let minors: Vec<u32> = (0..gpus).collect();
-    cluster.add_gpus(&host(1).0, &minors);
-    let devices: Vec<Value> = minors.iter().map(|m| t4(*m)).collect();
-    std::fs::write(
-        nvml.join(format!("{}.json", host(1).0)),
-        json!({ "devices": devices }).to_string(),
-    )
-    .unwrap();
+    let devices: Vec<Value> = (0..gpus).map(t4).collect();
+    let (cluster, work) = e2e::cluster_with_gpus(suite, "e2e-gpu-sharing-", &[Vec::new(), devices]);
     Scenario {
         cluster,
         sim: Simulator::new().expect("simulator"),

@@ -12,7 +12,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Stopwatch, Suite};
+use e2e::{Cluster, Stopwatch, Suite, machine};
 use juju_sim::{DeploySpec, Hook, Simulator};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -26,10 +26,6 @@ const T4_1: &str = "gpu:tesla_t4:1";
 /// Where both controllers see the shared state (a link in each host's own /var/lib/slurm to
 /// one directory of the cluster, as an NFS mount would be).
 const STATE: &str = "/var/lib/slurm/shared-state";
-
-fn machine(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
 
 fn cpus() -> Vec<u32> {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;

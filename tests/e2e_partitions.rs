@@ -14,29 +14,12 @@
 
 mod e2e;
 
-use e2e::{Cluster, Suite};
+use e2e::{Cluster, Suite, machine as host, t4};
 use juju_sim::{DeploySpec, Hook, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::time::Duration;
 
 const REGISTER: Duration = Duration::from_secs(60);
-
-fn host(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
-
-fn t4(minor: u32, bus: &str) -> Value {
-    let cpus: Vec<u32> =
-        (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
-    json!({
-        "name": "Tesla T4",
-        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
-        "pci_bus_id": bus,
-        "minor": minor,
-        "memory_total": 16106127360u64,
-        "cpu_affinity": cpus,
-    })
-}
 
 struct Scenario {
     cluster: Cluster,
@@ -51,22 +34,11 @@ impl Scenario {
 
     #[track_caller]
     fn no_hook_errors(&self) {
-        for u in ["slurmctld/0", "compute/0", "other/0"] {
-            let failed: Vec<String> = self
-                .sim
-                .records()
-                .iter()
-                .filter(|r| !r.succeeded())
-                .map(|r| format!("{} {}: {}{}", r.unit, r.hook, r.stdout, r.stderr))
-                .collect();
-            assert!(
-                !self.sim.is_error(u),
-                "{u} in error: {:?}\n{}\n{}",
-                self.sim.unit_status(u),
-                failed.join("\n"),
-                self.cluster.logs()
-            );
-        }
+        e2e::assert_no_hook_errors(
+            &self.sim,
+            &self.cluster,
+            &["slurmctld/0", "compute/0", "other/0"],
+        );
     }
 
     fn slurm_conf(&self) -> String {
@@ -131,34 +103,15 @@ impl Scenario {
 }
 
 fn start(suite: Suite) -> Scenario {
-    let hosts: Vec<(String, String)> = (0..3).map(host).collect();
-    let spec: Vec<(&str, &str)> = hosts
-        .iter()
-        .map(|(h, a)| (h.as_str(), a.as_str()))
-        .collect();
-    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::Builder::new()
-        .prefix("e2e-partitions-")
-        .tempdir()
-        .unwrap();
-    let nvml = e2e::install_fake_nvml(work.path());
-    std::fs::write(
-        nvml.join(format!("{}.json", host(0).0)),
-        r#"{"devices":[]}"#,
-    )
-    .unwrap();
-    cluster.add_gpus(&host(1).0, &[0, 1]);
-    std::fs::write(
-        nvml.join(format!("{}.json", host(1).0)),
-        json!({ "devices": [t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")] }).to_string(),
-    )
-    .unwrap();
-    cluster.add_gpus(&host(2).0, &[0]);
-    std::fs::write(
-        nvml.join(format!("{}.json", host(2).0)),
-        json!({ "devices": [t4(0, "00000000:3B:00.0")] }).to_string(),
-    )
-    .unwrap();
+    let (cluster, work) = e2e::cluster_with_gpus(
+        suite,
+        "e2e-partitions-",
+        &[
+            Vec::new(),
+            vec![t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")],
+            vec![t4(0, "00000000:3B:00.0")],
+        ],
+    );
     Scenario {
         cluster,
         sim: Simulator::new().expect("simulator"),

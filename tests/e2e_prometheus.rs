@@ -30,7 +30,7 @@ mod e2e;
 #[path = "common/required.rs"]
 mod required;
 
-use e2e::{Cluster, Suite};
+use e2e::{Cluster, Suite, machine as host};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -51,10 +51,6 @@ const PROMETHEUS: &str = "127.0.0.1:9090";
 /// How long Prometheus may take to show what the cluster did (a few scrapes and evaluations,
 /// one health-check interval, on a loaded machine).
 const SHOW: Duration = Duration::from_secs(30);
-
-fn host(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
 
 fn t4(minor: u32, bus: &str) -> Value {
     let cpus: Vec<u32> =

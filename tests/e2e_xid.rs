@@ -12,7 +12,7 @@
 
 mod e2e;
 
-use e2e::{Cluster, Suite};
+use e2e::{Cluster, Suite, machine as host};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -26,10 +26,6 @@ const REASON: &str = "slurmd-charm: gpu 1 (00000000:86:00.0, serial 132452001234
 const STATE: &str = "var/lib/slurm/slurmd-charm/health-state.json";
 /// How long the job on GPU 0 waits for the test's marker before it gives up.
 const JOB_LIMIT: Duration = Duration::from_secs(300);
-
-fn host(n: u32) -> (String, String) {
-    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
-}
 
 fn t4(minor: u32, bus: &str) -> Value {
     let cpus: Vec<u32> =

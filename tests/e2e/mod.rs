@@ -19,6 +19,92 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Machine N of a simulated model: its host name (`juju-e2e-N`) and the address the simulator
+/// gives it (`10.0.0.N+1`); the simulator numbers machines in deploy order.
+pub fn machine(n: u32) -> (String, String) {
+    (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
+}
+
+/// CPU ids of this machine: a fake GPU's affinity must name CPUs slurmd has, or it refuses
+/// `Cores=`.
+pub fn cpus() -> Vec<u32> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    (0..n).collect()
+}
+
+/// A Tesla T4 for the fake NVML, at `minor` and PCI bus id `bus`, near every CPU ([`cpus`]).
+pub fn t4(minor: u32, bus: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": "Tesla T4",
+        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
+        "pci_bus_id": bus,
+        "minor": minor,
+        "memory_total": 16106127360u64,
+        "cpu_affinity": cpus(),
+    })
+}
+
+/// A cluster of machines `0..gpus.len()` ([`machine`]) on `suite`, and a work directory
+/// (named after `prefix`) holding the fake NVML ([`install_fake_nvml`]): machine N gets the fake
+/// GPUs `gpus[N]` (a list of devices such as [`t4`]), their device nodes and the fake NVML's
+/// JSON.
+pub fn cluster_with_gpus(
+    suite: Suite,
+    prefix: &str,
+    gpus: &[Vec<serde_json::Value>],
+) -> (Cluster, tempfile::TempDir) {
+    let hosts: Vec<(String, String)> = (0..gpus.len() as u32).map(machine).collect();
+    let spec: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|(h, a)| (h.as_str(), a.as_str()))
+        .collect();
+    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .unwrap_or_else(|e| panic!("work directory: {e}"));
+    let nvml = install_fake_nvml(work.path());
+    for ((host, _), devices) in hosts.iter().zip(gpus) {
+        let minors: Vec<u32> = devices
+            .iter()
+            .filter_map(|d| d["minor"].as_u64())
+            .map(|m| m as u32)
+            .collect();
+        if !minors.is_empty() {
+            cluster.add_gpus(host, &minors);
+        }
+        std::fs::write(
+            nvml.join(format!("{host}.json")),
+            serde_json::json!({ "devices": devices }).to_string(),
+        )
+        .unwrap_or_else(|e| panic!("fake NVML of {host}: {e}"));
+    }
+    (cluster, work)
+}
+
+/// Panics when one of `units` is in error, with its status, every failed hook's output and the
+/// daemons' logs.
+#[track_caller]
+pub fn assert_no_hook_errors(sim: &juju_sim::Simulator, cluster: &Cluster, units: &[&str]) {
+    for u in units {
+        if !sim.is_error(u) {
+            continue;
+        }
+        let failed: Vec<String> = sim
+            .records()
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| format!("{} {}: {}{}", r.unit, r.hook, r.stdout, r.stderr))
+            .collect();
+        panic!(
+            "{u} in error: {:?}\n{}\n{}",
+            sim.unit_status(u),
+            failed.join("\n"),
+            cluster.logs()
+        );
+    }
+}
+
 /// Repository root (where Cargo.toml of the root crate is).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
