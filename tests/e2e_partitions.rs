@@ -1,4 +1,4 @@
-//! End to end on real Slurm: a `partition` record another application publishes is refused
+//! End to end on real Slurm (22.05, 24.11, 26.05): a `partition` record another application publishes is refused
 //! for that application alone, and Debian's real slurmctld judges the files written meanwhile
 //! (docs/e2e.md). Two applications of the slurmd charm, `compute` and `other`, one node each,
 //! related to one controller; then `other`'s leader publishes:
@@ -130,6 +130,11 @@ fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'stat
 #[test]
 fn e2e_hostile_partition_is_refused_alone_22_05() {
     hostile_partition_is_refused_alone(Suite::Bookworm);
+}
+
+#[test]
+fn e2e_hostile_partition_is_refused_alone_24_11() {
+    hostile_partition_is_refused_alone(Suite::Trixie);
 }
 
 #[test]
