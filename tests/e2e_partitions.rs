@@ -1,11 +1,12 @@
-//! End to end on real Slurm (22.05, 24.11, 26.05): a `partition` record another application publishes is refused
-//! for that application alone, and Debian's real slurmctld judges the files written meanwhile
-//! (docs/e2e.md). Two applications of the slurmd charm, `compute` and `other`, one node each,
-//! related to one controller; then `other`'s leader publishes:
+//! End to end on real Slurm (22.05, 24.11, 26.05): a `partition` record another application
+//! publishes is refused for that application alone, and Debian's real slurmctld judges the
+//! files written meanwhile (docs/e2e.md). Two applications of the slurmd charm, `compute` and
+//! `other`, one node each, related to one controller; then `other`'s leader publishes:
 //!
-//! 1. a hostile record (a partition name and a parameter carrying a newline and a second
+//! 1. a hostile record (a partition name, then a parameter, carrying a newline and a second
 //!    `PartitionName=` line): refused; `compute` keeps its node and its partition, jobs run
-//!    there; `other`'s node leaves the files; the controller's status names the application;
+//!    there; `other`'s node leaves the files; the controller's status names the application,
+//!    the newline shown escaped;
 //! 2. a valid record naming `compute`'s partition: refused, first come (the partition stays
 //!    `compute`'s);
 //! 3. its own record again: its node comes back and runs a job.
