@@ -119,7 +119,7 @@ const MAX_FIELD_PATH: usize = 80;
 /// `text` with its control characters escaped (`\n`): field paths and serde's reasons quote
 /// keys the sender chose, and a newline in one must not start a line of the sender's choosing
 /// in the status or the log.
-fn printable(text: String) -> String {
+pub(crate) fn printable(text: String) -> String {
     if !text.chars().any(char::is_control) {
         return text;
     }

@@ -33,12 +33,18 @@ impl Verdicts {
     }
 
     /// Reads a published value; anything that is not a JSON object of strings (or is over
-    /// [`MAX_VERDICTS_LEN`]) reads as no verdicts.
+    /// [`MAX_VERDICTS_LEN`]) reads as no verdicts. A reason's control characters are read
+    /// escaped (`\n`): it goes into the unit's status as the controller sent it.
     pub fn from_relation_value(raw: &str) -> Self {
         if raw.len() > MAX_VERDICTS_LEN {
             return Self::default();
         }
-        Verdicts(serde_json::from_str(raw).unwrap_or_default())
+        let read: BTreeMap<String, String> = serde_json::from_str(raw).unwrap_or_default();
+        Verdicts(
+            read.into_iter()
+                .map(|(unit, why)| (unit, super::printable(why)))
+                .collect(),
+        )
     }
 }
 
@@ -64,5 +70,11 @@ mod tests {
         let back = Verdicts::from_relation_value(&raw);
         assert_eq!(back.0["b/1"].chars().count(), MAX_VERDICT_REASON);
         assert!(Verdicts::from_relation_value("not json").0.is_empty());
+    }
+
+    #[test]
+    fn a_reason_reads_without_control_characters() {
+        let back = Verdicts::from_relation_value(r#"{"b/1":"bad\nslurmd/0: active\u001b[2J"}"#);
+        assert_eq!(back.0["b/1"], r"bad\nslurmd/0: active\u{1b}[2J");
     }
 }
