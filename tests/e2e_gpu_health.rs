@@ -46,15 +46,6 @@ impl Scenario {
         self.work.path().join("nvml").join(format!("{host}.json"))
     }
 
-    fn set_gpus(&self, host: &str, devices: Vec<Value>) {
-        let minors: Vec<u32> = devices
-            .iter()
-            .map(|d| d["minor"].as_u64().unwrap() as u32)
-            .collect();
-        self.cluster.add_gpus(host, &minors);
-        std::fs::write(self.nvml(host), json!({ "devices": devices }).to_string()).unwrap();
-    }
-
     /// `sinfo` on the controller: `STATE|REASON` of `node`.
     fn sinfo(&self, node: &str) -> String {
         let r = self
@@ -102,37 +93,27 @@ impl Scenario {
 }
 
 fn start(suite: Suite) -> Scenario {
-    let hosts: Vec<(String, String)> = (0..3).map(host).collect();
-    let spec: Vec<(&str, &str)> = hosts
-        .iter()
-        .map(|(h, a)| (h.as_str(), a.as_str()))
-        .collect();
-    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::Builder::new()
-        .prefix("e2e-gpu-health-")
-        .tempdir()
-        .unwrap();
-    e2e::install_fake_nvml(work.path());
-    let s = Scenario {
+    let (cluster, work) = e2e::cluster_with_gpus(
+        suite,
+        "e2e-gpu-health-",
+        &[
+            Vec::new(),
+            vec![t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")],
+            vec![gpu("NVIDIA L4", 0, "00000000:3B:00.0")],
+        ],
+    );
+    Scenario {
         cluster,
         sim: Simulator::new().expect("simulator"),
         work,
-    };
-    s.set_gpus(&host(0).0, vec![]);
-    s.set_gpus(
-        &host(1).0,
-        vec![t4(0, "00000000:3B:00.0"), t4(1, "00000000:86:00.0")],
-    );
-    s.set_gpus(&host(2).0, vec![gpu("NVIDIA L4", 0, "00000000:3B:00.0")]);
-    s
+    }
 }
 
 fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
-    let units = [("slurmctld/0", 0), ("slurmd/0", 1), ("slurmd/1", 2)]
-        .into_iter()
-        .map(|(u, n)| (u.to_string(), host(n).0))
-        .collect();
-    s.cluster.unit_extras(&s.work.path().join("nvml"), units)
+    s.cluster.unit_extras(
+        &s.work.path().join("nvml"),
+        e2e::units_on_machines(&[("slurmctld/0", 0), ("slurmd/0", 1), ("slurmd/1", 2)]),
+    )
 }
 
 #[test]

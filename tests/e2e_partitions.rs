@@ -121,11 +121,10 @@ fn start(suite: Suite) -> Scenario {
 }
 
 fn extras_for(s: &Scenario) -> impl Fn(&str) -> UnitExtras + Send + Sync + 'static {
-    let units = [("slurmctld/0", 0), ("compute/0", 1), ("other/0", 2)]
-        .into_iter()
-        .map(|(u, n)| (u.to_string(), host(n).0))
-        .collect();
-    s.cluster.unit_extras(&s.work.path().join("nvml"), units)
+    s.cluster.unit_extras(
+        &s.work.path().join("nvml"),
+        e2e::units_on_machines(&[("slurmctld/0", 0), ("compute/0", 1), ("other/0", 2)]),
+    )
 }
 
 #[test]

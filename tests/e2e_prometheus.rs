@@ -336,27 +336,13 @@ fn prometheus_scenario(suite: Suite) {
     }
     let started = Instant::now();
     let mut sw = e2e::Stopwatch::new();
-    let hosts: Vec<(String, String)> = (0..2).map(host).collect();
-    let spec: Vec<(&str, &str)> = hosts
-        .iter()
-        .map(|(h, a)| (h.as_str(), a.as_str()))
-        .collect();
-    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::Builder::new()
-        .prefix("e2e-prometheus-")
-        .tempdir()
-        .unwrap();
-    e2e::install_fake_nvml(work.path());
+    let (cluster, work) = e2e::cluster_with_gpus(
+        suite,
+        "e2e-prometheus-",
+        &[Vec::new(), vec![t4(0, "00000000:3B:00.0"), t4(1, BUS1)]],
+    );
     let mut sim = Simulator::new().expect("simulator");
     let ((ctl, ctl_addr), (n1, n1_addr)) = (host(0), host(1));
-    let nvml = |h: &str| work.path().join("nvml").join(format!("{h}.json"));
-    std::fs::write(nvml(&ctl), json!({"devices": []}).to_string()).unwrap();
-    cluster.add_gpus(&n1, &[0, 1]);
-    std::fs::write(
-        nvml(&n1),
-        json!({"devices": [t4(0, "00000000:3B:00.0"), t4(1, BUS1)]}).to_string(),
-    )
-    .unwrap();
     cluster.write(
         &n1,
         "dev/kmsg",

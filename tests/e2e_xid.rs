@@ -15,7 +15,6 @@ mod e2e;
 use e2e::{Cluster, Suite, machine as host};
 use juju_sim::{DeploySpec, Simulator, UnitExtras};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const REGISTER: Duration = Duration::from_secs(60);
@@ -49,10 +48,6 @@ struct Scenario {
 }
 
 impl Scenario {
-    fn nvml(&self, host: &str) -> PathBuf {
-        self.work.path().join("nvml").join(format!("{host}.json"))
-    }
-
     fn sinfo(&self, node: &str) -> String {
         let r = self
             .cluster
@@ -125,17 +120,11 @@ fn xid_scenario(suite: Suite) {
     if !e2e::should_run_on(&name, suite) {
         return;
     }
-    let hosts: Vec<(String, String)> = (0..2).map(host).collect();
-    let spec: Vec<(&str, &str)> = hosts
-        .iter()
-        .map(|(h, a)| (h.as_str(), a.as_str()))
-        .collect();
-    let cluster = Cluster::start_on(suite, &spec).unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::Builder::new()
-        .prefix("e2e-xid-")
-        .tempdir()
-        .unwrap();
-    e2e::install_fake_nvml(work.path());
+    let (cluster, work) = e2e::cluster_with_gpus(
+        suite,
+        "e2e-xid-",
+        &[Vec::new(), vec![t4(0, "00000000:3B:00.0"), t4(1, BUS1)]],
+    );
     let mut s = Scenario {
         cluster,
         sim: Simulator::new().expect("simulator"),
@@ -143,13 +132,6 @@ fn xid_scenario(suite: Suite) {
         kmsg_seq: 100,
     };
     let (ctl, n1) = (host(0).0, host(1).0);
-    std::fs::write(s.nvml(&ctl), json!({"devices": []}).to_string()).unwrap();
-    s.cluster.add_gpus(&n1, &[0, 1]);
-    std::fs::write(
-        s.nvml(&n1),
-        json!({"devices": [t4(0, "00000000:3B:00.0"), t4(1, BUS1)]}).to_string(),
-    )
-    .unwrap();
     // a kernel log that already holds this boot's first records (no XID)
     s.cluster.write(
         &n1,

@@ -25,6 +25,15 @@ pub fn machine(n: u32) -> (String, String) {
     (format!("juju-e2e-{n}"), format!("10.0.0.{}", n + 1))
 }
 
+/// Which host each unit runs on, from `(unit, machine number)` pairs ([`machine`]): what
+/// [`Cluster::unit_extras`] takes.
+pub fn units_on_machines(units: &[(&str, u32)]) -> std::collections::BTreeMap<String, String> {
+    units
+        .iter()
+        .map(|(unit, n)| (unit.to_string(), machine(*n).0))
+        .collect()
+}
+
 /// CPU ids of this machine: a fake GPU's affinity must name CPUs slurmd has, or it refuses
 /// `Cores=`.
 pub fn cpus() -> Vec<u32> {
