@@ -655,3 +655,66 @@ fn without_liveness(lines: &[String]) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// Runs everything as [`RecordingRunner`] does, except `systemctl is-active` once `broken` is
+/// set: then it cannot be started (as when systemd is missing).
+#[derive(Default)]
+struct BreakableSystemctl {
+    runner: RecordingRunner,
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl slurm_charms::charms::Runner for BreakableSystemctl {
+    fn run(
+        &self,
+        cmd: &slurm_charms::charms::Cmd,
+    ) -> Result<CmdOutput, slurm_charms::charms::HostError> {
+        let broken = self.broken.load(std::sync::atomic::Ordering::SeqCst);
+        if broken && cmd.to_string().starts_with("systemctl is-active") {
+            return Err(slurm_charms::charms::HostError::Spawn {
+                command: cmd.to_string(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
+        self.runner.run(cmd)
+    }
+}
+
+/// A `systemctl` that cannot be run is no evidence of a death: nothing is restarted, and the
+/// leader's log says it cannot tell, although the question is asked from a second thread while
+/// the store is read.
+#[test]
+fn a_systemctl_that_cannot_run_is_logged_and_restarts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = BreakableSystemctl::default();
+    let host = Host::new(dir.path(), &runner);
+    let (be, rel) = controller(2);
+    let hook = |event: Event| {
+        let (subscriber, log) = juju_runtime::JujuLogSubscriber::new(tracing::Level::INFO);
+        tracing::subscriber::with_default(subscriber, || {
+            run_with(CharmKind::Slurmctld, &ctx("slurmctld/0", event), &be, &host)
+        })
+        .unwrap();
+        log.take()
+    };
+    // the first hook starts slurmctld on the first files
+    hook(changed(&rel, "compute", Some("compute/0")));
+    assert_eq!(be.unit_status().unwrap().kind, StatusKind::Active);
+    runner.runner.clear();
+    runner
+        .broken
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let lines = hook(Event::UpdateStatus);
+    let cannot_tell =
+        "cannot tell whether slurmctld runs: cannot run `systemctl is-active slurmctld`";
+    assert!(
+        lines.iter().any(|(_, line)| line.starts_with(cannot_tell)),
+        "{lines:?}"
+    );
+    assert_eq!(be.unit_status().unwrap().kind, StatusKind::Active);
+    let commands = runner.runner.lines();
+    assert!(
+        !commands.iter().any(|l| l.contains("restart slurmctld")),
+        "{commands:?}"
+    );
+}

@@ -199,13 +199,6 @@ pub fn observe<B: SecretBackend>(
         Some(config) => config?,
         None => backend.config_get()?,
     };
-    // a path that cannot be read (a directory, no permission) is rebuilt like a damaged file;
-    // saving replaces it
-    let mut file = match std::fs::File::open(host.path(STORE_PATH)) {
-        Ok(f) => StoreFile::open(f),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Missing),
-        Err(e) => Err(StoreError::Io(e)),
-    };
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected".to_owned()),
         Event::UpgradeCharm => Some("charm upgraded".to_owned()),
@@ -213,25 +206,39 @@ pub fn observe<B: SecretBackend>(
     };
     // a reload was under way when a hook failed: slurmctld may run the old files or the new
     let pending = host.path(RELOAD_PENDING).exists();
-    // every leader hook asks whether slurmctld runs; one that does not takes the plan path
-    let liveness = Liveness::observe(host);
-    let event_delta = match forced {
-        None => delta(ctx, backend, event_bag.clone())?,
-        Some(_) => None,
-    };
-    // The one predicate that drops an event changing nothing before the plan: it reads the
-    // store's head and the event's unit only, not the whole store.
-    let quiet = match (&mut file, &event_delta) {
-        (Ok(file), Some(d)) if !pending && liveness.settled() && our_relation_event(ctx) => file
-            .head()
-            .ok()
-            .filter(|head| settled(head) && file.unchanged(head, d)),
-        _ => None,
-    };
+    // Every leader hook asks whether slurmctld runs; one that does not takes the plan path.
+    // `systemctl` runs while the store is read: at 10,000 nodes reading it is the longest
+    // stretch of work before the plan, and the command's the longest wait (docs/BENCHMARKS.md,
+    // issue 38, seventh pass). Its log lines go where this thread's go.
+    let (liveness, read) = std::thread::scope(|scope| {
+        let log = tracing::dispatcher::get_default(Clone::clone);
+        let liveness = scope
+            .spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)));
+        let read = read_store(
+            ctx,
+            backend,
+            host,
+            event_bag.clone(),
+            forced.is_some(),
+            pending,
+        );
+        (joined(liveness.join()), read)
+    });
+    let StoreRead {
+        delta: event_delta,
+        quiet,
+        file,
+    } = read?;
+    // an event that changes nothing skips the plan only while slurmctld runs, settled
+    let quiet = quiet.filter(|_| liveness.settled());
     let quiet_hook = quiet.is_some();
+    let decoded = || match file? {
+        Read::Decoded(store) => Ok(*store),
+        Read::Open(mut f) => f.decode(),
+    };
     let (mut store, mut relist) = match quiet {
         Some(head) => (head, None),
-        None => match file.and_then(|mut f| f.decode()) {
+        None => match decoded() {
             Ok(store) => (store, forced),
             Err(why) => (Store::default(), Some(format!("store {why}"))),
         },
@@ -364,6 +371,60 @@ pub fn observe<B: SecretBackend>(
     observed.slurm_key_on_disk = host.read(SLURM_KEY)?;
     observed.fresh_munge_key = host.random_bytes(MUNGE_KEY_LEN)?;
     Ok(observed)
+}
+
+/// The store file as [`read_store`] left it: decoded whole, or still open (the event may change
+/// nothing, which the caller decides once it knows whether slurmctld runs).
+enum Read {
+    Decoded(Box<Store>),
+    Open(StoreFile<std::fs::File>),
+}
+
+/// What the event and the store file say before the plan ([`read_store`]).
+struct StoreRead {
+    /// The event as a change to the store (`None`: a forced relist, or not a relation event
+    /// of the `slurmctld` endpoint).
+    delta: Option<Delta>,
+    /// The store's head, when the event changes nothing.
+    quiet: Option<Store>,
+    /// The store file (why it does not read back, if it does not).
+    file: Result<Read, StoreError>,
+}
+
+/// Reads the event's delta and the store file. The one predicate that drops an event changing
+/// nothing before the plan reads the store's head and the event's unit only, not the whole
+/// store; any other event has the store decoded whole.
+fn read_store<B: SecretBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    host: &Host<'_>,
+    event_bag: Option<Bag>,
+    forced: bool,
+    pending: bool,
+) -> Result<StoreRead, CharmError> {
+    // a path that cannot be read (a directory, no permission) is rebuilt like a damaged file;
+    // saving replaces it
+    let mut file = match std::fs::File::open(host.path(STORE_PATH)) {
+        Ok(f) => StoreFile::open(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Missing),
+        Err(e) => Err(StoreError::Io(e)),
+    };
+    let delta = match forced {
+        false => delta(ctx, backend, event_bag)?,
+        true => None,
+    };
+    let quiet = match (&mut file, &delta) {
+        (Ok(file), Some(d)) if !pending && our_relation_event(ctx) => file
+            .head()
+            .ok()
+            .filter(|head| settled(head) && file.unchanged(head, d)),
+        _ => None,
+    };
+    let file = match quiet {
+        Some(_) => file.map(Read::Open),
+        None => file.and_then(|mut f| f.decode()).map(|s| Read::Decoded(Box::new(s))),
+    };
+    Ok(StoreRead { delta, quiet, file })
 }
 
 /// `auth-type` parsed and checked against the installed Slurm: `slurm` needs 23.11+ (an unknown
