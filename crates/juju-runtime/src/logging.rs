@@ -209,26 +209,6 @@ impl LogHandle {
         std::mem::take(&mut buffer.records)
     }
 
-    /// Runs `work` while the records buffered so far are sent ([`LogHandle::flush`]) from a
-    /// second thread: for work that needs no hook tool (a command, a file write), so the
-    /// `juju-log` round trip overlaps it instead of adding to the hook. Juju runs one hook tool
-    /// at a time, so `work` must call none. Records logged meanwhile go with this flush or the
-    /// next, each once and in order; a failed flush has written its records to stderr. Nothing
-    /// buffered: no thread.
-    pub fn flush_during<B: ModelBackend + Sync, R>(
-        &self,
-        backend: &B,
-        work: impl FnOnce() -> R,
-    ) -> R {
-        if self.lock().records.is_empty() {
-            return work();
-        }
-        std::thread::scope(|scope| {
-            scope.spawn(|| self.flush(backend).ok());
-            work()
-        })
-    }
-
     /// Sends the buffered records to `juju-log`: one call per level present (see the module doc).
     /// Returns the number of calls made. On failure the records of the failed batch and all
     /// later ones are written to stderr, so nothing is lost, and the error is returned.
