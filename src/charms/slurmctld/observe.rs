@@ -206,29 +206,21 @@ pub fn observe<B: SecretBackend>(
     };
     // a reload was under way when a hook failed: slurmctld may run the old files or the new
     let pending = host.path(RELOAD_PENDING).exists();
+    let event_delta = match forced {
+        None => delta(ctx, backend, event_bag.clone())?,
+        Some(_) => None,
+    };
     // Every leader hook asks whether slurmctld runs; one that does not takes the plan path.
     // `systemctl` runs while the store is read: at 10,000 nodes reading it is the longest
     // stretch of work before the plan, and the command's the longest wait (docs/BENCHMARKS.md,
     // issue 38, seventh pass). Its log lines go where this thread's go.
-    let (liveness, read) = std::thread::scope(|scope| {
+    let (liveness, (quiet, file)) = std::thread::scope(|scope| {
         let log = tracing::dispatcher::get_default(Clone::clone);
         let liveness = scope
             .spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)));
-        let read = read_store(
-            ctx,
-            backend,
-            host,
-            event_bag.clone(),
-            forced.is_some(),
-            pending,
-        );
+        let read = read_store(ctx, host, event_delta.as_ref(), pending);
         (joined(liveness.join()), read)
     });
-    let StoreRead {
-        delta: event_delta,
-        quiet,
-        file,
-    } = read?;
     // an event that changes nothing skips the plan only while slurmctld runs, settled
     let quiet = quiet.filter(|_| liveness.settled());
     let quiet_hook = quiet.is_some();
@@ -380,28 +372,15 @@ enum Read {
     Open(StoreFile<std::fs::File>),
 }
 
-/// What the event and the store file say before the plan ([`read_store`]).
-struct StoreRead {
-    /// The event as a change to the store (`None`: a forced relist, or not a relation event
-    /// of the `slurmctld` endpoint).
-    delta: Option<Delta>,
-    /// The store's head, when the event changes nothing.
-    quiet: Option<Store>,
-    /// The store file (why it does not read back, if it does not).
-    file: Result<Read, StoreError>,
-}
-
-/// Reads the event's delta and the store file. The one predicate that drops an event changing
-/// nothing before the plan reads the store's head and the event's unit only, not the whole
-/// store; any other event has the store decoded whole.
-fn read_store<B: SecretBackend>(
+/// Reads the store file: its head when `delta` changes nothing (the one predicate that drops
+/// an event changing nothing before the plan reads the head and the event's unit only), else
+/// the whole store decoded.
+fn read_store(
     ctx: &HookContext,
-    backend: &B,
     host: &Host<'_>,
-    event_bag: Option<Bag>,
-    forced: bool,
+    delta: Option<&Delta>,
     pending: bool,
-) -> Result<StoreRead, CharmError> {
+) -> (Option<Store>, Result<Read, StoreError>) {
     // a path that cannot be read (a directory, no permission) is rebuilt like a damaged file;
     // saving replaces it
     let mut file = match std::fs::File::open(host.path(STORE_PATH)) {
@@ -409,11 +388,7 @@ fn read_store<B: SecretBackend>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Missing),
         Err(e) => Err(StoreError::Io(e)),
     };
-    let delta = match forced {
-        false => delta(ctx, backend, event_bag)?,
-        true => None,
-    };
-    let quiet = match (&mut file, &delta) {
+    let quiet = match (&mut file, delta) {
         (Ok(file), Some(d)) if !pending && our_relation_event(ctx) => file
             .head()
             .ok()
@@ -422,9 +397,11 @@ fn read_store<B: SecretBackend>(
     };
     let file = match quiet {
         Some(_) => file.map(Read::Open),
-        None => file.and_then(|mut f| f.decode()).map(|s| Read::Decoded(Box::new(s))),
+        None => file
+            .and_then(|mut f| f.decode())
+            .map(|s| Read::Decoded(Box::new(s))),
     };
-    Ok(StoreRead { delta, quiet, file })
+    (quiet, file)
 }
 
 /// `auth-type` parsed and checked against the installed Slurm: `slurm` needs 23.11+ (an unknown
