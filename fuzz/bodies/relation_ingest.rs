@@ -204,7 +204,10 @@ fn check_node_plan(raw: &str, record: Option<&NodeRecord>) {
             "neighbour {n} missing; input: {raw:?}"
         );
     }
-    let unit = &store.relations[&1].units["compute/9"];
+    let unit = store.relations[&1]
+        .units
+        .get("compute/9")
+        .expect("compute/9 stored");
     match record {
         None => {
             assert!(matches!(unit.entry, Entry::Rejected(_)));

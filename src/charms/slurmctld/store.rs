@@ -24,6 +24,7 @@
 
 use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
 use compact_str::CompactString;
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -160,6 +161,12 @@ pub struct Unit {
     pub changed: u64,
 }
 
+/// A relation's units by name. A sorted vector ([`litemap`]), not a B-tree: a hook reads all
+/// of them from the store file in name order and walks them whole, and looks up or replaces
+/// one or two; built from that order it costs no tree nodes, no second copy and no sort
+/// (docs/BENCHMARKS.md, issue 38, seventh pass).
+pub type UnitMap = LiteMap<CompactString, Unit>;
+
 /// One relation of the `slurmctld` endpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Relation {
@@ -167,8 +174,9 @@ pub struct Relation {
     pub app: String,
     /// Its raw `partition` value ([`admit_partition`]).
     pub partition: Option<String>,
-    /// Remote units with a `node` value, by unit name.
-    pub units: BTreeMap<CompactString, Unit>,
+    /// Remote units with a `node` value, by unit name: a sorted vector, read back from the
+    /// store file in its order without building a tree ([`UnitMap`]).
+    pub units: UnitMap,
     /// The `cluster_info` this leader last published here.
     pub cluster_info_published: Option<String>,
     /// The `verdicts` this leader last published here (`None`: none).
@@ -313,8 +321,9 @@ pub struct Refusal {
 pub struct Store {
     /// Relations of the `slurmctld` endpoint by relation id.
     pub relations: BTreeMap<u32, Relation>,
-    /// Distinct records by id; a record no unit names is dropped when the store is saved.
-    pub records: BTreeMap<u32, Record>,
+    /// Distinct records by id; a record no unit names is dropped when the store is saved. A
+    /// sorted vector, as [`Relation::units`].
+    pub records: LiteMap<u32, Record>,
     /// Distinct GRES parts of the records, by id; dropped with the last record naming them.
     pub gres: BTreeMap<u32, Gres>,
     /// The next record id.
@@ -688,7 +697,7 @@ impl Store {
         let units = self
             .relations
             .values_mut()
-            .flat_map(|r| r.units.values_mut());
+            .flat_map(|r| r.units.iter_mut().map(|(_, u)| u));
         for (unit, (owner, changed)) in units.zip(kept) {
             unit.owner = owner;
             unit.changed = changed;

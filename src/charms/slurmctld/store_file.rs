@@ -25,6 +25,7 @@ use super::store::{
     StoreError, Unit, admit_partition, ingest_entry,
 };
 use compact_str::CompactString;
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -202,7 +203,7 @@ fn relations(head: BTreeMap<u32, RelationHead>) -> BTreeMap<u32, Relation> {
             let rel = Relation {
                 app: r.app,
                 partition: r.partition,
-                units: BTreeMap::new(),
+                units: Default::default(),
                 cluster_info_published: r.cluster_info_published,
                 verdicts_published: r.verdicts_published,
             };
@@ -215,7 +216,7 @@ fn relations(head: BTreeMap<u32, RelationHead>) -> BTreeMap<u32, Relation> {
 fn store_of(
     head: Head,
     relations: BTreeMap<u32, Relation>,
-    records: BTreeMap<u32, Record>,
+    records: LiteMap<u32, Record>,
     applied: Option<Applied>,
 ) -> Store {
     Store {
@@ -309,7 +310,7 @@ impl<R: Read + Seek> StoreFile<R> {
     pub fn head(&self) -> Result<Store, StoreError> {
         let mut head = trusted_head(&self.head)?;
         let relations = relations(std::mem::take(&mut head.relations));
-        Ok(store_of(head, relations, BTreeMap::new(), None))
+        Ok(store_of(head, relations, LiteMap::new(), None))
     }
 
     /// Whether applying `delta` would change nothing ([`Store::apply`] answering
