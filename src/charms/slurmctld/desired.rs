@@ -605,7 +605,10 @@ impl<'s> Names<'s> {
 fn fold_pairs<'s, T>(
     items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
 ) -> Vec<(Cow<'s, str>, &'s T)> {
-    let mut index: NameMap<usize, usize> = NameMap::default();
+    // room for every item's key at once: 10,000 distinct keys grew the table through ten
+    // rehashes (docs/BENCHMARKS.md, issue 38, seventh pass)
+    let mut index: NameMap<usize, usize> =
+        NameMap::with_capacity_and_hasher(items.size_hint().0, Default::default());
     let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
     // the group of the last key: nodes of one group mostly come in a run
     let mut last: Option<(usize, usize)> = None;
