@@ -603,16 +603,13 @@ impl<'s> Names<'s> {
 /// groups do too: they are not sorted again (10,000 comparisons of natural keys when every
 /// node is its own group).
 fn fold_pairs<'s, T>(
-    items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
+    mut items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
 ) -> Vec<(Cow<'s, str>, &'s T)> {
-    // room for every item's key at once: 10,000 distinct keys grew the table through ten
-    // rehashes (docs/BENCHMARKS.md, issue 38, seventh pass)
-    let mut index: NameMap<usize, usize> =
-        NameMap::with_capacity_and_hasher(items.size_hint().0, Default::default());
+    let mut index: NameMap<usize, usize> = NameMap::default();
     let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
     // the group of the last key: nodes of one group mostly come in a run
     let mut last: Option<(usize, usize)> = None;
-    for (name, key, record) in items {
+    while let Some((name, key, record)) = items.next() {
         let Some(k) = key else {
             groups.push((record, Names::One(name)));
             continue;
@@ -630,6 +627,12 @@ fn fold_pairs<'s, T>(
                 }
             }
             None => {
+                if !index.is_empty() && index.len() == index.capacity() {
+                    // full: one growth to room for every key still to come, not ten doublings
+                    // at 10,000 distinct keys, and no large table where nodes share a handful
+                    // of keys (docs/BENCHMARKS.md, issue 38, seventh pass)
+                    index.reserve(items.size_hint().0 + 1);
+                }
                 index.insert(k, groups.len());
                 last = Some((k, groups.len()));
                 groups.push((record, Names::One(name)));
