@@ -17,19 +17,6 @@ use std::time::{Duration, Instant};
 
 const REGISTER: Duration = Duration::from_secs(60);
 
-fn t4(minor: u32) -> Value {
-    let cpus: Vec<u32> =
-        (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
-    json!({
-        "name": "Tesla T4",
-        "uuid": format!("GPU-7e540000-0000-4000-8000-00000000000{minor}"),
-        "pci_bus_id": format!("00000000:{:02X}:00.0", 0x3B + minor),
-        "minor": minor,
-        "memory_total": 16106127360u64,
-        "cpu_affinity": cpus,
-    })
-}
-
 struct Scenario {
     cluster: Cluster,
     sim: Simulator,
@@ -47,22 +34,7 @@ impl Scenario {
     }
 
     fn no_hook_errors(&self) {
-        for u in ["slurmctld/0", "slurmd/0"] {
-            let failed: Vec<String> = self
-                .sim
-                .records()
-                .iter()
-                .filter(|r| !r.succeeded())
-                .map(|r| format!("{} {}: {}{}", r.unit, r.hook, r.stdout, r.stderr))
-                .collect();
-            assert!(
-                !self.sim.is_error(u),
-                "{u} in error: {:?}\n{}\n{}",
-                self.sim.unit_status(u),
-                failed.join("\n"),
-                self.cluster.logs()
-            );
-        }
+        e2e::assert_no_hook_errors(&self.sim, &self.cluster, &["slurmctld/0", "slurmd/0"]);
     }
 
     /// Each hook run so far with what it logged (juju-log), for failure messages.
@@ -179,7 +151,9 @@ impl Scenario {
 
 /// The cluster with `gpus` T4s on the node (minors 0..gpus).
 fn start(suite: Suite, gpus: u32) -> Scenario {
-    let devices: Vec<Value> = (0..gpus).map(t4).collect();
+    let devices: Vec<Value> = (0..gpus)
+        .map(|m| e2e::t4(m, &format!("00000000:{:02X}:00.0", 0x3B + m)))
+        .collect();
     let (cluster, work) = e2e::cluster_with_gpus(suite, "e2e-gpu-sharing-", &[Vec::new(), devices]);
     Scenario {
         cluster,
