@@ -60,7 +60,7 @@ pub fn handle<B: SecretBackend + Sync>(
         Event::Remove => return Ok(()),
         _ => {}
     }
-    let first = observe::first_reads(ctx, backend)?;
+    let first = observe::first_reads(ctx, backend, host)?;
     leadership::peers_publish(ctx, backend, host)?;
     let event_secret = EventSecret::observe(&ctx.event)?;
     if !first.leader {

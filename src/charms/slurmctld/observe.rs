@@ -211,16 +211,11 @@ pub fn observe<B: SecretBackend>(
         Some(_) => None,
     };
     // Every leader hook asks whether slurmctld runs; one that does not takes the plan path.
-    // `systemctl` runs while the store is read: at 10,000 nodes reading it is the longest
-    // stretch of work before the plan, and the command's the longest wait (docs/BENCHMARKS.md,
-    // issue 38, seventh pass). Its log lines go where this thread's go.
-    let (liveness, (quiet, file)) = std::thread::scope(|scope| {
-        let log = tracing::dispatcher::get_default(Clone::clone);
-        let liveness = scope
-            .spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)));
-        let read = read_store(ctx, host, event_delta.as_ref(), pending);
-        (joined(liveness.join()), read)
-    });
+    // [`first_reads`] asked already where this unit kept a store (the leader's usual case).
+    let liveness = prefetched
+        .liveness
+        .unwrap_or_else(|| Liveness::observe(host));
+    let (quiet, file) = read_store(ctx, host, event_delta.as_ref(), pending);
     // an event that changes nothing skips the plan only while slurmctld runs, settled
     let quiet = quiet.filter(|_| liveness.settled());
     let quiet_hook = quiet.is_some();
@@ -647,6 +642,9 @@ pub struct Prefetched {
     pub event_bag: Option<Result<Bag, HookToolError>>,
     /// `config-get`.
     pub config: Option<Result<Map<String, Value>, HookToolError>>,
+    /// Whether slurmctld runs, asked when this unit has a store (it led before; see
+    /// [`first_reads`]).
+    pub liveness: Option<Liveness>,
 }
 
 /// The bag a relation event of the `slurmctld` endpoint is about: the remote unit's, or the
@@ -665,30 +663,45 @@ fn event_bag_owner(ctx: &HookContext) -> Option<(&juju_runtime::RelationId, BagO
     Some((&r.relation, owner))
 }
 
-/// Asks `is-leader`, and for a relation event of the `slurmctld` endpoint the event's bag and
-/// the config at the same time. Only a failing `is-leader` is an error here.
+/// Asks `is-leader`, and at the same time: for a relation event of the `slurmctld` endpoint
+/// the event's bag and the config; where this unit keeps a store (it led before, so it most
+/// likely leads now) whether slurmctld runs ([`Liveness::observe`], a read: a non-leader drops
+/// the answer). Each is a process the hook waits for; asked together they cost one wait
+/// instead of one each (docs/BENCHMARKS.md, issue 38, eighth pass). Only a failing
+/// `is-leader` is an error here.
 pub fn first_reads<B: ModelBackend + Sync>(
     ctx: &HookContext,
     backend: &B,
+    host: &Host<'_>,
 ) -> Result<FirstReads, HookToolError> {
-    let Some((relation, owner)) = event_bag_owner(ctx) else {
-        return Ok(FirstReads {
-            leader: backend.is_leader()?,
-            prefetched: Prefetched::default(),
+    let event = event_bag_owner(ctx);
+    let (leader, prefetched) = std::thread::scope(|scope| {
+        // `systemctl`'s log lines go where this thread's go
+        let log = tracing::dispatcher::get_default(Clone::clone);
+        let liveness = host.exists(STORE_PATH).then(|| {
+            scope.spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)))
         });
-    };
-    let (leader, bag, config) = std::thread::scope(|scope| {
-        let bag = scope.spawn(|| backend.relation_get(relation, &owner));
-        let config = scope.spawn(|| backend.config_get());
+        let reads = event.map(|(relation, owner)| {
+            (
+                scope.spawn(move || backend.relation_get(relation, &owner)),
+                scope.spawn(|| backend.config_get()),
+            )
+        });
         let leader = backend.is_leader();
-        (leader, bag.join(), config.join())
+        let (event_bag, config) = match reads {
+            Some((bag, config)) => (Some(joined(bag.join())), Some(joined(config.join()))),
+            None => (None, None),
+        };
+        let prefetched = Prefetched {
+            event_bag,
+            config,
+            liveness: liveness.map(|l| joined(l.join())),
+        };
+        (leader, prefetched)
     });
     Ok(FirstReads {
         leader: leader?,
-        prefetched: Prefetched {
-            event_bag: Some(joined(bag)),
-            config: Some(joined(config)),
-        },
+        prefetched,
     })
 }
 
