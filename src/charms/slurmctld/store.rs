@@ -426,7 +426,7 @@ pub enum StoreError {
     /// The body does not decode.
     #[error("unreadable body ({0})")]
     Body(#[source] postcard::Error),
-    /// A section or entry is cut short, or names a relation the head lacks.
+    /// A section or entry is cut short, names a relation the head lacks, or is out of order.
     #[error("damaged framing")]
     Frame,
     /// Written without `fsync` before the machine last started: a crash may have lost what the

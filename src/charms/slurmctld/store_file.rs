@@ -415,15 +415,10 @@ fn decode_body<R: Read>(body: &mut Body<R>) -> Result<Store, StoreError> {
     if body.left != 0 {
         return Err(StoreError::Frame);
     }
-    Ok(store_of(
-        head,
-        relations,
-        records.into_iter().collect(),
-        applied,
-    ))
+    Ok(store_of(head, relations, sorted(records)?, applied))
 }
 
-/// Puts the units gathered for `relation` in it (one pass: they come in order).
+/// Puts the units gathered for `relation` in it. A relation's units are one run of frames.
 fn put_units(
     relations: &mut BTreeMap<u32, Relation>,
     relation: Option<u32>,
@@ -433,14 +428,24 @@ fn put_units(
         return Ok(());
     };
     let rel = relations.get_mut(&id).ok_or(StoreError::Frame)?;
-    if rel.units.is_empty() {
-        // built from sorted input in one pass, not a search per unit; the vector is handed
-        // over whole, so the map is built in its buffer rather than a copy of it
-        rel.units = std::mem::take(units).into_iter().collect();
-    } else {
-        rel.units.extend(units.drain(..));
+    if !rel.units.is_empty() {
+        return Err(StoreError::Frame);
     }
+    rel.units = sorted(std::mem::take(units))?;
     Ok(())
+}
+
+/// The map of pairs a section gave, built in their vector: the file holds them in increasing
+/// key order, each key once (the writer walks sorted maps), so no pair is sorted or copied
+/// again (`FromIterator` copies the vector and compares the keys to find it sorted; at 10,000
+/// distinct nodes that was about 1.6 MB copied, docs/BENCHMARKS.md, issue 38, eighth pass).
+/// Pairs out of order or a key twice are a damaged file.
+fn sorted<K: Ord, V>(pairs: Vec<(K, V)>) -> Result<LiteMap<K, V>, StoreError> {
+    if pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+        Ok(LiteMap::from_sorted_store_unchecked(pairs))
+    } else {
+        Err(StoreError::Frame)
+    }
 }
 
 /// How many frames of a section said to hold `count` can lie in `left` bytes of body (each is
@@ -698,6 +703,40 @@ mod tests {
             StoreFile::parse(&cut).unwrap().decode(),
             Err(StoreError::Checksum)
         ));
+    }
+
+    /// Units or records out of key order (or a key twice) on the file are damage: the maps are
+    /// built on the file's order as it is, so an order the writer never makes is refused.
+    #[test]
+    fn frames_out_of_order_are_damage() {
+        let reversed = |map: &mut super::super::store::UnitMap| {
+            let mut pairs: Vec<_> = std::mem::take(map).into_tuple_vec();
+            pairs.reverse();
+            *map = LiteMap::from_sorted_store_unchecked(pairs);
+        };
+        let mut s = store();
+        reversed(&mut s.relations.get_mut(&3).unwrap().units);
+        assert!(matches!(
+            Store::from_bytes(&s.to_bytes()),
+            Err(StoreError::Frame)
+        ));
+        let mut s = store();
+        s.apply(Delta::Node {
+            relation: 3,
+            unit: "compute/1".into(),
+            value: Some(node("c1", 2000, true)),
+        });
+        assert_eq!(s.records.len(), 2);
+        let mut records: Vec<_> = std::mem::take(&mut s.records).into_tuple_vec();
+        records.reverse();
+        s.records = LiteMap::from_sorted_store_unchecked(records);
+        assert!(matches!(
+            Store::from_bytes(&s.to_bytes()),
+            Err(StoreError::Frame)
+        ));
+        // in order, the same store reads back
+        let mut s = store();
+        assert_eq!(Store::from_bytes(&s.to_bytes()).unwrap(), s);
     }
 
     /// A file of many 64 KiB buffers, frames lying across their ends, reads back whole, and
