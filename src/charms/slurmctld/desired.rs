@@ -26,7 +26,7 @@
 //! ([`super::store::Store::keep_ownership_of`]).
 
 use super::store::{
-    Applied, Entry, Gres, OVERSIZED_MARK, Owners, Record, Relation, Store, bounded,
+    Applied, Entry, Gres, OVERSIZED_MARK, Owners, Record, Relation, Store, bounded, checksum,
 };
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
@@ -108,6 +108,8 @@ pub struct Plan {
     pub waiting_apps: Vec<String>,
     /// What slurmctld will have once applied.
     pub applied: Applied,
+    /// The XXH3-64 of each rendered file, what the plan compares with the files on disk.
+    pub digests: FileDigests,
     /// Who owns which partition name after this hook (first come), and the sticky default.
     pub owners: Owners,
     /// Units whose ownership of the name they publish changes: (relation id, unit, owns).
@@ -424,7 +426,7 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
         Ok((s, g)) => (Some(s), Some(g), None),
         Err(e) => (None, None, Some(e)),
     };
-    let applied = applied(
+    let (applied, digests) = applied(
         &accepted,
         slurm_conf.as_deref().unwrap_or_default(),
         gres_conf.as_deref().unwrap_or_default(),
@@ -438,6 +440,7 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
         rejected: out.rejected,
         waiting_apps,
         applied,
+        digests,
         owners: Owners {
             partitions: partition_owners,
             default_partition,
@@ -654,43 +657,83 @@ fn fold_pairs<'s, T>(
 }
 
 /// What slurmctld runs once it took the files: each node's `Gres=` value, the new nodes, and
-/// the files' checksums.
-fn applied(accepted: &[Accepted<'_>], slurm_conf: &str, gres_conf: &str) -> Applied {
-    let (files_hash, base_hash) = hashes(
+/// the files' checksums; and each file's own digest.
+fn applied(accepted: &[Accepted<'_>], slurm_conf: &str, gres_conf: &str) -> (Applied, FileDigests) {
+    let (digests, base) = digests(
         slurm_conf.as_bytes(),
         gres_conf.as_bytes(),
         CGROUP_CONF_TEXT.as_bytes(),
     );
-    Applied::new(
+    let applied = Applied::new(
         accepted.iter().map(|a| (a.name, a.gres.value.as_str())),
         accepted
             .iter()
             .filter(|a| a.new_node)
             .map(|a| a.name.to_owned())
             .collect(),
-        files_hash,
-        base_hash,
-    )
+        digests.files_hash(),
+        base,
+    );
+    (applied, digests)
+}
+
+/// The XXH3-64 of each of the three files, as [`crate::charms::host::Host::checksum`] gives
+/// it for the file on disk: the plan knows from these which files differ from what is there,
+/// and [`Applied::files_hash`] is made of them, so each file is hashed once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileDigests {
+    /// slurm.conf's.
+    pub slurm_conf: u64,
+    /// gres.conf's.
+    pub gres_conf: u64,
+    /// cgroup.conf's.
+    pub cgroup_conf: u64,
+}
+
+impl FileDigests {
+    /// The digest of the file at `path` (`None` for any file but the three).
+    pub fn of(&self, path: &str) -> Option<u64> {
+        match path {
+            super::SLURM_CONF => Some(self.slurm_conf),
+            super::GRES_CONF => Some(self.gres_conf),
+            super::CGROUP_CONF => Some(self.cgroup_conf),
+            _ => None,
+        }
+    }
+
+    /// [`Applied::files_hash`]: the three digests hashed together.
+    fn files_hash(&self) -> u64 {
+        combined(self.gres_conf, self.cgroup_conf, self.slurm_conf)
+    }
 }
 
 /// [`Applied::files_hash`] of a set of files: what the store says slurmctld runs, and what the
 /// last accepted copies are checked against before they are put back.
 pub fn files_hash(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> u64 {
-    hashes(slurm_conf, gres_conf, cgroup_conf).0
+    digests(slurm_conf, gres_conf, cgroup_conf).0.files_hash()
 }
 
-/// [`Applied::files_hash`] and [`Applied::base_hash`] in one pass: gres.conf, cgroup.conf,
-/// then slurm.conf up to its `DownNodes` lines (which come last) give the second; its
-/// `DownNodes` lines added, the first.
-fn hashes(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> (u64, u64) {
+/// Each file's digest and [`Applied::base_hash`], slurm.conf read once: its digest up to its
+/// `DownNodes` lines (which come last) goes into the second, and the same hash carried on to
+/// its end is its own digest.
+fn digests(slurm_conf: &[u8], gres_conf: &[u8], cgroup_conf: &[u8]) -> (FileDigests, u64) {
     let base = without_down_nodes(slurm_conf);
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for part in [gres_conf, b"\0", cgroup_conf, b"\0", base] {
-        h.update(part);
-    }
-    let base_hash = h.digest();
+    h.update(base);
+    let base_digest = h.digest();
     h.update(&slurm_conf[base.len()..]);
-    (h.digest(), base_hash)
+    let digests = FileDigests {
+        slurm_conf: h.digest(),
+        gres_conf: checksum(&[gres_conf]),
+        cgroup_conf: checksum(&[cgroup_conf]),
+    };
+    let base_hash = combined(digests.gres_conf, digests.cgroup_conf, base_digest);
+    (digests, base_hash)
+}
+
+/// Three digests hashed together, in order.
+fn combined(a: u64, b: u64, c: u64) -> u64 {
+    checksum(&[&a.to_le_bytes(), &b.to_le_bytes(), &c.to_le_bytes()])
 }
 
 /// slurm.conf without its `DownNodes` lines, which come last: found from the end, a line at a
@@ -852,8 +895,9 @@ mod owners_tests {
 mod tests {
     use super::*;
 
-    /// The two hashes are those of the files and of the files without the `DownNodes` lines,
-    /// found wherever they start (the plain definition).
+    /// Each file's digest is its plain XXH3-64 (what `Host::checksum` gives for the file on
+    /// disk); the two hashes are those of the three digests, slurm.conf's taken whole and
+    /// without the `DownNodes` lines, found wherever they start (the plain definition).
     #[test]
     fn base_hash_leaves_out_exactly_the_down_nodes_lines() {
         let head =
@@ -864,21 +908,31 @@ mod tests {
                 None => slurm,
             };
             let h = |s: &str| {
-                super::super::store::checksum(&[b"gres\n", b"\0", b"cg\n", b"\0", s.as_bytes()])
+                let of = |b: &[u8]| checksum(&[b]).to_le_bytes();
+                checksum(&[&of(b"gres\n"), &of(b"cg\n"), &of(s.as_bytes())])
             };
             (h(slurm), h(base))
         };
         let one = format!("{head}DownNodes=n1 State=DOWN Reason=\"New node.\"\n");
         let two = format!("{one}DownNodes=n[2-3] State=DOWN Reason=\"New node.\"\n");
         for slurm in [head, &one, &two, "", "DownNodes=x\n", "a\nDownNodes=x"] {
+            let (digests, base) = digests(slurm.as_bytes(), b"gres\n", b"cg\n");
+            assert_eq!((digests.files_hash(), base), plain(slurm), "{slurm:?}");
             assert_eq!(
-                hashes(slurm.as_bytes(), b"gres\n", b"cg\n"),
-                plain(slurm),
-                "{slurm:?}"
+                files_hash(slurm.as_bytes(), b"gres\n", b"cg\n"),
+                plain(slurm).0
+            );
+            assert_eq!(
+                digests,
+                FileDigests {
+                    slurm_conf: checksum(&[slurm.as_bytes()]),
+                    gres_conf: checksum(&[b"gres\n"]),
+                    cgroup_conf: checksum(&[b"cg\n"]),
+                }
             );
         }
-        let (full, base) = hashes(one.as_bytes(), b"gres\n", b"cg\n");
-        assert_ne!(full, base);
-        assert_eq!(base, hashes(head.as_bytes(), b"gres\n", b"cg\n").1);
+        let (full, base) = digests(one.as_bytes(), b"gres\n", b"cg\n");
+        assert_ne!(full.files_hash(), base);
+        assert_eq!(base, digests(head.as_bytes(), b"gres\n", b"cg\n").1);
     }
 }

@@ -13,7 +13,7 @@ use super::key_secret::{
 use super::liveness::{self, Marker};
 use super::observe::{Enlisting, Observed};
 use super::refusal;
-use super::store::{Refusal, Store, checksum};
+use super::store::{Refusal, Store};
 use super::{CGROUP_CONF, GRES_CONF, SLURM_CONF};
 use crate::charms::common::{MUNGE_KEY, SLURM_KEY};
 use crate::charms::host::Owner;
@@ -217,7 +217,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                         obs.slurm_key_on_disk.as_deref() == Some(f.bytes.as_slice())
                     } else {
                         obs.files_on_disk.get(f.path).copied().flatten()
-                            == Some(checksum(&[f.bytes.as_slice()]))
+                            == rendered.digests.of(f.path)
                     };
                     !held
                 });
