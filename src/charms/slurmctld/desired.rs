@@ -895,6 +895,20 @@ mod owners_tests {
 mod tests {
     use super::*;
 
+    /// Each of the three files is looked up by its own path, and no other file has a digest
+    /// (the plan then counts it as changed).
+    #[test]
+    fn digests_are_found_by_their_files_path() {
+        let (d, _) = digests(b"slurm\n", b"gres\n", b"cg\n");
+        assert_eq!(
+            d.of(super::super::SLURM_CONF),
+            Some(checksum(&[b"slurm\n"]))
+        );
+        assert_eq!(d.of(super::super::GRES_CONF), Some(checksum(&[b"gres\n"])));
+        assert_eq!(d.of(super::super::CGROUP_CONF), Some(checksum(&[b"cg\n"])));
+        assert_eq!(d.of(crate::charms::common::SLURM_KEY), None);
+    }
+
     /// Each file's digest is its plain XXH3-64 (what `Host::checksum` gives for the file on
     /// disk); the two hashes are those of the three digests, slurm.conf's taken whole and
     /// without the `DownNodes` lines, found wherever they start (the plain definition).

@@ -216,8 +216,10 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
                     let held = if f.path == SLURM_KEY {
                         obs.slurm_key_on_disk.as_deref() == Some(f.bytes.as_slice())
                     } else {
-                        obs.files_on_disk.get(f.path).copied().flatten()
-                            == rendered.digests.of(f.path)
+                        // a file the digests do not cover counts as changed
+                        rendered.digests.of(f.path).is_some_and(|digest| {
+                            obs.files_on_disk.get(f.path).copied().flatten() == Some(digest)
+                        })
                     };
                     !held
                 });
