@@ -7,6 +7,7 @@ mod support;
 
 use juju_sim::Hook;
 use serde_json::json;
+use slurm_charms::charms::slurmctld::store::Store;
 use support::*;
 
 #[test]
@@ -170,9 +171,9 @@ fn upgrade_charm_rebuilds_the_cache_and_changes_nothing() {
 }
 
 /// Damages the store of a settled three-node cluster with `damage`, runs update-status, and
-/// checks the store is rebuilt from Juju, slurm.conf stays as it was and nothing restarts
-/// (what was applied is unknown, but the files on disk are already right).
-fn assert_rebuilt_after(damage: fn(&mut Vec<u8>)) {
+/// checks the store is rebuilt from Juju for `why`, slurm.conf stays as it was and nothing
+/// restarts (what was applied is unknown, but the files on disk are already right).
+fn assert_rebuilt_after(why: &str, damage: fn(&mut Vec<u8>)) {
     let mut c = three_nodes();
     let slurm0 = c.slurm_conf();
     let cache = c
@@ -189,14 +190,14 @@ fn assert_rebuilt_after(damage: fn(&mut Vec<u8>)) {
     let logs: Vec<String> = c.sim.logs().into_iter().map(|l| l.message).collect();
     assert!(
         logs.iter()
-            .any(|m| m.contains("rebuilding the store from Juju (store checksum mismatch)")),
+            .any(|m| m.contains(&format!("rebuilding the store from Juju (store {why})"))),
         "{logs:?}"
     );
 }
 
 #[test]
 fn a_corrupt_store_is_rebuilt_from_juju() {
-    assert_rebuilt_after(|bytes| {
+    assert_rebuilt_after("checksum mismatch", |bytes| {
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff;
     });
@@ -207,11 +208,27 @@ fn a_corrupt_store_is_rebuilt_from_juju() {
 /// bytes, which is rebuilt from Juju like any damaged store.
 #[test]
 fn a_store_torn_while_written_in_place_is_rebuilt_from_juju() {
-    assert_rebuilt_after(|bytes| {
+    assert_rebuilt_after("checksum mismatch", |bytes| {
         // magic (8 bytes), format (4), then the checksum (8): zeroed, as a torn write leaves it
         bytes[12..20].fill(0);
         let half = bytes.len() / 2;
         bytes[half..].fill(0x55);
+    });
+}
+
+/// A store whose checksum matches but whose units are out of name order (a file the writer
+/// never makes: a bug, or damage the checksum missed) is refused as damaged and rebuilt, and
+/// nothing good is lost: the same files, no restart.
+#[test]
+fn a_store_with_units_out_of_order_is_rebuilt_from_juju() {
+    assert_rebuilt_after("damaged framing", |bytes| {
+        let mut store = Store::from_bytes(bytes).unwrap();
+        for rel in store.relations.values_mut() {
+            let mut units = std::mem::take(&mut rel.units).into_tuple_vec();
+            units.reverse();
+            rel.units = litemap::LiteMap::from_sorted_store_unchecked(units);
+        }
+        *bytes = store.to_bytes();
     });
 }
 
