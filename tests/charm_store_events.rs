@@ -9,7 +9,7 @@
 //! - the store reads back from its file as it was written;
 //! - the file's unchanged-event predicate says "unchanged" exactly where `Store::apply` does;
 //! - dropping unused records before a save keeps exactly the records a unit names and the GRES
-//!   parts those records name (the plain definition, by sets).
+//!   parts and node line shapes those records name (the plain definition, by sets).
 
 use proptest::prelude::*;
 use slurm_charms::charms::slurmctld::desired::{Plan, Settings, plan};
@@ -63,9 +63,12 @@ fn app(r: u32) -> String {
     format!("app{r}")
 }
 
+/// Nodes of two shapes (4 or 8 CPUs, by `memory`'s parity), each with its own RealMemory:
+/// records share shapes, and dropping a record can leave a shape unused.
 fn node_value(name: u32, memory: u32, new: bool) -> String {
     format!(
-        r#"{{"node_parameters":{{"NodeName":"gpu-{name}","CPUs":"4","RealMemory":"{}"}},"new_node":{new}}}"#,
+        r#"{{"node_parameters":{{"NodeName":"gpu-{name}","CPUs":"{}","RealMemory":"{}"}},"new_node":{new}}}"#,
+        4 + 4 * (memory % 2),
         1000 + memory
     )
 }
@@ -241,6 +244,9 @@ proptest! {
             let gres: BTreeSet<u32> = dropped.records.values().map(|r| r.gres).collect();
             let kept_gres: BTreeSet<u32> = dropped.gres.keys().copied().collect();
             prop_assert_eq!(kept_gres, gres);
+            let shapes: BTreeSet<u32> = dropped.records.values().map(|r| r.shape).collect();
+            let kept_shapes: BTreeSet<u32> = dropped.shapes.keys().copied().collect();
+            prop_assert_eq!(kept_shapes, shapes);
             // and the records kept are the records they were
             for id in &kept {
                 prop_assert_eq!(dropped.records.get(id), store.records.get(id));

@@ -145,11 +145,11 @@ fn node(raw: &str) -> bool {
             );
             assert_eq!(unit.name, record.node_name().as_str());
             assert_eq!(unit.new_node, record.new_node());
-            let (stored, gres) = store.record(*id).expect("the ingested record is stored");
+            let (stored, shape, gres) = store.record(*id).expect("the ingested record is stored");
             let new = NewRecord::of(&record);
             assert_eq!(
-                (stored.tail.as_str(), &gres.lines),
-                (new.tail.as_str(), &new.gres.lines)
+                (shape, stored.real_memory, &gres.lines),
+                (&new.shape, new.real_memory, &new.gres.lines)
             );
             record
         }
@@ -183,7 +183,9 @@ fn node(raw: &str) -> bool {
     );
     // What it renders is one line each (a line break would inject slurm.conf lines).
     let new = NewRecord::of(&record);
-    assert_one_line("node tail", &new.tail);
+    let mut line = String::new();
+    new.shape.push_line(&mut line, "n", new.real_memory);
+    assert_one_line("node line", line.strip_suffix('\n').unwrap_or(&line));
     assert_one_line("Gres value", &new.gres.value);
     for l in &new.gres.lines {
         assert_one_line("gres.conf record", l);

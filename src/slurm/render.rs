@@ -66,9 +66,10 @@ fn push_num(out: &mut String, key: &str, value: u64) {
     push_u64(out, value);
 }
 
-/// A node line after its `NodeName=<names>`: what nodes of one shape share (the controller's
-/// plan from node groups writes a line per group with it).
-pub fn node_tail(n: &NodeConf) -> String {
+/// A node line's tail without its `RealMemory`, and the byte offset where ` RealMemory=<MB>`
+/// goes: nodes of one model differ in RealMemory by a few MB and share the rest, so the
+/// controller keeps this text once for all of them ([`push_tail`] puts the number back).
+pub fn node_shape(n: &NodeConf) -> (String, usize) {
     let mut s = String::with_capacity(160);
     let nums = [
         ("CPUs", n.cpus.map(u64::from)),
@@ -76,13 +77,13 @@ pub fn node_tail(n: &NodeConf) -> String {
         ("SocketsPerBoard", n.sockets_per_board.map(u64::from)),
         ("CoresPerSocket", n.cores_per_socket.map(u64::from)),
         ("ThreadsPerCore", n.threads_per_core.map(u64::from)),
-        ("RealMemory", n.real_memory),
     ];
     for (k, v) in nums {
         if let Some(v) = v {
             push_num(&mut s, k, v);
         }
     }
+    let at = s.len();
     if !n.gres.is_empty() {
         s.push_str(" Gres=");
         for (i, g) in n.gres.iter().enumerate() {
@@ -118,7 +119,18 @@ pub fn node_tail(n: &NodeConf) -> String {
         s.push_str(" Reason=");
         push_quoted(&mut s, r);
     }
-    s
+    (s, at)
+}
+
+/// Appends a node line's tail from its [`node_shape`] and `RealMemory` (none: left out).
+/// `at` must lie on a character boundary of `shape`; one that does not is taken as its end.
+pub fn push_tail(out: &mut String, shape: &str, at: usize, real_memory: Option<u64>) {
+    let (before, after) = shape.split_at_checked(at).unwrap_or((shape, ""));
+    out.push_str(before);
+    if let Some(v) = real_memory {
+        push_num(out, "RealMemory", v);
+    }
+    out.push_str(after);
 }
 
 /// A node seen without its name: nodes equal under this key share one hostlist line.
@@ -260,7 +272,8 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> S
         (names, foldable.then_some(SansName(n)), n)
     });
     for (hl, node) in fold(nodes, hostlists) {
-        push_node_line(&mut out, &hl, &node_tail(node));
+        let (shape, at) = node_shape(node);
+        push_node_line(&mut out, &hl, &shape, at, node.real_memory);
     }
     let mut sets: Vec<_> = conf.node_sets.iter().collect();
     sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
@@ -468,13 +481,19 @@ fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> Str
     out
 }
 
-/// Appends one slurm.conf node line: `NodeName=<hostlist>` and `tail` ([`node_tail`]), what
-/// the nodes share. The one writer of node lines (the full render and the controller's plan
-/// from node groups).
-pub fn push_node_line(out: &mut String, hostlist: &str, tail: &str) {
+/// Appends one slurm.conf node line: `NodeName=<hostlist>` and the tail the nodes share, from
+/// its [`node_shape`] and `RealMemory` ([`push_tail`]). The one writer of node lines (the full
+/// render and the controller's plan).
+pub fn push_node_line(
+    out: &mut String,
+    hostlist: &str,
+    shape: &str,
+    at: usize,
+    real_memory: Option<u64>,
+) {
     out.push_str("NodeName=");
     out.push_str(hostlist);
-    out.push_str(tail);
+    push_tail(out, shape, at, real_memory);
     out.push('\n');
 }
 

@@ -26,13 +26,13 @@
 //! ([`super::store::Store::keep_ownership_of`]).
 
 use super::store::{
-    Applied, Entry, Gres, OVERSIZED_MARK, Owners, Record, Relation, Store, bounded, checksum,
+    Applied, Entry, Gres, OVERSIZED_MARK, Owners, Record, Relation, Shape, Store, bounded, checksum,
 };
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress, natural_cmp, natural_key, sort_naturally};
 use crate::slurm::render::{
-    HEADER, push_down_nodes_line, push_node_line, push_partition_line, render_slurm_conf_head,
+    HEADER, push_down_nodes_line, push_partition_line, render_slurm_conf_head,
 };
 use crate::slurm::types::{NodeName, VocabError};
 use crate::slurm::{
@@ -201,6 +201,8 @@ fn parse_partition(raw: &str) -> Result<PartitionRecord, PartitionError> {
 struct Accepted<'s> {
     name: &'s str,
     record: &'s Record,
+    /// Its record's node line shape.
+    shape: &'s Shape,
     /// Its record's GRES.
     gres: &'s Gres,
     /// Its record's id (nodes of one record share a line).
@@ -241,6 +243,65 @@ impl Rejections {
 
 /// Renders the files from the store (see the module doc).
 pub fn plan(settings: &Settings, store: &Store) -> Plan {
+    let Admitted {
+        accepted,
+        partitions,
+        out,
+        waiting_apps,
+        owners,
+        owner_changes,
+        default_missing,
+    } = admit(settings, store);
+    // 2. fold and 3. render
+    let rendered = render(settings, &accepted, &partitions);
+    let (slurm_conf, gres_conf, render_error) = match rendered {
+        Ok((s, g)) => (Some(s), Some(g), None),
+        Err(e) => (None, None, Some(e)),
+    };
+    let (applied, digests) = applied(
+        &accepted,
+        slurm_conf.as_deref().unwrap_or_default(),
+        gres_conf.as_deref().unwrap_or_default(),
+    );
+    Plan {
+        node_count: accepted.len(),
+        gres_count: accepted.iter().map(|a| a.gres.count).sum(),
+        slurm_conf,
+        gres_conf,
+        render_error,
+        rejected: out.rejected,
+        waiting_apps,
+        applied,
+        digests,
+        owners,
+        owner_changes,
+        verdicts: out.verdicts,
+        default_missing,
+    }
+}
+
+/// Step 1, admit: who made it into the files, and who is left out and why. What it gathers
+/// on the way (the claims, their owners, each relation's units in order) is dropped when it
+/// returns, before the files are rendered.
+struct Admitted<'s> {
+    /// The accepted nodes, in natural name order.
+    accepted: Vec<Accepted<'s>>,
+    /// Each partition with the accepted nodes it names, in natural order of partition names.
+    partitions: Vec<(crate::slurm::Partition, Vec<&'s str>)>,
+    /// Left-out units and applications.
+    out: Rejections,
+    /// [`Plan::waiting_apps`].
+    waiting_apps: Vec<String>,
+    /// [`Plan::owners`].
+    owners: Owners,
+    /// [`Plan::owner_changes`].
+    owner_changes: Vec<(u32, String, bool)>,
+    /// [`Plan::default_missing`].
+    default_missing: Option<String>,
+}
+
+/// Admits nodes and partitions first come ([`Admitted`]).
+fn admit<'s>(settings: &Settings, store: &'s Store) -> Admitted<'s> {
     let mut out = Rejections::default();
     let mut waiting_apps = Vec::new();
     // relations in arrival order: by relation id as a number
@@ -380,7 +441,8 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
                 *place = Some(Accepted {
                     name: &u.name,
                     record: record.1.0,
-                    gres: record.1.1,
+                    shape: record.1.1,
+                    gres: record.1.2,
                     id: record.0,
                     new_node: u.new_node,
                 });
@@ -415,38 +477,22 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
     {
         default_missing = Some(settings.default_partition.clone());
     }
-    // 2. fold and 3. render, the nodes in natural name order (each name has one owner)
+    // the accepted nodes in natural name order (each name has one owner)
     let accepted: Vec<Accepted<'_>> = settled
         .order
         .iter()
         .filter_map(|&at| accepted_at[at].take())
         .collect();
-    let rendered = render(settings, &accepted, &partitions);
-    let (slurm_conf, gres_conf, render_error) = match rendered {
-        Ok((s, g)) => (Some(s), Some(g), None),
-        Err(e) => (None, None, Some(e)),
-    };
-    let (applied, digests) = applied(
-        &accepted,
-        slurm_conf.as_deref().unwrap_or_default(),
-        gres_conf.as_deref().unwrap_or_default(),
-    );
-    Plan {
-        node_count: accepted.len(),
-        gres_count: accepted.iter().map(|a| a.gres.count).sum(),
-        slurm_conf,
-        gres_conf,
-        render_error,
-        rejected: out.rejected,
+    Admitted {
+        accepted,
+        partitions,
+        out,
         waiting_apps,
-        applied,
-        digests,
         owners: Owners {
             partitions: partition_owners,
             default_partition,
         },
         owner_changes,
-        verdicts: out.verdicts,
         default_missing,
     }
 }
@@ -517,8 +563,9 @@ fn render(
     slurm.reserve(accepted.len() * 200);
     // node lines: one per record (a record that names one host each: one per node), in the
     // order of each line's first name
-    for (hostlist, record) in fold(accepted, |a| a.record.foldable.then_some(a.id)) {
-        push_node_line(&mut slurm, &hostlist, &record.tail);
+    for (hostlist, a) in fold(accepted, |a| a.record.foldable.then_some(a.id)) {
+        a.shape
+            .push_line(&mut slurm, &hostlist, a.record.real_memory);
     }
     for (p, names) in partitions {
         let nodes = (!names.is_empty() || !p.nodes.is_empty()).then(|| {
@@ -571,16 +618,16 @@ fn render(
     Ok((slurm, gres))
 }
 
-/// Accepted nodes folded by `key` (`None`: a line of its own) into `(hostlist, record)`, in the
-/// order of each group's first name.
-fn fold<'a, 's>(
+/// Accepted nodes folded by `key` (`None`: a line of its own) into `(hostlist, first node of
+/// the group)`, in the order of each group's first name.
+fn fold<'a, 's: 'a>(
     accepted: &'a [Accepted<'s>],
     key: impl Fn(&Accepted<'s>) -> Option<u32>,
-) -> Vec<(Cow<'s, str>, &'s Record)> {
+) -> Folded<'a, Accepted<'s>> {
     fold_pairs(
         accepted
             .iter()
-            .map(|a| (a.name, key(a).map(|k| k as usize), a.record)),
+            .map(|a| (a.name, key(a).map(|k| k as usize), a)),
     )
 }
 
@@ -607,7 +654,7 @@ impl<'s> Names<'s> {
 /// node is its own group).
 fn fold_pairs<'s, T>(
     mut items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
-) -> Vec<(Cow<'s, str>, &'s T)> {
+) -> Folded<'s, T> {
     let mut index: NameMap<usize, usize> = NameMap::default();
     let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
     // the group of the last key: nodes of one group mostly come in a run
@@ -647,14 +694,19 @@ fn fold_pairs<'s, T>(
         groups.is_sorted_by(|a, b| natural_key(a.1.first()) <= natural_key(b.1.first())),
         "names not given in natural order"
     );
-    groups
-        .into_iter()
-        .map(|(record, names)| match names {
-            Names::One(name) => (Cow::Borrowed(name), record),
-            Names::Many(names) => (Cow::Owned(compress(&names)), record),
-        })
-        .collect()
+    // each group's hostlist made as its line is written: no second vector of 10,000 lines
+    groups.into_iter().map(|(record, names)| match names {
+        Names::One(name) => (Cow::Borrowed(name), record),
+        Names::Many(names) => (Cow::Owned(compress(&names)), record),
+    })
 }
+
+/// Folded groups, each as `(hostlist, item)` ([`fold_pairs`]), the hostlist made as each group
+/// is taken.
+type Folded<'s, T> = std::iter::Map<
+    std::vec::IntoIter<(&'s T, Names<'s>)>,
+    fn((&'s T, Names<'s>)) -> (Cow<'s, str>, &'s T),
+>;
 
 /// What slurmctld runs once it took the files: each node's `Gres=` value, the new nodes, and
 /// the files' checksums; and each file's own digest.

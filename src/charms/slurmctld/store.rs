@@ -37,7 +37,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 4;
+pub const STORE_FORMAT: u32 = 5;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -57,8 +57,11 @@ pub enum IngestError {
 /// Units whose records differ only in their name and `new_node` share one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
-    /// The slurm.conf node line after `NodeName=<names>` ([`crate::slurm::render::node_tail`]).
-    pub tail: String,
+    /// Its node line without `RealMemory`, by id in [`Store::shapes`]: nodes of one model
+    /// differ in RealMemory by a few MB, so 10,000 distinct records of one model share one text.
+    pub shape: u32,
+    /// Its `RealMemory` (MB), which the shape's line is rendered with.
+    pub real_memory: Option<u64>,
     /// Whether nodes of this record may share one hostlist line (not with `NodeAddr` or
     /// `NodeHostname`, which name one host each).
     pub foldable: bool,
@@ -68,6 +71,55 @@ pub struct Record {
     /// What the node offers jobs (`DefMemPerCPU`/`DefMemPerGPU` derive from it), read from the
     /// validated record once, when it arrived; `None` without `CPUs` or `RealMemory`.
     pub memory: Option<crate::slurm::NodeMemory>,
+}
+
+/// The slurm.conf node line after `NodeName=<names>`, without its ` RealMemory=<MB>`, and the
+/// byte offset where that goes ([`crate::slurm::render::node_shape`]). Read from a store file,
+/// the offset is checked to fall on a character boundary of the text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ShapeFields")]
+pub struct Shape {
+    text: String,
+    at: u32,
+}
+
+/// A [`Shape`]'s fields as a file gives them, before the offset is checked.
+#[derive(Deserialize)]
+struct ShapeFields {
+    text: String,
+    at: u32,
+}
+
+impl TryFrom<ShapeFields> for Shape {
+    type Error = &'static str;
+
+    fn try_from(f: ShapeFields) -> Result<Shape, &'static str> {
+        let at = usize::try_from(f.at).map_err(|_| "shape offset out of range")?;
+        if f.text.is_char_boundary(at) {
+            Ok(Shape {
+                text: f.text,
+                at: f.at,
+            })
+        } else {
+            Err("a node line's RealMemory offset is not a character boundary of its text")
+        }
+    }
+}
+
+impl Shape {
+    /// The shape of a node's line.
+    pub fn of(node: &crate::slurm::NodeConf) -> Shape {
+        let (text, at) = crate::slurm::render::node_shape(node);
+        // a tail is a few hundred bytes (the value it comes from is bounded far below 4 GiB)
+        let at = u32::try_from(at).unwrap_or(u32::MAX);
+        Shape { text, at }
+    }
+
+    /// Appends `NodeName=<hostlist>`, this shape with `real_memory` in it, and a newline.
+    pub fn push_line(&self, out: &mut String, hostlist: &str, real_memory: Option<u64>) {
+        let at = usize::try_from(self.at).unwrap_or(usize::MAX);
+        crate::slurm::render::push_node_line(out, hostlist, &self.text, at, real_memory);
+    }
 }
 
 /// The GRES part of a record: its gres.conf lines and what its node line declares.
@@ -87,8 +139,10 @@ pub struct Gres {
 /// A record as a checked `node` value gives it, before the store shares its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRecord {
-    /// [`Record::tail`].
-    pub tail: String,
+    /// Its node line's shape.
+    pub shape: Shape,
+    /// [`Record::real_memory`].
+    pub real_memory: Option<u64>,
     /// [`Record::foldable`].
     pub foldable: bool,
     /// Its GRES.
@@ -102,7 +156,8 @@ impl NewRecord {
     pub fn of(record: &NodeRecord) -> NewRecord {
         let node = record.node();
         NewRecord {
-            tail: crate::slurm::render::node_tail(node),
+            shape: Shape::of(node),
+            real_memory: node.real_memory,
             foldable: !node
                 .extra
                 .iter()
@@ -127,12 +182,13 @@ impl NewRecord {
         }
     }
 
-    /// Whether `record`, with its GRES looked up in `gres`, is this record.
-    pub fn is(&self, record: &Record, gres: &BTreeMap<u32, Gres>) -> bool {
-        self.tail == record.tail
+    /// Whether `record`, with its shape and GRES looked up in `store`, is this record.
+    pub fn is(&self, record: &Record, store: &Store) -> bool {
+        self.real_memory == record.real_memory
             && self.foldable == record.foldable
             && self.memory == record.memory
-            && gres.get(&record.gres) == Some(&self.gres)
+            && store.shapes.get(&record.shape) == Some(&self.shape)
+            && store.gres.get(&record.gres) == Some(&self.gres)
     }
 }
 
@@ -326,6 +382,9 @@ pub struct Store {
     pub records: LiteMap<u32, Record>,
     /// Distinct GRES parts of the records, by id; dropped with the last record naming them.
     pub gres: BTreeMap<u32, Gres>,
+    /// Distinct node line shapes of the records, by id (ids shared with the GRES parts');
+    /// dropped with the last record naming them.
+    pub shapes: BTreeMap<u32, Shape>,
     /// The next record id.
     pub next_record: u32,
     /// Partition names owned first-come (node names: [`Unit::owner`]).
@@ -473,8 +532,8 @@ pub fn checksum(parts: &[&[u8]]) -> u64 {
 }
 
 impl Store {
-    /// Drops the records no unit names, and the GRES parts no record names (before the store
-    /// is written).
+    /// Drops the records no unit names, and the GRES parts and shapes no record names (before
+    /// the store is written).
     pub fn drop_unused_records(&mut self) {
         // a set, not a sorted vector: the 10,000 ids gathered on every save come in unit order,
         // and sorting them cost a distinct changed hook 1.3 M instructions more (callgrind)
@@ -489,10 +548,15 @@ impl Store {
             Entry::Rejected(_) => None,
         }));
         self.records.retain(|id, _| used.contains(id));
-        let mut gres: Vec<u32> = self.records.values().map(|r| r.gres).collect();
-        gres.sort_unstable();
-        gres.dedup();
+        let named = |part: fn(&Record) -> u32| {
+            let mut ids: Vec<u32> = self.records.values().map(part).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let (gres, shapes) = (named(|r| r.gres), named(|r| r.shape));
         self.gres.retain(|id, _| gres.binary_search(id).is_ok());
+        self.shapes.retain(|id, _| shapes.binary_search(id).is_ok());
     }
 
     /// Every unit with its relation id and name.
@@ -520,35 +584,33 @@ impl Store {
         }
     }
 
-    /// The id of `record`: an equal record's, or a new one's (its GRES shared likewise).
+    /// The id of `record`: an equal record's, or a new one's (its shape and GRES shared
+    /// likewise).
     fn record_id(&mut self, record: NewRecord) -> u32 {
-        let gres = match self.gres.iter().find(|(_, g)| **g == record.gres) {
-            Some((id, _)) => *id,
-            None => {
-                let id = self.next_record;
-                self.next_record = self.next_record.wrapping_add(1);
-                self.gres.insert(id, record.gres);
-                id
-            }
-        };
+        let gres = shared_id(&mut self.gres, &mut self.next_record, record.gres);
+        let shape = shared_id(&mut self.shapes, &mut self.next_record, record.shape);
         let record = Record {
-            tail: record.tail,
+            shape,
+            real_memory: record.real_memory,
             foldable: record.foldable,
             gres,
             memory: record.memory,
         };
-        // an equal record's id: the cheap fields compared first (records of one model differ in
-        // their `memory`, from RealMemory), so a relist of 10,000 distinct records compares
-        // few node lines, not 50 million (docs/BENCHMARKS.md, issue 38, sixth pass); every
-        // field is named, so a field added to `Record` must be added here
+        // an equal record's id: every field is a number once the shape and GRES are shared;
+        // every field is named, so a field added to `Record` must be added here
         let Record {
-            tail,
+            shape,
+            real_memory,
             foldable,
             gres,
             memory,
         } = &record;
         let equal = |r: &Record| {
-            r.memory == *memory && r.gres == *gres && r.foldable == *foldable && r.tail == *tail
+            r.real_memory == *real_memory
+                && r.memory == *memory
+                && r.shape == *shape
+                && r.gres == *gres
+                && r.foldable == *foldable
         };
         if let Some((id, _)) = self.records.iter().find(|(_, r)| equal(r)) {
             return *id;
@@ -559,10 +621,14 @@ impl Store {
         id
     }
 
-    /// A stored record with its GRES.
-    pub fn record(&self, id: u32) -> Option<(&Record, &Gres)> {
+    /// A stored record with its shape and GRES.
+    pub fn record(&self, id: u32) -> Option<(&Record, &Shape, &Gres)> {
         let record = self.records.get(&id)?;
-        Some((record, self.gres.get(&record.gres)?))
+        Some((
+            record,
+            self.shapes.get(&record.shape)?,
+            self.gres.get(&record.gres)?,
+        ))
     }
 
     /// Applies one event to the store and says whether it changed anything.
@@ -731,16 +797,28 @@ impl Store {
 }
 
 /// What a unit's entry says, its record resolved: comparable across two stores.
+#[allow(clippy::type_complexity)]
 fn resolved<'a>(
     store: &'a Store,
     unit: &'a Unit,
-) -> Result<Option<(&'a str, bool, &'a Gres)>, &'a str> {
+) -> Result<Option<(&'a Shape, Option<u64>, bool, &'a Gres)>, &'a str> {
     match &unit.entry {
         Entry::Record(id) => Ok(store
             .record(*id)
-            .map(|(r, g)| (r.tail.as_str(), r.foldable, g))),
+            .map(|(r, s, g)| (s, r.real_memory, r.foldable, g))),
         Entry::Rejected(why) => Err(why),
     }
+}
+
+/// The id of `part` in `parts`: an equal part's, or a new one's (taken from `next`).
+fn shared_id<T: PartialEq>(parts: &mut BTreeMap<u32, T>, next: &mut u32, part: T) -> u32 {
+    if let Some((id, _)) = parts.iter().find(|(_, p)| **p == part) {
+        return *id;
+    }
+    let id = *next;
+    *next = next.wrapping_add(1);
+    parts.insert(id, part);
+    id
 }
 
 /// Whether a unit's new entry says what the old one did (the record ids are the store's own:
@@ -767,4 +845,59 @@ pub(super) fn ingest_entry(raw: &str) -> (String, bool, Result<NewRecord, String
 fn ingest_record(raw: &str) -> Result<NodeRecord, IngestError> {
     crate::interface::check_record_len(NODE_KEY, raw)?;
     Ok(NodeRecord::from_relation_value(raw)?)
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+
+    fn value(name: &str, cpus: u32, memory: u64) -> String {
+        format!(
+            r#"{{"node_parameters":{{"NodeName":"{name}","CPUs":"{cpus}","RealMemory":"{memory}","MemSpecLimit":"1024","Features":"ib"}},"new_node":false}}"#
+        )
+    }
+
+    fn line(store: &Store, unit: &Unit) -> String {
+        let Entry::Record(id) = unit.entry else {
+            panic!("refused: {:?}", unit.entry)
+        };
+        let (record, shape, _) = store.record(id).expect("stored");
+        let mut out = String::new();
+        shape.push_line(&mut out, unit.name.as_str(), record.real_memory);
+        out
+    }
+
+    #[test]
+    fn records_that_differ_in_real_memory_alone_share_one_shape() {
+        let mut store = Store::default();
+        let a = store.ingest(&value("a", 4, 1000));
+        let b = store.ingest(&value("b", 4, 1002));
+        let c = store.ingest(&value("c", 8, 1000));
+        assert_eq!(store.records.len(), 3);
+        assert_eq!(store.shapes.len(), 2, "{:?}", store.shapes);
+        assert_eq!(
+            line(&store, &a),
+            "NodeName=a CPUs=4 RealMemory=1000 MemSpecLimit=1024 Features=ib\n"
+        );
+        assert_eq!(
+            line(&store, &b),
+            "NodeName=b CPUs=4 RealMemory=1002 MemSpecLimit=1024 Features=ib\n"
+        );
+        assert_eq!(
+            line(&store, &c),
+            "NodeName=c CPUs=8 RealMemory=1000 MemSpecLimit=1024 Features=ib\n"
+        );
+    }
+
+    #[test]
+    fn a_shape_whose_offset_splits_a_character_does_not_read_back() {
+        let good = postcard::to_stdvec(&("CPUs=4 Features=é".to_owned(), 7u32)).expect("encode");
+        assert!(postcard::from_bytes::<Shape>(&good).is_ok());
+        // 'é' is two bytes: an offset between them is no place for RealMemory
+        let inside = "CPUs=4 Features=é".len() as u32 - 1;
+        let bad = postcard::to_stdvec(&("CPUs=4 Features=é".to_owned(), inside)).expect("encode");
+        assert!(postcard::from_bytes::<Shape>(&bad).is_err());
+        let beyond = postcard::to_stdvec(&("CPUs=4".to_owned(), 7u32)).expect("encode");
+        assert!(postcard::from_bytes::<Shape>(&beyond).is_err());
+    }
 }

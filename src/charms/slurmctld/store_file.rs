@@ -21,7 +21,7 @@
 //! ([`StoreFile::decode`]).
 
 use super::store::{
-    Applied, Delta, Entry, Gres, NewRecord, Owners, Record, Relation, STORE_FORMAT, Store,
+    Applied, Delta, Entry, Gres, NewRecord, Owners, Record, Relation, STORE_FORMAT, Shape, Store,
     StoreError, Unit, admit_partition, ingest_entry,
 };
 use compact_str::CompactString;
@@ -57,6 +57,7 @@ struct RelationHead {
 struct Head {
     relations: BTreeMap<u32, RelationHead>,
     gres: BTreeMap<u32, Gres>,
+    shapes: BTreeMap<u32, Shape>,
     next_record: u32,
     owners: Owners,
     logged: BTreeMap<String, String>,
@@ -223,6 +224,7 @@ fn store_of(
         relations,
         records,
         gres: head.gres,
+        shapes: head.shapes,
         next_record: head.next_record,
         owners: head.owners,
         logged: head.logged,
@@ -468,7 +470,7 @@ fn record_is<R: Read>(
         if found >= id {
             let same = found == id && {
                 let (_, stored): (u32, Record) = decode(f)?;
-                record.is(&stored, &head.gres)
+                record.is(&stored, head)
             };
             return Ok(same);
         }
@@ -567,6 +569,7 @@ fn encode<W: Write>(store: &Store, boot: Option<&str>, out: W) -> std::io::Resul
             })
             .collect(),
         gres: store.gres.clone(),
+        shapes: store.shapes.clone(),
         next_record: store.next_record,
         owners: store.owners.clone(),
         logged: store.logged.clone(),
