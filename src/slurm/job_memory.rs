@@ -42,16 +42,26 @@ impl NodeMemory {
     /// From a node of the model. `None` without `CPUs` or `RealMemory` (Slurm's defaults, 1
     /// CPU and 1 MB, are no basis for a default).
     pub fn of_node(n: &NodeConf) -> Option<NodeMemory> {
-        let gpus = n
-            .gres
+        Self::new(
+            n.cpus.map(u64::from),
+            n.real_memory,
+            n.mem_spec_limit,
+            Self::gpus_of(n),
+        )
+    }
+
+    /// The GPUs in a node's `Gres=` (`gpu` items; shards and MPS are not GPUs).
+    pub fn gpus_of(n: &NodeConf) -> u64 {
+        n.gres
             .iter()
             .filter(|g| g.name.as_str() == "gpu")
             .map(|g| g.count)
-            .sum();
-        Self::new(n.cpus.map(u64::from), n.real_memory, n.mem_spec_limit, gpus)
+            .sum()
     }
 
-    fn new(cpus: Option<u64>, real: Option<u64>, spec: Option<u64>, gpus: u64) -> Option<Self> {
+    /// From `CPUs`, `RealMemory`, `MemSpecLimit` and the GPUs: the controller's store keeps a
+    /// node line's other values once per model and `RealMemory` per node.
+    pub fn new(cpus: Option<u64>, real: Option<u64>, spec: Option<u64>, gpus: u64) -> Option<Self> {
         Some(NodeMemory {
             cpus: cpus.filter(|c| *c > 0)?,
             usable_mb: real?.saturating_sub(spec.unwrap_or(0)),

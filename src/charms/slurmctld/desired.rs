@@ -535,7 +535,7 @@ fn render(
         .iter()
         .enumerate()
         .filter(|(i, a)| *i == 0 || accepted[i - 1].id != a.id)
-        .filter_map(|(_, a)| a.record.memory);
+        .filter_map(|(_, a)| a.shape.memory(a.record.real_memory));
     for (key, mb) in memory.lines(nodes, &head.extra) {
         head.extra.push((key.to_owned(), mb.to_string()));
     }

@@ -37,7 +37,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 5;
+pub const STORE_FORMAT: u32 = 6;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -68,19 +68,23 @@ pub struct Record {
     /// Its GRES, by id in [`Store::gres`]: nodes of one model that differ in their node line
     /// (`RealMemory`) share one.
     pub gres: u32,
-    /// What the node offers jobs (`DefMemPerCPU`/`DefMemPerGPU` derive from it), read from the
-    /// validated record once, when it arrived; `None` without `CPUs` or `RealMemory`.
-    pub memory: Option<crate::slurm::NodeMemory>,
 }
 
 /// The slurm.conf node line after `NodeName=<names>`, without its ` RealMemory=<MB>`, and the
 /// byte offset where that goes ([`crate::slurm::render::node_shape`]). Read from a store file,
 /// the offset is checked to fall on a character boundary of the text.
+///
+/// It also keeps what the line says about the node's memory other than `RealMemory` (`CPUs`,
+/// `MemSpecLimit`, the GPUs in its `Gres=`): with a record's `RealMemory`, what the node offers
+/// jobs ([`Shape::memory`]), read from the validated record once, when it arrived.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "ShapeFields")]
 pub struct Shape {
     text: String,
     at: u32,
+    cpus: Option<u64>,
+    mem_spec_limit: Option<u64>,
+    gpus: u64,
 }
 
 /// A [`Shape`]'s fields as a file gives them, before the offset is checked.
@@ -88,6 +92,9 @@ pub struct Shape {
 struct ShapeFields {
     text: String,
     at: u32,
+    cpus: Option<u64>,
+    mem_spec_limit: Option<u64>,
+    gpus: u64,
 }
 
 impl TryFrom<ShapeFields> for Shape {
@@ -99,6 +106,9 @@ impl TryFrom<ShapeFields> for Shape {
             Ok(Shape {
                 text: f.text,
                 at: f.at,
+                cpus: f.cpus,
+                mem_spec_limit: f.mem_spec_limit,
+                gpus: f.gpus,
             })
         } else {
             Err("a node line's RealMemory offset is not a character boundary of its text")
@@ -112,7 +122,19 @@ impl Shape {
         let (text, at) = crate::slurm::render::node_shape(node);
         // a tail is a few hundred bytes (the value it comes from is bounded far below 4 GiB)
         let at = u32::try_from(at).unwrap_or(u32::MAX);
-        Shape { text, at }
+        Shape {
+            text,
+            at,
+            cpus: node.cpus.map(u64::from),
+            mem_spec_limit: node.mem_spec_limit,
+            gpus: crate::slurm::NodeMemory::gpus_of(node),
+        }
+    }
+
+    /// What a node of this shape with `real_memory` offers jobs (`DefMemPerCPU`/`DefMemPerGPU`
+    /// derive from it); `None` without `CPUs` or `RealMemory`.
+    pub fn memory(&self, real_memory: Option<u64>) -> Option<crate::slurm::NodeMemory> {
+        crate::slurm::NodeMemory::new(self.cpus, real_memory, self.mem_spec_limit, self.gpus)
     }
 
     /// Appends `NodeName=<hostlist>`, this shape with `real_memory` in it, and a newline.
@@ -147,8 +169,6 @@ pub struct NewRecord {
     pub foldable: bool,
     /// Its GRES.
     pub gres: Gres,
-    /// [`Record::memory`].
-    pub memory: Option<crate::slurm::NodeMemory>,
 }
 
 impl NewRecord {
@@ -178,7 +198,6 @@ impl NewRecord {
                     .map(str::to_owned)
                     .collect(),
             },
-            memory: crate::slurm::NodeMemory::of_node(node),
         }
     }
 
@@ -186,7 +205,6 @@ impl NewRecord {
     pub fn is(&self, record: &Record, store: &Store) -> bool {
         self.real_memory == record.real_memory
             && self.foldable == record.foldable
-            && self.memory == record.memory
             && store.shapes.get(&record.shape) == Some(&self.shape)
             && store.gres.get(&record.gres) == Some(&self.gres)
     }
@@ -594,7 +612,6 @@ impl Store {
             real_memory: record.real_memory,
             foldable: record.foldable,
             gres,
-            memory: record.memory,
         };
         // an equal record's id: every field is a number once the shape and GRES are shared;
         // every field is named, so a field added to `Record` must be added here
@@ -603,11 +620,9 @@ impl Store {
             real_memory,
             foldable,
             gres,
-            memory,
         } = &record;
         let equal = |r: &Record| {
             r.real_memory == *real_memory
-                && r.memory == *memory
                 && r.shape == *shape
                 && r.gres == *gres
                 && r.foldable == *foldable
@@ -891,13 +906,15 @@ mod shape_tests {
 
     #[test]
     fn a_shape_whose_offset_splits_a_character_does_not_read_back() {
-        let good = postcard::to_stdvec(&("CPUs=4 Features=é".to_owned(), 7u32)).expect("encode");
+        let shape = |text: &str, at: u32| {
+            postcard::to_stdvec(&(text.to_owned(), at, Some(4u64), None::<u64>, 0u64))
+                .expect("encode")
+        };
+        let good = shape("CPUs=4 Features=é", 7);
         assert!(postcard::from_bytes::<Shape>(&good).is_ok());
         // 'é' is two bytes: an offset between them is no place for RealMemory
         let inside = "CPUs=4 Features=é".len() as u32 - 1;
-        let bad = postcard::to_stdvec(&("CPUs=4 Features=é".to_owned(), inside)).expect("encode");
-        assert!(postcard::from_bytes::<Shape>(&bad).is_err());
-        let beyond = postcard::to_stdvec(&("CPUs=4".to_owned(), 7u32)).expect("encode");
-        assert!(postcard::from_bytes::<Shape>(&beyond).is_err());
+        assert!(postcard::from_bytes::<Shape>(&shape("CPUs=4 Features=é", inside)).is_err());
+        assert!(postcard::from_bytes::<Shape>(&shape("CPUs=4", 7)).is_err());
     }
 }

@@ -747,7 +747,7 @@ mod tests {
     #[test]
     fn a_file_larger_than_the_buffer_reads_back() {
         let mut s = Store::default();
-        let units: Vec<(String, String)> = (0..3000)
+        let units: Vec<(String, String)> = (0..6000)
             .map(|k| {
                 (
                     format!("compute/{k}"),
@@ -761,19 +761,19 @@ mod tests {
         assert_eq!(Store::from_bytes(&bytes).unwrap(), s);
         let repeat = Delta::Node {
             relation: 3,
-            unit: "compute/2999".into(),
-            value: Some(node("c2999", 3999, false)),
+            unit: "compute/5999".into(),
+            value: Some(node("c5999", 6999, false)),
         };
         let mut file = StoreFile::parse(&bytes).unwrap();
         let head = file.head().unwrap();
         assert!(file.unchanged(&head, &repeat));
         // a record in the middle of the records (the walk stops at its id): found the same
         // when it is, and changed when it is not
-        for (memory, same) in [(2500, true), (2501, false)] {
+        for (memory, same) in [(4000, true), (4001, false)] {
             let middle = Delta::Node {
                 relation: 3,
-                unit: "compute/1500".into(),
-                value: Some(node("c1500", memory, false)),
+                unit: "compute/3000".into(),
+                value: Some(node("c3000", memory, false)),
             };
             let mut file = StoreFile::parse(&bytes).unwrap();
             assert_eq!(file.unchanged(&head, &middle), same, "RealMemory {memory}");
