@@ -56,7 +56,7 @@ fn push_list<'a>(out: &mut String, key: &str, items: impl IntoIterator<Item = &'
 
 /// Appends a decimal number without going through `core::fmt`.
 fn push_u64(out: &mut String, v: u64) {
-    super::hostlist::push_num(out, v, 0);
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 fn push_num(out: &mut String, key: &str, value: u64) {
