@@ -145,10 +145,10 @@ fn node(raw: &str) -> bool {
             );
             assert_eq!(unit.name, record.node_name().as_str());
             assert_eq!(unit.new_node, record.new_node());
-            let (stored, shape, gres) = store.record(*id).expect("the ingested record is stored");
+            let stored = store.record(*id).expect("the ingested record is stored");
             let new = NewRecord::of(&record);
             assert_eq!(
-                (shape, stored.real_memory, &gres.lines),
+                (stored.shape, stored.record.real_memory, &stored.gres.lines),
                 (&new.shape, new.real_memory, &new.gres.lines)
             );
             record

@@ -205,8 +205,8 @@ struct Accepted<'s> {
     shape: &'s Shape,
     /// Its record's GRES.
     gres: &'s Gres,
-    /// Its record's id (nodes of one record share a line).
-    id: u32,
+    /// Its record's place among the store's records (nodes of one record share a line).
+    place: usize,
     new_node: bool,
 }
 
@@ -253,7 +253,7 @@ pub fn plan(settings: &Settings, store: &Store) -> Plan {
         default_missing,
     } = admit(settings, store);
     // 2. fold and 3. render
-    let rendered = render(settings, &accepted, &partitions);
+    let rendered = render(settings, &accepted, store.records.len(), &partitions);
     let (slurm_conf, gres_conf, render_error) = match rendered {
         Ok((s, g)) => (Some(s), Some(g), None),
         Err(e) => (None, None, Some(e)),
@@ -413,7 +413,7 @@ fn admit<'s>(settings: &Settings, store: &'s Store) -> Admitted<'s> {
                     continue;
                 }
                 Entry::Record(r) => match store.record(*r) {
-                    Some(record) => (*r, record),
+                    Some(record) => record,
                     None => {
                         let why = "stored record is missing (please report this charm bug)";
                         out.unit(*id, unit, why.to_owned());
@@ -443,10 +443,10 @@ fn admit<'s>(settings: &Settings, store: &'s Store) -> Admitted<'s> {
             if let Some(place) = at.and_then(|at| accepted_at.get_mut(at)) {
                 *place = Some(Accepted {
                     name: &u.name,
-                    record: record.1.0,
-                    shape: record.1.1,
-                    gres: record.1.2,
-                    id: record.0,
+                    record: record.record,
+                    shape: record.shape,
+                    gres: record.gres,
+                    place: record.place,
                     new_node: u.new_node,
                 });
             }
@@ -512,6 +512,7 @@ fn admit<'s>(settings: &Settings, store: &'s Store) -> Admitted<'s> {
 fn render(
     settings: &Settings,
     accepted: &[Accepted<'_>],
+    records: usize,
     partitions: &[(crate::slurm::Partition, Vec<&str>)],
 ) -> Result<(String, String), String> {
     let host = settings.hostname.as_ref().map_or("", NodeName::as_str);
@@ -534,7 +535,7 @@ fn render(
     let nodes = accepted
         .iter()
         .enumerate()
-        .filter(|(i, a)| *i == 0 || accepted[i - 1].id != a.id)
+        .filter(|(i, a)| *i == 0 || accepted[i - 1].place != a.place)
         .filter_map(|(_, a)| a.shape.memory(a.record.real_memory));
     for (key, mb) in memory.lines(nodes, &head.extra) {
         head.extra.push((key.to_owned(), mb.to_string()));
@@ -574,7 +575,7 @@ fn render(
     slurm.reserve(accepted.len() * 200);
     // node lines: one per record (a record that names one host each: one per node), in the
     // order of each line's first name
-    for (hostlist, a) in fold(accepted, |a| a.record.foldable.then_some(a.id)) {
+    for (hostlist, a) in fold(accepted, records, |a| a.record.foldable.then_some(a.place)) {
         a.shape
             .push_line(&mut slurm, &hostlist, a.record.real_memory);
     }
@@ -616,7 +617,10 @@ fn render(
             (a, list)
         })
         .collect();
-    let groups = fold_pairs(ids.iter().map(|(a, id)| (a.name, Some(*id), a.gres)));
+    let groups = fold_pairs(
+        ids.iter().map(|(a, id)| (a.name, Some(*id), a.gres)),
+        lists.len(),
+    );
     for (hostlist, gres_part) in groups {
         for line in &gres_part.lines {
             gres.push_str("NodeName=");
@@ -629,17 +633,14 @@ fn render(
     Ok((slurm, gres))
 }
 
-/// Accepted nodes folded by `key` (`None`: a line of its own) into `(hostlist, first node of
-/// the group)`, in the order of each group's first name.
+/// Accepted nodes folded by `key` (below `keys`; `None`: a line of its own) into `(hostlist,
+/// first node of the group)`, in the order of each group's first name.
 fn fold<'a, 's: 'a>(
     accepted: &'a [Accepted<'s>],
-    key: impl Fn(&Accepted<'s>) -> Option<u32>,
+    keys: usize,
+    key: impl Fn(&Accepted<'s>) -> Option<usize>,
 ) -> Folded<'a, Accepted<'s>> {
-    fold_pairs(
-        accepted
-            .iter()
-            .map(|a| (a.name, key(a).map(|k| k as usize), a)),
-    )
+    fold_pairs(accepted.iter().map(|a| (a.name, key(a), a)), keys)
 }
 
 /// The names of one group: a node of its own (most nodes, when every node's line differs)
@@ -664,38 +665,26 @@ impl<'s> Names<'s> {
 /// groups do too: they are not sorted again (10,000 comparisons of natural keys when every
 /// node is its own group).
 fn fold_pairs<'s, T>(
-    mut items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
+    items: impl Iterator<Item = (&'s str, Option<usize>, &'s T)>,
+    keys: usize,
 ) -> Folded<'s, T> {
-    let mut index: NameMap<usize, usize> = NameMap::default();
+    // each key's group by the key itself: keys are places (a record's among the store's
+    // records, a GRES part's among the distinct ones), so a table, not a hash map (10,000
+    // inserts and a 280 KB table at 10,000 distinct nodes; docs/BENCHMARKS.md, issue 38,
+    // ninth pass)
+    let mut group_of: Vec<Option<u32>> = vec![None; keys];
     let mut groups: Vec<(&'s T, Names<'s>)> = Vec::new();
-    // the group of the last key: nodes of one group mostly come in a run
-    let mut last: Option<(usize, usize)> = None;
-    while let Some((name, key, record)) = items.next() {
-        let Some(k) = key else {
-            groups.push((record, Names::One(name)));
-            continue;
-        };
-        let known = match last {
-            Some((l, g)) if l == k => Some(g),
-            _ => index.get(&k).copied(),
-        };
-        match known {
-            Some(g) => {
-                last = Some((k, g));
-                match &mut groups[g].1 {
-                    Names::Many(names) => names.push(name),
-                    Names::One(first) => groups[g].1 = Names::Many(vec![*first, name]),
-                }
-            }
-            None => {
-                if !index.is_empty() && index.len() == index.capacity() {
-                    // full: one growth to room for every key still to come, not ten doublings
-                    // at 10,000 distinct keys, and no large table where nodes share a handful
-                    // of keys (docs/BENCHMARKS.md, issue 38, seventh pass)
-                    index.reserve(items.size_hint().0 + 1);
-                }
-                index.insert(k, groups.len());
-                last = Some((k, groups.len()));
+    for (name, key, record) in items {
+        let slot = key.and_then(|k| group_of.get_mut(k));
+        match slot {
+            // a key beyond the table (none is) has a line of its own
+            None => groups.push((record, Names::One(name))),
+            Some(Some(g)) => match &mut groups[*g as usize].1 {
+                Names::Many(names) => names.push(name),
+                Names::One(first) => groups[*g as usize].1 = Names::Many(vec![*first, name]),
+            },
+            Some(slot) => {
+                *slot = u32::try_from(groups.len()).ok();
                 groups.push((record, Names::One(name)));
             }
         }

@@ -390,6 +390,20 @@ pub struct Refusal {
     pub units: BTreeMap<String, u32>,
 }
 
+/// A stored record with the parts it shares ([`Store::record`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StoredRecord<'a> {
+    /// Its place among the records (`0..records.len()`): what the plan folds nodes by, a
+    /// table index, not a hash key.
+    pub place: usize,
+    /// The record.
+    pub record: &'a Record,
+    /// Its node line's shape.
+    pub shape: &'a Shape,
+    /// Its GRES.
+    pub gres: &'a Gres,
+}
+
 /// The store (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Store {
@@ -636,14 +650,16 @@ impl Store {
         id
     }
 
-    /// A stored record with its shape and GRES.
-    pub fn record(&self, id: u32) -> Option<(&Record, &Shape, &Gres)> {
-        let record = self.records.get(&id)?;
-        Some((
+    /// A stored record with its shape and GRES, and its place among the records.
+    pub fn record(&self, id: u32) -> Option<StoredRecord<'_>> {
+        let place = self.records.find_index(&id).ok()?;
+        let (_, record) = self.records.get_indexed(place)?;
+        Some(StoredRecord {
+            place,
             record,
-            self.shapes.get(&record.shape)?,
-            self.gres.get(&record.gres)?,
-        ))
+            shape: self.shapes.get(&record.shape)?,
+            gres: self.gres.get(&record.gres)?,
+        })
     }
 
     /// Applies one event to the store and says whether it changed anything.
@@ -820,7 +836,7 @@ fn resolved<'a>(
     match &unit.entry {
         Entry::Record(id) => Ok(store
             .record(*id)
-            .map(|(r, s, g)| (s, r.real_memory, r.foldable, g))),
+            .map(|r| (r.shape, r.record.real_memory, r.record.foldable, r.gres))),
         Entry::Rejected(why) => Err(why),
     }
 }
@@ -876,9 +892,11 @@ mod shape_tests {
         let Entry::Record(id) = unit.entry else {
             panic!("refused: {:?}", unit.entry)
         };
-        let (record, shape, _) = store.record(id).expect("stored");
+        let stored = store.record(id).expect("stored");
         let mut out = String::new();
-        shape.push_line(&mut out, unit.name.as_str(), record.real_memory);
+        stored
+            .shape
+            .push_line(&mut out, unit.name.as_str(), stored.record.real_memory);
         out
     }
 
