@@ -498,8 +498,7 @@ pub fn push_node_line(
 }
 
 /// Appends the gres.conf lines of `records` for the nodes of `hostlist`, one per record. The
-/// one writer of node records in gres.conf (the full render and the controller's plan from
-/// node groups).
+/// one writer of node records in gres.conf for the full render.
 pub fn push_gres_lines(out: &mut String, hostlist: &str, records: &[GresLine]) {
     for r in records {
         out.push_str("NodeName=");
