@@ -403,6 +403,90 @@ fn slurmctld_runs_on_rendered_slurm_conf() {
     assert!(!log().contains("fatal"), "{}", log());
 }
 
+/// Nodes of one model that differ in `RealMemory` alone share `NodeName=DEFAULT` lines
+/// (`slurm::node_lines`): slurmctld gives each node its own memory and its own model's GRES,
+/// the second model's `DEFAULT` line replacing every key of the first's.
+#[test]
+fn slurmctld_reads_node_default_lines() {
+    let Some((_, slurmctld, scontrol_bin)) = daemons() else {
+        return;
+    };
+    if !private_hosts_work() {
+        let msg = "SKIPPED NodeName=DEFAULT acceptance: needs `unshare -m` for private host \
+                   names (NodeAddr, which the test would need otherwise, is never on a DEFAULT line)";
+        eprintln!("\n*** {msg} ***\n");
+        assert!(!required(), "{msg}");
+        return;
+    }
+    let dir = scratch();
+    let mut conf = SlurmConf::new("defaults", "ctl-0");
+    let mut gres = GresConf::default();
+    // (name, GPUs by type, RealMemory)
+    type Model = (&'static str, &'static [(&'static str, u64)], u64);
+    let models: [Model; 4] = [
+        ("gpu-1", &[("tesla_t4", 2), ("nvidia_l40s", 2)], 31_848),
+        ("gpu-2", &[("tesla_t4", 2), ("nvidia_l40s", 2)], 31_000),
+        ("gpu-3", &[("nvidia_a100_80gb_pcie", 1)], 64_000),
+        ("gpu-10", &[("nvidia_a100_80gb_pcie", 1)], 65_000),
+    ];
+    let mut p = Partition::new("slurmd".parse().unwrap());
+    for (name, gpus, memory) in models {
+        let mut n = fixtures::node(name, gpus);
+        n.real_memory = Some(memory);
+        conf.nodes.push(n);
+        p.nodes.insert(name.parse().unwrap());
+        let records = if gpus.len() == 2 {
+            vec![
+                fixtures::gpu("tesla_t4", fixtures::files(0..2)),
+                fixtures::gpu("nvidia_l40s", fixtures::files(2..4)),
+            ]
+        } else {
+            vec![fixtures::gpu(
+                "nvidia_a100_80gb_pcie",
+                fixtures::files(0..1),
+            )]
+        };
+        gres.nodes.insert(fixtures::nn(name), records.into());
+    }
+    p.default = true;
+    p.state = Some(PartitionState::Up);
+    conf.partitions.push(p);
+    let (conf, gres) = scratchify(conf, gres, dir.path(), false);
+    let out = render_files(&conf, &gres).unwrap();
+    assert_eq!(
+        out.slurm_conf.matches("NodeName=DEFAULT ").count(),
+        2,
+        "{}",
+        out.slurm_conf
+    );
+    assert!(
+        out.slurm_conf
+            .contains("\nNodeName=gpu-10 RealMemory=65000\n"),
+        "{}",
+        out.slurm_conf
+    );
+    let path = write(dir.path(), &out.slurm_conf, &out.gres_conf);
+    let names = models.map(|(name, _, _)| name);
+    let mut ctld = start_ctld(&slurmctld, dir.path(), &path, &names, true);
+    wait_up(&mut ctld, &scontrol_bin, &path, dir.path(), &out.slurm_conf);
+    for (name, gpus, memory) in models {
+        let show = scontrol(&scontrol_bin, &path, &["show", "node", name]).unwrap_or_default();
+        let want_gres = gpus
+            .iter()
+            .map(|(t, c)| format!("gpu:{t}:{c}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(
+            show.contains(&format!("RealMemory={memory} "))
+                && show.contains(&format!("Gres={want_gres}\n"))
+                && show.contains("MemSpecLimit=1024")
+                && show.contains("CPUTot=16"),
+            "{name}:\n{show}\n{}",
+            out.slurm_conf
+        );
+    }
+}
+
 #[test]
 fn slurmctld_dies_on_a_duplicated_node() {
     let Some((_, slurmctld, _)) = daemons() else {

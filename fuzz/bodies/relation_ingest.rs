@@ -184,7 +184,11 @@ fn node(raw: &str) -> bool {
     // What it renders is one line each (a line break would inject slurm.conf lines).
     let new = NewRecord::of(&record);
     let mut line = String::new();
-    new.shape.push_line(&mut line, "n", new.real_memory);
+    slurm_charms::slurm::node_lines::push_node_lines(
+        &mut line,
+        false,
+        [new.shape.line("n", new.real_memory)],
+    );
     assert_one_line("node line", line.strip_suffix('\n').unwrap_or(&line));
     assert_one_line("Gres value", &new.gres.value);
     for l in &new.gres.lines {

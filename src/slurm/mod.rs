@@ -20,6 +20,7 @@ pub mod keys;
 pub mod lexer;
 pub mod node;
 pub mod node_group;
+pub mod node_lines;
 pub mod openmetrics;
 pub mod overrides;
 pub mod parse;

@@ -13,6 +13,7 @@ use super::hostlist::{compress, compress_with_first, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
+use super::node_lines::{NodeLine, ShapeKeys, defaults_apply, push_node_lines};
 use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
 use super::types::{Feature, GresDevices, NodeName, NodeRef, Reason};
@@ -55,7 +56,7 @@ fn push_list<'a>(out: &mut String, key: &str, items: impl IntoIterator<Item = &'
 }
 
 /// Appends a decimal number without going through `core::fmt`.
-fn push_u64(out: &mut String, v: u64) {
+pub(super) fn push_u64(out: &mut String, v: u64) {
     out.push_str(itoa::Buffer::new().format(v));
 }
 
@@ -66,11 +67,24 @@ fn push_num(out: &mut String, key: &str, value: u64) {
     push_u64(out, value);
 }
 
-/// A node line's tail without its `RealMemory`, and the byte offset where ` RealMemory=<MB>`
-/// goes: nodes of one model differ in RealMemory by a few MB and share the rest, so the
-/// controller keeps this text once for all of them ([`push_tail`] puts the number back).
-pub fn node_shape(n: &NodeConf) -> (String, usize) {
+/// A node line's tail without its `RealMemory` ([`NodeShape`]): nodes of one model differ in
+/// RealMemory by a few MB and share the rest, so the controller keeps this text once for all of
+/// them ([`push_tail`] puts the number back) and slurm.conf may share it through
+/// `NodeName=DEFAULT` lines ([`super::node_lines`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeShape {
+    /// The line after `NodeName=<hosts>`, without ` RealMemory=<MB>`.
+    pub text: String,
+    /// The byte offset in `text` where ` RealMemory=<MB>` goes.
+    pub at: usize,
+    /// The keys `text` sets.
+    pub keys: ShapeKeys,
+}
+
+/// The [`NodeShape`] of a node's line.
+pub fn node_shape(n: &NodeConf) -> NodeShape {
     let mut s = String::with_capacity(160);
+    let mut keys = ShapeKeys::default();
     let nums = [
         ("CPUs", n.cpus.map(u64::from)),
         ("Boards", n.boards.map(u64::from)),
@@ -81,11 +95,13 @@ pub fn node_shape(n: &NodeConf) -> (String, usize) {
     for (k, v) in nums {
         if let Some(v) = v {
             push_num(&mut s, k, v);
+            keys.insert(k);
         }
     }
     let at = s.len();
     if !n.gres.is_empty() {
         s.push_str(" Gres=");
+        keys.insert("Gres");
         for (i, g) in n.gres.iter().enumerate() {
             if i > 0 {
                 s.push(',');
@@ -104,22 +120,30 @@ pub fn node_shape(n: &NodeConf) -> (String, usize) {
     }
     if let Some(v) = n.mem_spec_limit {
         push_num(&mut s, "MemSpecLimit", v);
+        keys.insert("MemSpecLimit");
     }
-    push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
+    if !n.features.is_empty() {
+        push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
+        keys.insert("Features");
+    }
     if let Some(v) = n.weight {
         push_num(&mut s, "Weight", u64::from(v));
+        keys.insert("Weight");
     }
     for e in &n.extra {
         push_kv(&mut s, e.key(), e.value());
+        keys.insert(e.key());
     }
     if let Some(v) = n.state {
         push_kv(&mut s, "State", v.as_str());
+        keys.insert("State");
     }
     if let Some(r) = &n.reason {
         s.push_str(" Reason=");
         push_quoted(&mut s, r);
+        keys.insert("Reason");
     }
-    (s, at)
+    NodeShape { text: s, at, keys }
 }
 
 /// Appends a node line's tail from its [`node_shape`] and `RealMemory` (none: left out).
@@ -271,10 +295,21 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> S
             .any(|e| matches!(e.key(), "NodeAddr" | "NodeHostname"));
         (names, foldable.then_some(SansName(n)), n)
     });
-    for (hl, node) in fold(nodes, hostlists) {
-        let (shape, at) = node_shape(node);
-        push_node_line(&mut out, &hl, &shape, at, node.real_memory);
-    }
+    let lines: Vec<_> = fold(nodes, hostlists)
+        .into_iter()
+        .map(|(hl, node)| (hl, node_shape(node), node.real_memory))
+        .collect();
+    let defaults = defaults_apply(lines.iter().map(|(_, shape, _)| shape.keys));
+    push_node_lines(
+        &mut out,
+        defaults,
+        lines.iter().map(|(hl, shape, real_memory)| NodeLine {
+            hostlist: hl,
+            shape: &shape.text,
+            at: shape.at,
+            real_memory: *real_memory,
+        }),
+    );
     let mut sets: Vec<_> = conf.node_sets.iter().collect();
     sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     for s in sets {

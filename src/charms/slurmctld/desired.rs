@@ -31,6 +31,7 @@ use super::store::{
 use crate::charms::common::NameMap;
 use crate::interface::{AuthKind, InterfaceError, PartitionRecord, Verdicts};
 use crate::slurm::hostlist::{compress, natural_cmp, natural_key, sort_naturally};
+use crate::slurm::node_lines::{defaults_apply, push_node_lines};
 use crate::slurm::render::{
     HEADER, push_down_nodes_line, push_partition_line, render_slurm_conf_head,
 };
@@ -574,11 +575,14 @@ fn render(
     let mut slurm = render_slurm_conf_head(&head).map_err(|e| e.to_string())?;
     slurm.reserve(accepted.len() * 200);
     // node lines: one per record (a record that names one host each: one per node), in the
-    // order of each line's first name
-    for (hostlist, a) in fold(accepted, records, |a| a.record.foldable.then_some(a.place)) {
-        a.shape
-            .push_line(&mut slurm, &hostlist, a.record.real_memory);
-    }
+    // order of each line's first name; runs of one shape share a `NodeName=DEFAULT` line
+    let defaults = defaults_apply(accepted.iter().map(|a| a.shape.keys()));
+    push_node_lines(
+        &mut slurm,
+        defaults,
+        fold(accepted, records, |a| a.record.foldable.then_some(a.place))
+            .map(|(hostlist, a)| a.shape.line(hostlist, a.record.real_memory)),
+    );
     for (p, names) in partitions {
         let nodes = (!names.is_empty() || !p.nodes.is_empty()).then(|| {
             let mut all: Vec<&str> = p.nodes.iter().map(|n| n.as_str()).collect();

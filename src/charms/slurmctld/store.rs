@@ -23,6 +23,7 @@
 //! does not read back and is rebuilt ([`crate::charms::host::Host::overwrite_streamed`]).
 
 use crate::interface::{InterfaceError, NODE_KEY, NodeRecord};
+use crate::slurm::node_lines::{NodeLine, ShapeKeys};
 use compact_str::CompactString;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
@@ -37,7 +38,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 6;
+pub const STORE_FORMAT: u32 = 7;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -82,6 +83,7 @@ pub struct Record {
 pub struct Shape {
     text: String,
     at: u32,
+    keys: ShapeKeys,
     cpus: Option<u64>,
     mem_spec_limit: Option<u64>,
     gpus: u64,
@@ -92,6 +94,7 @@ pub struct Shape {
 struct ShapeFields {
     text: String,
     at: u32,
+    keys: ShapeKeys,
     cpus: Option<u64>,
     mem_spec_limit: Option<u64>,
     gpus: u64,
@@ -106,6 +109,7 @@ impl TryFrom<ShapeFields> for Shape {
             Ok(Shape {
                 text: f.text,
                 at: f.at,
+                keys: f.keys,
                 cpus: f.cpus,
                 mem_spec_limit: f.mem_spec_limit,
                 gpus: f.gpus,
@@ -119,12 +123,13 @@ impl TryFrom<ShapeFields> for Shape {
 impl Shape {
     /// The shape of a node's line.
     pub fn of(node: &crate::slurm::NodeConf) -> Shape {
-        let (text, at) = crate::slurm::render::node_shape(node);
+        let shape = crate::slurm::render::node_shape(node);
         // a tail is a few hundred bytes (the value it comes from is bounded far below 4 GiB)
-        let at = u32::try_from(at).unwrap_or(u32::MAX);
+        let at = u32::try_from(shape.at).unwrap_or(u32::MAX);
         Shape {
-            text,
+            text: shape.text,
             at,
+            keys: shape.keys,
             cpus: node.cpus.map(u64::from),
             mem_spec_limit: node.mem_spec_limit,
             gpus: crate::slurm::NodeMemory::gpus_of(node),
@@ -137,10 +142,21 @@ impl Shape {
         crate::slurm::NodeMemory::new(self.cpus, real_memory, self.mem_spec_limit, self.gpus)
     }
 
-    /// Appends `NodeName=<hostlist>`, this shape with `real_memory` in it, and a newline.
-    pub fn push_line(&self, out: &mut String, hostlist: &str, real_memory: Option<u64>) {
-        let at = usize::try_from(self.at).unwrap_or(usize::MAX);
-        crate::slurm::render::push_node_line(out, hostlist, &self.text, at, real_memory);
+    /// The keys this shape's line sets: node lines share `NodeName=DEFAULT` lines only where
+    /// they all set the same ones ([`crate::slurm::node_lines::defaults_apply`]).
+    pub fn keys(&self) -> ShapeKeys {
+        self.keys
+    }
+
+    /// The node line of `hostlist` with this shape and `real_memory`, for
+    /// [`crate::slurm::node_lines::push_node_lines`].
+    pub fn line<H>(&self, hostlist: H, real_memory: Option<u64>) -> NodeLine<'_, H> {
+        NodeLine {
+            hostlist,
+            shape: &self.text,
+            at: usize::try_from(self.at).unwrap_or(usize::MAX),
+            real_memory,
+        }
     }
 }
 
@@ -894,9 +910,10 @@ mod shape_tests {
         };
         let stored = store.record(id).expect("stored");
         let mut out = String::new();
-        stored
+        let line = stored
             .shape
-            .push_line(&mut out, unit.name.as_str(), stored.record.real_memory);
+            .line(unit.name.as_str(), stored.record.real_memory);
+        crate::slurm::node_lines::push_node_lines(&mut out, false, [line]);
         out
     }
 
@@ -925,7 +942,7 @@ mod shape_tests {
     #[test]
     fn a_shape_whose_offset_splits_a_character_does_not_read_back() {
         let shape = |text: &str, at: u32| {
-            postcard::to_stdvec(&(text.to_owned(), at, Some(4u64), None::<u64>, 0u64))
+            postcard::to_stdvec(&(text.to_owned(), at, 0u32, Some(4u64), None::<u64>, 0u64))
                 .expect("encode")
         };
         let good = shape("CPUs=4 Features=é", 7);

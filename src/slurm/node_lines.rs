@@ -1,0 +1,240 @@
+//! slurm.conf's node section, written short where nodes share a shape: a run of two or more
+//! lines whose nodes differ only in their names and `RealMemory` (nodes of one model differ by
+//! a few MB) is written as one `NodeName=DEFAULT <shape>` line followed by
+//! `NodeName=<hosts> RealMemory=<MB>` lines, as Slurm's own examples do. At 10,000 distinct
+//! nodes that makes slurm.conf a quarter of its size, and the controller renders, hashes,
+//! writes and `fsync`s it on every change (docs/BENCHMARKS.md, issue 38, tenth pass).
+//!
+//! Slurm merges each `NodeName=DEFAULT` line into the defaults before it (a key it leaves out
+//! keeps its earlier default) and a node line takes every key it does not set from those
+//! defaults (`_parse_nodename` in Slurm's `read_config.c`). So defaults are used only where
+//! every node line of the file sets the same keys ([`defaults_apply`]): each `DEFAULT` line then
+//! replaces every earlier default, and a line written in full overrides every default. Where
+//! the keys differ (GPU nodes beside CPU-only nodes), or a line names one host by `NodeAddr`,
+//! `NodeHostname` or `BcastAddr` (which Slurm refuses on a `DEFAULT` line), every line is written
+//! in full, as before.
+
+use super::keys::NODE_KEYS;
+use super::render::{push_node_line, push_tail, push_u64};
+use serde::{Deserialize, Serialize};
+
+/// The `NodeName` keys a node line's shape sets (everything but `NodeName` and `RealMemory`):
+/// one bit per key of [`NODE_KEYS`], so that lines can be compared by which keys they set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ShapeKeys(u32);
+
+/// A key outside [`NODE_KEYS`] (none is accepted; kept apart so it never passes for another).
+const OTHER: u32 = 1 << 31;
+
+impl ShapeKeys {
+    /// Records that the shape sets `key`.
+    pub fn insert(&mut self, key: &str) {
+        self.0 |= NODE_KEYS
+            .iter()
+            .position(|k| k.eq_ignore_ascii_case(key))
+            .map_or(OTHER, |i| 1 << i);
+    }
+
+    /// Whether Slurm accepts these keys on a `NodeName=DEFAULT` line.
+    fn may_be_default(self) -> bool {
+        let refused = ["NodeAddr", "NodeHostname", "BcastAddr"]
+            .iter()
+            .fold(OTHER, |bits, key| {
+                let mut k = ShapeKeys::default();
+                k.insert(key);
+                bits | k.0
+            });
+        self.0 & refused == 0
+    }
+}
+
+/// Whether the node lines whose shapes set `keys` may share `NodeName=DEFAULT` lines: every
+/// one sets the same keys, and Slurm accepts them on a `DEFAULT` line. False without lines.
+pub fn defaults_apply(keys: impl IntoIterator<Item = ShapeKeys>) -> bool {
+    let mut keys = keys.into_iter();
+    let Some(first) = keys.next() else {
+        return false;
+    };
+    first.may_be_default() && keys.all(|k| k == first)
+}
+
+/// One node line: its hostlist, its shape (text and where `RealMemory` goes, as
+/// [`super::render::node_shape`] gives them) and its `RealMemory`.
+#[derive(Debug, Clone)]
+pub struct NodeLine<'s, H> {
+    /// `NodeName=` of the line.
+    pub hostlist: H,
+    /// The line after `NodeName=<hosts>`, without ` RealMemory=<MB>`.
+    pub shape: &'s str,
+    /// The byte offset in `shape` where ` RealMemory=<MB>` goes.
+    pub at: usize,
+    /// `RealMemory` (MB); none: left out.
+    pub real_memory: Option<u64>,
+}
+
+/// Appends the node lines in their order: where `defaults` ([`defaults_apply`] over every
+/// line), a run of two or more lines of one shape as one `NodeName=DEFAULT` line and short
+/// lines; every other line in full ([`push_node_line`]).
+pub fn push_node_lines<'s, H: AsRef<str>>(
+    out: &mut String,
+    defaults: bool,
+    lines: impl IntoIterator<Item = NodeLine<'s, H>>,
+) {
+    let mut lines = lines.into_iter().peekable();
+    // the shape of the last `NodeName=DEFAULT` line written
+    let mut default: Option<(&str, usize)> = None;
+    while let Some(line) = lines.next() {
+        let shape = (line.shape, line.at);
+        let starts_run = defaults
+            && default != Some(shape)
+            && lines
+                .peek()
+                .is_some_and(|next| (next.shape, next.at) == shape);
+        if starts_run {
+            out.push_str("NodeName=DEFAULT");
+            push_tail(out, line.shape, line.at, None);
+            out.push('\n');
+            default = Some(shape);
+        }
+        if default == Some(shape) {
+            out.push_str("NodeName=");
+            out.push_str(line.hostlist.as_ref());
+            if let Some(mb) = line.real_memory {
+                out.push_str(" RealMemory=");
+                push_u64(out, mb);
+            }
+            out.push('\n');
+        } else {
+            push_node_line(
+                out,
+                line.hostlist.as_ref(),
+                line.shape,
+                line.at,
+                line.real_memory,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slurm::NodeConf;
+    use crate::slurm::parse_slurm_conf;
+    use crate::slurm::render::node_shape;
+
+    fn node(name: &str, cpus: u16, gres: bool, memory: u64) -> NodeConf {
+        let mut n = NodeConf::new(name.parse().expect("name"));
+        n.set("CPUs", &cpus.to_string()).expect("CPUs");
+        n.set("RealMemory", &memory.to_string())
+            .expect("RealMemory");
+        if gres {
+            n.set("Gres", "gpu:h100:8").expect("Gres");
+        }
+        n
+    }
+
+    /// The node section for `nodes`, one line each, with defaults where they apply.
+    fn section(nodes: &[NodeConf]) -> String {
+        let shapes: Vec<_> = nodes.iter().map(node_shape).collect();
+        let defaults = defaults_apply(shapes.iter().map(|s| s.keys));
+        let mut out = String::new();
+        push_node_lines(
+            &mut out,
+            defaults,
+            nodes.iter().zip(&shapes).map(|(n, s)| NodeLine {
+                hostlist: n.name.as_str(),
+                shape: &s.text,
+                at: s.at,
+                real_memory: n.real_memory,
+            }),
+        );
+        out
+    }
+
+    #[test]
+    fn a_run_of_one_shape_shares_a_default_line() {
+        let nodes = [
+            node("a", 8, true, 100),
+            node("b", 8, true, 101),
+            node("c", 4, true, 100),
+            node("d", 8, true, 102),
+            node("e", 4, true, 103),
+            node("f", 4, true, 104),
+        ];
+        assert_eq!(
+            section(&nodes),
+            "NodeName=DEFAULT CPUs=8 Gres=gpu:h100:8\n\
+             NodeName=a RealMemory=100\n\
+             NodeName=b RealMemory=101\n\
+             NodeName=c CPUs=4 RealMemory=100 Gres=gpu:h100:8\n\
+             NodeName=d RealMemory=102\n\
+             NodeName=DEFAULT CPUs=4 Gres=gpu:h100:8\n\
+             NodeName=e RealMemory=103\n\
+             NodeName=f RealMemory=104\n"
+        );
+    }
+
+    #[test]
+    fn lines_that_set_different_keys_are_written_in_full() {
+        let nodes = [
+            node("a", 8, true, 100),
+            node("b", 8, true, 101),
+            node("c", 8, false, 102),
+            node("d", 8, false, 103),
+        ];
+        assert_eq!(
+            section(&nodes),
+            "NodeName=a CPUs=8 RealMemory=100 Gres=gpu:h100:8\n\
+             NodeName=b CPUs=8 RealMemory=101 Gres=gpu:h100:8\n\
+             NodeName=c CPUs=8 RealMemory=102\n\
+             NodeName=d CPUs=8 RealMemory=103\n"
+        );
+        let mut addressed = [node("a", 8, true, 100), node("b", 8, true, 101)];
+        for n in &mut addressed {
+            n.set("NodeAddr", "10.0.0.1").expect("NodeAddr");
+        }
+        assert!(!section(&addressed).contains("DEFAULT"));
+        assert!(!defaults_apply([]));
+    }
+
+    #[test]
+    fn defaults_read_back_as_the_full_lines_they_stand_for() {
+        let nodes: Vec<NodeConf> = (0..6)
+            .map(|i| {
+                node(
+                    &format!("n{i}"),
+                    4 + 4 * (i % 2 == 0 && i > 2) as u16,
+                    true,
+                    100 + i,
+                )
+            })
+            .collect();
+        let short = section(&nodes);
+        assert!(short.contains("NodeName=DEFAULT"), "{short}");
+        let mut full = String::new();
+        push_node_lines(
+            &mut full,
+            false,
+            nodes
+                .iter()
+                .map(|n| {
+                    let s = node_shape(n);
+                    (n.name.as_str().to_owned(), s, n.real_memory)
+                })
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|(h, s, m)| NodeLine {
+                    hostlist: h.as_str(),
+                    shape: &s.text,
+                    at: s.at,
+                    real_memory: *m,
+                }),
+        );
+        assert!(!full.contains("DEFAULT"), "{full}");
+        let parsed = |text: &str| parse_slurm_conf(text, "slurm.conf").expect("parses").nodes;
+        assert_eq!(parsed(&short), parsed(&full));
+        assert_eq!(parsed(&short), nodes);
+    }
+}
