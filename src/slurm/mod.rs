@@ -28,6 +28,7 @@ pub mod partition;
 pub mod record_entry;
 pub mod render;
 pub mod slurm_conf;
+mod text;
 pub mod types;
 pub mod validate;
 pub mod version;

@@ -15,7 +15,8 @@
 //! in full, as before.
 
 use super::keys::NODE_KEYS;
-use super::render::{push_node_line, push_tail, push_u64};
+use super::node::NodeConf;
+use super::text::{push_kv, push_list, push_num, push_quoted, push_u64};
 use serde::{Deserialize, Serialize};
 
 /// The `NodeName` keys a node line's shape sets (everything but `NodeName` and `RealMemory`):
@@ -59,8 +60,114 @@ pub fn defaults_apply(keys: impl IntoIterator<Item = ShapeKeys>) -> bool {
     first.may_be_default() && keys.all(|k| k == first)
 }
 
+/// A node line's tail without its `RealMemory` ([`NodeShape`]): nodes of one model differ in
+/// RealMemory by a few MB and share the rest, so the controller keeps this text once for all of
+/// them ([`push_tail`] puts the number back) and slurm.conf may share it through
+/// `NodeName=DEFAULT` lines .
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeShape {
+    /// The line after `NodeName=<hosts>`, without ` RealMemory=<MB>`.
+    pub text: String,
+    /// The byte offset in `text` where ` RealMemory=<MB>` goes.
+    pub at: usize,
+    /// The keys `text` sets.
+    pub keys: ShapeKeys,
+}
+
+/// The [`NodeShape`] of a node's line.
+pub fn node_shape(n: &NodeConf) -> NodeShape {
+    let mut s = String::with_capacity(160);
+    let mut keys = ShapeKeys::default();
+    let nums = [
+        ("CPUs", n.cpus.map(u64::from)),
+        ("Boards", n.boards.map(u64::from)),
+        ("SocketsPerBoard", n.sockets_per_board.map(u64::from)),
+        ("CoresPerSocket", n.cores_per_socket.map(u64::from)),
+        ("ThreadsPerCore", n.threads_per_core.map(u64::from)),
+    ];
+    for (k, v) in nums {
+        if let Some(v) = v {
+            push_num(&mut s, k, v);
+            keys.insert(k);
+        }
+    }
+    let at = s.len();
+    if !n.gres.is_empty() {
+        s.push_str(" Gres=");
+        keys.insert("Gres");
+        for (i, g) in n.gres.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&g.name);
+            if let Some(t) = &g.gres_type {
+                s.push(':');
+                s.push_str(t);
+            }
+            if g.no_consume {
+                s.push_str(":no_consume");
+            }
+            s.push(':');
+            push_u64(&mut s, g.count);
+        }
+    }
+    if let Some(v) = n.mem_spec_limit {
+        push_num(&mut s, "MemSpecLimit", v);
+        keys.insert("MemSpecLimit");
+    }
+    if !n.features.is_empty() {
+        push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
+        keys.insert("Features");
+    }
+    if let Some(v) = n.weight {
+        push_num(&mut s, "Weight", u64::from(v));
+        keys.insert("Weight");
+    }
+    for e in &n.extra {
+        push_kv(&mut s, e.key(), e.value());
+        keys.insert(e.key());
+    }
+    if let Some(v) = n.state {
+        push_kv(&mut s, "State", v.as_str());
+        keys.insert("State");
+    }
+    if let Some(r) = &n.reason {
+        s.push_str(" Reason=");
+        push_quoted(&mut s, r);
+        keys.insert("Reason");
+    }
+    NodeShape { text: s, at, keys }
+}
+
+/// Appends a node line's tail from its [`node_shape`] and `RealMemory` (none: left out).
+/// `at` must lie on a character boundary of `shape`; one that does not is taken as its end.
+pub fn push_tail(out: &mut String, shape: &str, at: usize, real_memory: Option<u64>) {
+    let (before, after) = shape.split_at_checked(at).unwrap_or((shape, ""));
+    out.push_str(before);
+    if let Some(v) = real_memory {
+        push_num(out, "RealMemory", v);
+    }
+    out.push_str(after);
+}
+
+/// Appends one slurm.conf node line: `NodeName=<hostlist>` and the tail the nodes share, from
+/// its [`node_shape`] and `RealMemory` ([`push_tail`]). The one writer of node lines (the full
+/// render and the controller's plan).
+pub fn push_node_line(
+    out: &mut String,
+    hostlist: &str,
+    shape: &str,
+    at: usize,
+    real_memory: Option<u64>,
+) {
+    out.push_str("NodeName=");
+    out.push_str(hostlist);
+    push_tail(out, shape, at, real_memory);
+    out.push('\n');
+}
+
 /// One node line: its hostlist, its shape (text and where `RealMemory` goes, as
-/// [`super::render::node_shape`] gives them) and its `RealMemory`.
+/// [`node_shape`] gives them) and its `RealMemory`.
 #[derive(Debug, Clone)]
 pub struct NodeLine<'s, H> {
     /// `NodeName=` of the line.
@@ -120,9 +227,7 @@ pub fn push_node_lines<'s, H: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slurm::NodeConf;
     use crate::slurm::parse_slurm_conf;
-    use crate::slurm::render::node_shape;
 
     fn node(name: &str, cpus: u16, gres: bool, memory: u64) -> NodeConf {
         let mut n = NodeConf::new(name.parse().expect("name"));
@@ -137,8 +242,14 @@ mod tests {
 
     /// The node section for `nodes`, one line each, with defaults where they apply.
     fn section(nodes: &[NodeConf]) -> String {
+        written(nodes, true)
+    }
+
+    /// The node section for `nodes`, one line each; with `may_default`, defaults where they
+    /// apply, else every line in full.
+    fn written(nodes: &[NodeConf], may_default: bool) -> String {
         let shapes: Vec<_> = nodes.iter().map(node_shape).collect();
-        let defaults = defaults_apply(shapes.iter().map(|s| s.keys));
+        let defaults = may_default && defaults_apply(shapes.iter().map(|s| s.keys));
         let mut out = String::new();
         push_node_lines(
             &mut out,
@@ -213,25 +324,7 @@ mod tests {
             .collect();
         let short = section(&nodes);
         assert!(short.contains("NodeName=DEFAULT"), "{short}");
-        let mut full = String::new();
-        push_node_lines(
-            &mut full,
-            false,
-            nodes
-                .iter()
-                .map(|n| {
-                    let s = node_shape(n);
-                    (n.name.as_str().to_owned(), s, n.real_memory)
-                })
-                .collect::<Vec<_>>()
-                .iter()
-                .map(|(h, s, m)| NodeLine {
-                    hostlist: h.as_str(),
-                    shape: &s.text,
-                    at: s.at,
-                    real_memory: *m,
-                }),
-        );
+        let full = written(&nodes, false);
         assert!(!full.contains("DEFAULT"), "{full}");
         let parsed = |text: &str| parse_slurm_conf(text, "slurm.conf").expect("parses").nodes;
         assert_eq!(parsed(&short), parsed(&full));

@@ -13,149 +13,15 @@ use super::hostlist::{compress, compress_with_first, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
-use super::node_lines::{NodeLine, ShapeKeys, defaults_apply, push_node_lines};
+use super::node_lines::{NodeLine, defaults_apply, node_shape, push_node_lines};
 use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
+use super::text::{push_kv, push_list, push_num, push_quoted};
 use super::types::{Feature, GresDevices, NodeName, NodeRef, Reason};
 use std::collections::HashMap;
 
 /// First line of every rendered file.
 pub const HEADER: &str = "# Written by the slurmctld charm; manual changes are overwritten.\n";
-
-/// Writes free text quoted, escaping `\` and `#` the way Slurm's lexer unescapes them.
-fn push_quoted(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        if c == '\\' || c == '#' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-}
-
-fn push_kv(out: &mut String, key: &str, value: &str) {
-    out.push(' ');
-    out.push_str(key);
-    out.push('=');
-    out.push_str(value);
-}
-
-/// ` <key>=a,b,c` for a non-empty list, nothing for an empty one (no joined copy).
-fn push_list<'a>(out: &mut String, key: &str, items: impl IntoIterator<Item = &'a str>) {
-    for (i, item) in items.into_iter().enumerate() {
-        if i == 0 {
-            out.push(' ');
-            out.push_str(key);
-            out.push('=');
-        } else {
-            out.push(',');
-        }
-        out.push_str(item);
-    }
-}
-
-/// Appends a decimal number without going through `core::fmt`.
-pub(super) fn push_u64(out: &mut String, v: u64) {
-    out.push_str(itoa::Buffer::new().format(v));
-}
-
-fn push_num(out: &mut String, key: &str, value: u64) {
-    out.push(' ');
-    out.push_str(key);
-    out.push('=');
-    push_u64(out, value);
-}
-
-/// A node line's tail without its `RealMemory` ([`NodeShape`]): nodes of one model differ in
-/// RealMemory by a few MB and share the rest, so the controller keeps this text once for all of
-/// them ([`push_tail`] puts the number back) and slurm.conf may share it through
-/// `NodeName=DEFAULT` lines ([`super::node_lines`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeShape {
-    /// The line after `NodeName=<hosts>`, without ` RealMemory=<MB>`.
-    pub text: String,
-    /// The byte offset in `text` where ` RealMemory=<MB>` goes.
-    pub at: usize,
-    /// The keys `text` sets.
-    pub keys: ShapeKeys,
-}
-
-/// The [`NodeShape`] of a node's line.
-pub fn node_shape(n: &NodeConf) -> NodeShape {
-    let mut s = String::with_capacity(160);
-    let mut keys = ShapeKeys::default();
-    let nums = [
-        ("CPUs", n.cpus.map(u64::from)),
-        ("Boards", n.boards.map(u64::from)),
-        ("SocketsPerBoard", n.sockets_per_board.map(u64::from)),
-        ("CoresPerSocket", n.cores_per_socket.map(u64::from)),
-        ("ThreadsPerCore", n.threads_per_core.map(u64::from)),
-    ];
-    for (k, v) in nums {
-        if let Some(v) = v {
-            push_num(&mut s, k, v);
-            keys.insert(k);
-        }
-    }
-    let at = s.len();
-    if !n.gres.is_empty() {
-        s.push_str(" Gres=");
-        keys.insert("Gres");
-        for (i, g) in n.gres.iter().enumerate() {
-            if i > 0 {
-                s.push(',');
-            }
-            s.push_str(&g.name);
-            if let Some(t) = &g.gres_type {
-                s.push(':');
-                s.push_str(t);
-            }
-            if g.no_consume {
-                s.push_str(":no_consume");
-            }
-            s.push(':');
-            push_u64(&mut s, g.count);
-        }
-    }
-    if let Some(v) = n.mem_spec_limit {
-        push_num(&mut s, "MemSpecLimit", v);
-        keys.insert("MemSpecLimit");
-    }
-    if !n.features.is_empty() {
-        push_list(&mut s, "Features", n.features.iter().map(|f| f.as_str()));
-        keys.insert("Features");
-    }
-    if let Some(v) = n.weight {
-        push_num(&mut s, "Weight", u64::from(v));
-        keys.insert("Weight");
-    }
-    for e in &n.extra {
-        push_kv(&mut s, e.key(), e.value());
-        keys.insert(e.key());
-    }
-    if let Some(v) = n.state {
-        push_kv(&mut s, "State", v.as_str());
-        keys.insert("State");
-    }
-    if let Some(r) = &n.reason {
-        s.push_str(" Reason=");
-        push_quoted(&mut s, r);
-        keys.insert("Reason");
-    }
-    NodeShape { text: s, at, keys }
-}
-
-/// Appends a node line's tail from its [`node_shape`] and `RealMemory` (none: left out).
-/// `at` must lie on a character boundary of `shape`; one that does not is taken as its end.
-pub fn push_tail(out: &mut String, shape: &str, at: usize, real_memory: Option<u64>) {
-    let (before, after) = shape.split_at_checked(at).unwrap_or((shape, ""));
-    out.push_str(before);
-    if let Some(v) = real_memory {
-        push_num(out, "RealMemory", v);
-    }
-    out.push_str(after);
-}
 
 /// A node seen without its name: nodes equal under this key share one hostlist line.
 struct SansName<'a>(&'a NodeConf);
@@ -514,22 +380,6 @@ fn write_gres_conf<'a>(conf: &'a GresConf, hostlists: &mut Hostlists<'a>) -> Str
         push_gres_lines(&mut out, &hl, records);
     }
     out
-}
-
-/// Appends one slurm.conf node line: `NodeName=<hostlist>` and the tail the nodes share, from
-/// its [`node_shape`] and `RealMemory` ([`push_tail`]). The one writer of node lines (the full
-/// render and the controller's plan).
-pub fn push_node_line(
-    out: &mut String,
-    hostlist: &str,
-    shape: &str,
-    at: usize,
-    real_memory: Option<u64>,
-) {
-    out.push_str("NodeName=");
-    out.push_str(hostlist);
-    push_tail(out, shape, at, real_memory);
-    out.push('\n');
 }
 
 /// Appends the gres.conf lines of `records` for the nodes of `hostlist`, one per record. The

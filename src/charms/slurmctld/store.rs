@@ -72,7 +72,7 @@ pub struct Record {
 }
 
 /// The slurm.conf node line after `NodeName=<names>`, without its ` RealMemory=<MB>`, and the
-/// byte offset where that goes ([`crate::slurm::render::node_shape`]). Read from a store file,
+/// byte offset where that goes ([`crate::slurm::node_lines::node_shape`]). Read from a store file,
 /// the offset is checked to fall on a character boundary of the text.
 ///
 /// It also keeps what the line says about the node's memory other than `RealMemory` (`CPUs`,
@@ -123,7 +123,7 @@ impl TryFrom<ShapeFields> for Shape {
 impl Shape {
     /// The shape of a node's line.
     pub fn of(node: &crate::slurm::NodeConf) -> Shape {
-        let shape = crate::slurm::render::node_shape(node);
+        let shape = crate::slurm::node_lines::node_shape(node);
         // a tail is a few hundred bytes (the value it comes from is bounded far below 4 GiB)
         let at = u32::try_from(shape.at).unwrap_or(u32::MAX);
         Shape {
