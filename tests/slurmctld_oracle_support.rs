@@ -129,6 +129,24 @@ impl Oracle {
         }
     }
 
+    /// `scontrol <args>` of this version against the slurm.conf at `conf` (a path as the
+    /// daemon sees it); its stdout, `None` when it fails.
+    pub fn scontrol(&self, conf: &str, args: &[&str]) -> Option<String> {
+        let cmd = self.in_root("/usr/bin/scontrol");
+        let o = Command::new("timeout")
+            .arg("10")
+            .arg(cmd.get_program())
+            .args(cmd.get_args())
+            .args(args)
+            .env("SLURM_CONF", conf)
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
     /// A scratch directory inside the root: (path here, path as the daemon sees it).
     pub fn scratch(&self) -> (tempfile::TempDir, String) {
         let tmp = self.root.join("tmp");
