@@ -31,23 +31,22 @@ const OTHER: u32 = 1 << 31;
 impl ShapeKeys {
     /// Records that the shape sets `key`.
     pub fn insert(&mut self, key: &str) {
-        self.0 |= NODE_KEYS
-            .iter()
-            .position(|k| k.eq_ignore_ascii_case(key))
-            .map_or(OTHER, |i| 1 << i);
+        self.0 |= bit(key);
     }
 
     /// Whether Slurm accepts these keys on a `NodeName=DEFAULT` line.
     fn may_be_default(self) -> bool {
-        let refused = ["NodeAddr", "NodeHostname", "BcastAddr"]
-            .iter()
-            .fold(OTHER, |bits, key| {
-                let mut k = ShapeKeys::default();
-                k.insert(key);
-                bits | k.0
-            });
+        let refused = bit("NodeAddr") | bit("NodeHostname") | bit("BcastAddr") | OTHER;
         self.0 & refused == 0
     }
+}
+
+/// `key`'s bit: its place in [`NODE_KEYS`], or [`OTHER`].
+fn bit(key: &str) -> u32 {
+    NODE_KEYS
+        .iter()
+        .position(|k| k.eq_ignore_ascii_case(key))
+        .map_or(OTHER, |i| 1 << i)
 }
 
 /// Whether the node lines whose shapes set `keys` may share `NodeName=DEFAULT` lines: every
@@ -72,6 +71,18 @@ pub struct NodeShape {
     pub at: usize,
     /// The keys `text` sets.
     pub keys: ShapeKeys,
+}
+
+impl NodeShape {
+    /// The node line of `hostlist` with this shape and `real_memory`, for [`push_node_lines`].
+    pub fn line<H>(&self, hostlist: H, real_memory: Option<u64>) -> NodeLine<'_, H> {
+        NodeLine {
+            hostlist,
+            shape: &self.text,
+            at: self.at,
+            real_memory,
+        }
+    }
 }
 
 /// The [`NodeShape`] of a node's line.
@@ -192,18 +203,20 @@ pub fn push_node_lines<'s, H: AsRef<str>>(
     let mut default: Option<(&str, usize)> = None;
     while let Some(line) = lines.next() {
         let shape = (line.shape, line.at);
-        let starts_run = defaults
-            && default != Some(shape)
+        let mut short = default == Some(shape);
+        if !short
+            && defaults
             && lines
                 .peek()
-                .is_some_and(|next| (next.shape, next.at) == shape);
-        if starts_run {
+                .is_some_and(|next| (next.shape, next.at) == shape)
+        {
             out.push_str("NodeName=DEFAULT");
             push_tail(out, line.shape, line.at, None);
             out.push('\n');
             default = Some(shape);
+            short = true;
         }
-        if default == Some(shape) {
+        if short {
             out.push_str("NodeName=");
             out.push_str(line.hostlist.as_ref());
             if let Some(mb) = line.real_memory {
@@ -253,12 +266,10 @@ mod tests {
         push_node_lines(
             &mut out,
             defaults,
-            nodes.iter().zip(&shapes).map(|(n, s)| NodeLine {
-                hostlist: n.name.as_str(),
-                shape: &s.text,
-                at: s.at,
-                real_memory: n.real_memory,
-            }),
+            nodes
+                .iter()
+                .zip(&shapes)
+                .map(|(n, s)| s.line(n.name.as_str(), n.real_memory)),
         );
         out
     }

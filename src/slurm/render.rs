@@ -13,7 +13,7 @@ use super::hostlist::{compress, compress_with_first, natural_cmp, natural_key};
 use super::keys::GlobalKey;
 use super::node::NodeConf;
 use super::node::NodeState;
-use super::node_lines::{NodeLine, defaults_apply, node_shape, push_node_lines};
+use super::node_lines::{defaults_apply, node_shape, push_node_lines};
 use super::record_entry::NodeEntry;
 use super::slurm_conf::{NodeNames, SlurmConf};
 use super::text::{push_kv, push_list, push_num, push_quoted};
@@ -169,12 +169,9 @@ fn write_slurm_conf<'a>(conf: &'a SlurmConf, hostlists: &mut Hostlists<'a>) -> S
     push_node_lines(
         &mut out,
         defaults,
-        lines.iter().map(|(hl, shape, real_memory)| NodeLine {
-            hostlist: hl,
-            shape: &shape.text,
-            at: shape.at,
-            real_memory: *real_memory,
-        }),
+        lines
+            .iter()
+            .map(|(hl, shape, real_memory)| shape.line(hl, *real_memory)),
     );
     let mut sets: Vec<_> = conf.node_sets.iter().collect();
     sets.sort_by(|a, b| natural_cmp(&a.name, &b.name));
