@@ -287,6 +287,41 @@ fn slurmd_update_status_with_unchanged_facts_is_two_tool_calls_and_no_controller
     );
 }
 
+/// The steady check reads slurmd's state and both main PIDs from one `systemctl show`: slurmd
+/// stopped, or munged restarted, behind the charm's back runs the next update-status in full.
+#[test]
+fn a_daemon_stopped_or_restarted_behind_the_charm_runs_update_status_in_full() {
+    let mut c = settled(1);
+    configure(&mut c, &["slurmd/0"]);
+    let steady = |c: &mut Cluster| {
+        update_status_cost(c, "slurmd/0");
+        let (tools, cmds) = update_status_cost(c, "slurmd/0");
+        assert!(tools.len() <= 2, "steady: {tools:?}");
+        assert!(!cmds.iter().any(|l| l.contains("ping")), "{cmds:?}");
+        assert!(
+            cmds.iter()
+                .any(|l| l == "systemctl show --property=ActiveState,MainPID slurmd munge"),
+            "one systemctl show: {cmds:?}"
+        );
+        assert!(!cmds.iter().any(|l| l.contains("is-active")), "{cmds:?}");
+    };
+    steady(&mut c);
+    // slurmd died: the hook runs in full and starts it again
+    std::fs::remove_file(c.root("slurmd/0").join("running-slurmd")).unwrap();
+    let (_, cmds) = update_status_cost(&mut c, "slurmd/0");
+    assert!(
+        cmds.iter()
+            .any(|l| l == "systemctl restart --no-block slurmd"),
+        "{cmds:?}"
+    );
+    steady(&mut c);
+    // munged restarted by someone else: a new main PID, so the controller is checked again
+    std::fs::write(c.root("slurmd/0").join("running-munge"), "999999").unwrap();
+    let (_, cmds) = update_status_cost(&mut c, "slurmd/0");
+    assert!(cmds.iter().any(|l| l.contains("scontrol ping")), "{cmds:?}");
+    steady(&mut c);
+}
+
 #[test]
 fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothing() {
     let mut c = settled(3);

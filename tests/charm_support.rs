@@ -14,7 +14,9 @@ pub fn repo() -> PathBuf {
 }
 
 /// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`;
-/// `systemctl` keeps `running-<service>` marker files so `is-active` tells the truth. Marker
+/// `systemctl` keeps `running-<service>` marker files (holding the starting fake's PID as the
+/// unit's main PID) so `is-active` and `show` (`MainPID=`, `ActiveState=` per unit) tell the
+/// truth. Marker
 /// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
 /// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
 /// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the
@@ -33,11 +35,19 @@ case "$name $1" in
   "slurmd -V"|"slurmctld -V")
     if [ -f "$SLURM_CHARMS_ROOT/slurm-version.txt" ]; then echo "slurm-wlm $(cat "$SLURM_CHARMS_ROOT/slurm-version.txt")"; else echo "slurm-wlm 22.05.8"; fi ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
-  "systemctl restart"|"systemctl start") for u; do :; done; touch "$SLURM_CHARMS_ROOT/running-$u"
+  "systemctl restart"|"systemctl start") for u; do :; done; echo $$ > "$SLURM_CHARMS_ROOT/running-$u"
     if [ "$u" = slurmd ] && [ -f "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" ]; then
       mv "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" "$SLURM_CHARMS_ROOT/sinfo.txt"; fi ;;
   "systemctl stop") for u; do :; done; rm -f "$SLURM_CHARMS_ROOT/running-$u" ;;
   "systemctl is-active") for u; do :; done; [ -f "$SLURM_CHARMS_ROOT/running-$u" ] || exit 3 ;;
+  "systemctl show") sep=
+    for u; do case $u in show|-*) continue ;; esac
+      printf '%s' "$sep"; sep='
+'
+      if [ -f "$SLURM_CHARMS_ROOT/running-$u" ]; then
+        echo "MainPID=$(cat "$SLURM_CHARMS_ROOT/running-$u")"; echo "ActiveState=active"
+      else echo "MainPID=0"; echo "ActiveState=inactive"; fi
+    done ;;
 esac
 if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name")"; fi
 if [ -f "$SLURM_CHARMS_ROOT/sleep-$name-$1" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name-$1")"; fi

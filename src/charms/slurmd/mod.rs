@@ -146,6 +146,6 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
     let status = dcgm::with_note(status, dcgm::converge(ctx, host, &obs).as_deref());
     backend.status_set(StatusScope::Unit, &status)?;
     let restarted = !plan.services.is_empty();
-    let record = steady::record(&obs, &status, restarted, || steady::service_pids(host))?;
+    let record = steady::record(&obs, &status, restarted, || steady::services(host))?;
     steady::remember(host, record.as_ref())
 }

@@ -1,7 +1,7 @@
 //! The steady update-status: when nothing about this node changed since the last hook that
 //! ran in full and found the controller answering, update-status re-reads only the host (its
-//! `slurmd -C` facts, the GPUs, the device files, whether slurmd runs and the main PIDs of
-//! slurmd and munged), sets the status that
+//! `slurmd -C` facts, the GPUs, the device files, and from one `systemctl show` whether slurmd
+//! runs and the main PIDs of slurmd and munged), sets the status that
 //! hook set, and makes no other hook-tool call and no `scontrol ping` (issue 13). A `detect-gpus` that finds the host
 //! unchanged answers from the facts and GPUs this check read and the `gpu-sharing` the record
 //! keeps (`action-get`, `action-set`).
@@ -71,13 +71,14 @@ pub fn fingerprint(
 /// The record a full hook leaves behind, when it may be trusted: the controller answered, the
 /// facts and GPUs were read, the status is active, no action ran and nothing was (re)started
 /// (`restarted`: a restarted slurmd is checked again by the next hook). `None` otherwise (the
-/// next update-status then runs in full and checks the controller again). `pids` is asked only
-/// when a record is kept.
+/// next update-status then runs in full and checks the controller again). `services` is asked
+/// only when a record is kept; its answer is read as the steady check reads its own, so the
+/// two fingerprints compare like with like.
 pub fn record(
     obs: &Observed,
     status: &Status,
     restarted: bool,
-    pids: impl FnOnce() -> Result<String, CharmError>,
+    services: impl FnOnce() -> Result<Services, CharmError>,
 ) -> Result<Option<Steady>, CharmError> {
     let answering = matches!(obs.controller, Some(ControllerProbe::Answering));
     if restarted || !answering || status.kind != StatusKind::Active || obs.action.is_some() {
@@ -86,13 +87,14 @@ pub fn record(
     let (Ok(facts), Ok(inventory)) = (obs.facts.as_ref(), obs.inventory.as_ref()) else {
         return Ok(None);
     };
+    let services = services()?;
     Ok(Some(Steady {
         fingerprint: fingerprint(
             facts,
             inventory,
             &obs.device_files_present,
-            obs.slurmd_active,
-            &pids()?,
+            services.slurmd_active,
+            &services.pids,
         ),
         message: status.message.clone(),
         conf_server: match &obs.cluster_info {
@@ -103,27 +105,59 @@ pub fn record(
     }))
 }
 
-/// The main PIDs of slurmd and munged (`systemctl show --property=MainPID --value`): a
-/// daemon restarted behind the charm's back (a new munge key, an operator's restart) changes
-/// them, and the next update-status then runs in full and checks the controller again.
-pub fn service_pids(host: &Host<'_>) -> Result<String, CharmError> {
-    Ok(pids_of(host.run(&pids_cmd())?))
+/// What systemd says of the node's daemons, as the steady fingerprint takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Services {
+    /// slurmd runs, or was started and is not ready yet: its `ActiveState` is `active`,
+    /// `reloading` (where `systemctl is-active` succeeds) or `activating` (a configless slurmd
+    /// of 23.11+ still fetching its config).
+    pub slurmd_active: bool,
+    /// The main PIDs of slurmd and munged, space-separated (`unknown` when systemctl failed): a
+    /// daemon restarted behind the charm's back (a new munge key, an operator's restart)
+    /// changes them, and the next update-status then runs in full and checks the controller
+    /// again.
+    pub pids: String,
 }
 
-/// The command [`service_pids`] runs.
-fn pids_cmd() -> Cmd {
+/// [`Services`] from one `systemctl show --property=ActiveState,MainPID slurmd munge`.
+pub fn services(host: &Host<'_>) -> Result<Services, CharmError> {
+    Ok(services_of(host.run(&services_cmd())?))
+}
+
+/// The command [`services`] runs: both answers from one process.
+fn services_cmd() -> Cmd {
     Cmd::new(
         "systemctl",
-        ["show", "--property=MainPID", "--value", "slurmd", "munge"],
+        ["show", "--property=ActiveState,MainPID", "slurmd", "munge"],
     )
 }
 
-/// [`service_pids`] from what [`pids_cmd`] printed.
-fn pids_of(out: CmdOutput) -> String {
-    if out.success() {
-        out.stdout.split_whitespace().collect::<Vec<_>>().join(" ")
-    } else {
-        "unknown".to_owned()
+/// [`Services`] from what [`services_cmd`] printed: one block of `KEY=value` lines per unit,
+/// in the order the units were named, blocks separated by an empty line; systemd prints the
+/// properties in its own order, so they are found by name.
+fn services_of(out: CmdOutput) -> Services {
+    if !out.success() {
+        return Services {
+            slurmd_active: false,
+            pids: "unknown".to_owned(),
+        };
+    }
+    let mut slurmd_active = false;
+    let mut pids = Vec::new();
+    for (unit, block) in out.stdout.split("\n\n").enumerate() {
+        for (key, value) in block.lines().filter_map(|l| l.split_once('=')) {
+            match key.trim() {
+                "ActiveState" if unit == 0 => {
+                    slurmd_active = matches!(value.trim(), "active" | "reloading" | "activating");
+                }
+                "MainPID" => pids.push(value.trim()),
+                _ => {}
+            }
+        }
+    }
+    Services {
+        slurmd_active,
+        pids: pids.join(" "),
     }
 }
 
@@ -162,11 +196,11 @@ pub struct SteadyCheck {
     pub gpu_sharing: Option<crate::gpu::GpuSharing>,
 }
 
-/// Checks whether this hook finds the host as the last full hook left it. The three commands
-/// (`slurmd -C`, `systemctl is-active slurmd`, the service PIDs) are independent reads, so
-/// they run side by side ([`Host::run_all`]) while this process reads the GPUs from NVML on a
-/// second thread; their answers are then judged in the order a sequential check would have
-/// met them, so what is returned (and which error stops the hook) is the same.
+/// Checks whether this hook finds the host as the last full hook left it. The two commands
+/// (`slurmd -C`, the `systemctl show` of [`services`]) are independent reads, so they run
+/// side by side ([`Host::run_all`]) while this process reads the GPUs from NVML on a second
+/// thread; their answers are then judged in the order a sequential check would have met
+/// them, so what is returned (and which error stops the hook) is the same.
 pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
     let Some(raw) = host.read(STEADY_PATH)? else {
         return Ok(SteadyCheck::default());
@@ -180,11 +214,7 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         return Ok(SteadyCheck::default());
     }
     let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);
-    let cmds = [
-        slurmd_c_cmd.clone(),
-        Cmd::new("systemctl", ["is-active", "slurmd"]),
-        pids_cmd(),
-    ];
+    let cmds = [slurmd_c_cmd.clone(), services_cmd()];
     let opts = DetectOptions::from_host_root(host.root());
     let (detected, outputs, port) = std::thread::scope(|scope| {
         let nvml = scope.spawn(|| crate::gpu::detect(&opts));
@@ -199,7 +229,7 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
     // A panic while reading the GPUs stays a panic of the hook, as when it ran inline.
     let detected = detected.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let port = port.map(|p| p.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-    let [slurmd_c, state, pids] = outputs;
+    let [slurmd_c, services] = outputs;
     let slurmd_c = slurmd_c.and_then(|out| out.success_of(&slurmd_c_cmd));
     let differs = |slurmd_c| SteadyCheck {
         slurmd_c: Some(slurmd_c),
@@ -216,9 +246,14 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         return Ok(differs(slurmd_c));
     };
     let devices = super::observe::device_files(host)?;
-    let state = state?;
-    let active = state.success() || state.stdout.trim() == "activating";
-    let now = fingerprint(&facts, &inventory, &devices, active, &pids_of(pids?));
+    let services = services_of(services?);
+    let now = fingerprint(
+        &facts,
+        &inventory,
+        &devices,
+        services.slurmd_active,
+        &services.pids,
+    );
     // a closed port: the controller is gone, the full hook asks it and says so; a name that
     // does not resolve here (`None`) says nothing new
     if now != steady.fingerprint || port == Some(Some(false)) {
@@ -230,4 +265,61 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         seen: Some((facts, inventory)),
         gpu_sharing: steady.gpu_sharing,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Services, services_of};
+    use crate::charms::host::CmdOutput;
+
+    fn shown(code: i32, stdout: &str) -> Services {
+        services_of(CmdOutput {
+            code: Some(code),
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+        })
+    }
+
+    #[test]
+    fn one_systemctl_show_says_whether_slurmd_runs_and_both_main_pids() {
+        // systemd's own order (MainPID before ActiveState), one block per unit
+        let running = shown(
+            0,
+            "MainPID=4321\nActiveState=active\n\nMainPID=812\nActiveState=active\n",
+        );
+        assert_eq!(
+            running,
+            Services {
+                slurmd_active: true,
+                pids: "4321 812".into()
+            }
+        );
+        // a notify slurmd not ready yet counts as running; a stopped one does not, and
+        // munge's state is not slurmd's
+        let activating = shown(
+            0,
+            "ActiveState=activating\nMainPID=4321\n\nActiveState=active\nMainPID=812\n",
+        );
+        assert!(activating.slurmd_active);
+        for state in ["inactive", "failed", "deactivating"] {
+            let out =
+                format!("MainPID=0\nActiveState={state}\n\nMainPID=812\nActiveState=active\n");
+            assert_eq!(
+                shown(0, &out),
+                Services {
+                    slurmd_active: false,
+                    pids: "0 812".into()
+                },
+                "{state}"
+            );
+        }
+        // systemctl itself failing says nothing is known
+        assert_eq!(
+            shown(1, ""),
+            Services {
+                slurmd_active: false,
+                pids: "unknown".into()
+            }
+        );
+    }
 }

@@ -3,8 +3,8 @@
 //! shell fakes of `tests/charm_support.rs` but without spawning `mkdir`/`basename`/`echo`, so the
 //! benchmark measures the charm rather than `/bin/sh`. Under `$SLURM_CHARMS_ROOT`:
 //! `slurmd -C` prints `slurmd-C.txt` if present (else the line of an 8x H100 server named
-//! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers that
-//! `is-active` reads (options such as `--no-block` are skipped: with `running---no-block`, the
+//! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers (the
+//! unit's main PID) that `is-active` and `show` (`MainPID=`, `ActiveState=`) read (options such as `--no-block` are skipped: with `running---no-block`, the
 //! slurmd charm's `restart --no-block slurmd` left slurmd "inactive" and every update-status
 //! restarted it, so the steady path was never measured). `sinfo` prints `sinfo.txt` if
 //! present (the health-check program's view of its node, `idle|none`), else nothing.
@@ -53,13 +53,28 @@ fn main() -> ExitCode {
             }
         }
         ("systemctl", "restart" | "start") => {
-            let _ = std::fs::write(root.join(format!("running-{unit}")), "");
+            // the unit's main PID: this stand-in's own, new at each start
+            let pid = std::process::id().to_string();
+            let _ = std::fs::write(root.join(format!("running-{unit}")), pid);
         }
         ("systemctl", "stop") => {
             let _ = std::fs::remove_file(root.join(format!("running-{unit}")));
         }
         ("systemctl", "is-active") if !root.join(format!("running-{unit}")).exists() => {
             return ExitCode::from(3);
+        }
+        ("systemctl", "show") => {
+            // `MainPID=` and `ActiveState=` of each unit named, blocks apart by an empty line
+            let units = args.iter().skip(1).filter(|a| !a.starts_with('-'));
+            let blocks: Vec<String> = units
+                .map(
+                    |u| match std::fs::read_to_string(root.join(format!("running-{u}"))) {
+                        Ok(pid) => format!("MainPID={}\nActiveState=active\n", pid.trim()),
+                        Err(_) => "MainPID=0\nActiveState=inactive\n".to_owned(),
+                    },
+                )
+                .collect();
+            print!("{}", blocks.join("\n"));
         }
         _ => {}
     }
