@@ -307,7 +307,14 @@ fn e2e_harness_sees_a_dead_slurmd() {
     c.systemctl("e2e-a", &["enable", "--now", "slurmd"]);
     c.wait_node_idle("e2e-ctl", "e2e-a", T4, REGISTER);
     assert_eq!(c.slurmd_died("e2e-a"), None);
-    let pid = c.run("e2e-a", "systemctl", &["show", "slurmd"]).ok().stdout;
+    let pid = c
+        .run(
+            "e2e-a",
+            "systemctl",
+            &["show", "--property=MainPID", "--value", "slurmd"],
+        )
+        .ok()
+        .stdout;
     c.run("e2e-a", "kill", &["-SEGV", pid.trim()]).ok();
     c.wait_for("slurmd to be seen dead", REGISTER, || {
         c.slurmd_died("e2e-a")
