@@ -297,6 +297,58 @@ fn a_refused_reconfigure_restores_the_accepted_files() {
     assert_eq!(c.status("slurmctld/0").0, "active");
 }
 
+/// `scontrol reconfigure` that got no answer (24.11+ hands over to a new slurmctld, and the
+/// old one's reply can be lost) is not a refusal: asked once more; lost twice, the hook fails
+/// (Juju retries it) with the new files in place, never the accepted ones put back.
+#[test]
+fn a_reconfigure_whose_answer_was_lost_is_asked_again_not_refused() {
+    let mut c = three_nodes();
+    let accepted = c.slurm_conf();
+    let lost = "slurm_reconfigure error: Socket timed out on send/recv operation";
+    let once = c.root("slurmctld/0").join("fail-once-scontrol-reconfigure");
+    std::fs::write(&once, lost).unwrap();
+    c.clear_commands("slurmctld/0");
+    set_params(&mut c, "MaxJobCount=5000");
+    c.assert_no_errors();
+    assert!(!once.exists(), "the first reconfigure got no answer");
+    assert!(c.slurm_conf().contains("MaxJobCount=5000"));
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "active", "{msg}");
+    assert_eq!(
+        restarts(&c.commands("slurmctld/0")),
+        ["scontrol reconfigure", "scontrol reconfigure"]
+    );
+    assert_ne!(c.slurm_conf(), accepted);
+    let accepted = c.slurm_conf();
+    // no answer twice: the hook fails, the new files stay, nothing is called refused
+    let every = c.root("slurmctld/0").join("fail-scontrol-reconfigure");
+    std::fs::write(&every, lost).unwrap();
+    c.clear_commands("slurmctld/0");
+    set_params(&mut c, "MaxJobCount=6000");
+    let failed = c.failed_hooks();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].contains("Socket timed out"), "{failed:#?}");
+    assert_eq!(c.status("slurmctld/0").0, "error");
+    assert!(c.slurm_conf().contains("MaxJobCount=6000"), "not put back");
+    assert_eq!(
+        restarts(&c.commands("slurmctld/0")),
+        ["scontrol reconfigure", "scontrol reconfigure"],
+        "asked twice, then no reconfigure onto the accepted files"
+    );
+    // slurmctld answers again: `juju resolve` retries the hook, which reloads the new files
+    std::fs::remove_file(&every).unwrap();
+    c.clear_commands("slurmctld/0");
+    c.sim.resolve("slurmctld/0").unwrap();
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "active", "{msg}");
+    assert!(c.slurm_conf().contains("MaxJobCount=6000"));
+    assert_ne!(c.slurm_conf(), accepted);
+    assert_eq!(
+        restarts(&c.commands("slurmctld/0")),
+        ["scontrol reconfigure"]
+    );
+}
+
 #[test]
 fn a_restart_that_fails_goes_back_to_the_accepted_files() {
     let mut c = three_nodes();

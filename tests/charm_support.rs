@@ -18,7 +18,8 @@ pub fn repo() -> PathBuf {
 /// unit's main PID) so `is-active` and `show` (`MainPID=`, `ActiveState=` per unit) tell the
 /// truth. Marker
 /// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
-/// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text; `sleep-<name>`
+/// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text,
+/// `fail-once-<name>-<arg1>` that subcommand's next call only; `sleep-<name>`
 /// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the
 /// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8. `sinfo.txt` is what
 /// `sinfo` prints; `sinfo-after-restart.txt` replaces it when slurmd is (re)started, as the
@@ -53,6 +54,8 @@ if [ -f "$SLURM_CHARMS_ROOT/sleep-$name" ]; then sleep "$(cat "$SLURM_CHARMS_ROO
 if [ -f "$SLURM_CHARMS_ROOT/sleep-$name-$1" ]; then sleep "$(cat "$SLURM_CHARMS_ROOT/sleep-$name-$1")"; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name" ]; then echo "$name failed (test)" >&2; exit 1; fi
 if [ -f "$SLURM_CHARMS_ROOT/fail-$name-$1" ]; then echo "$name $1 failed (test): $(cat "$SLURM_CHARMS_ROOT/fail-$name-$1")" >&2; exit 1; fi
+if [ -f "$SLURM_CHARMS_ROOT/fail-once-$name-$1" ]; then echo "$name $1 failed (test): $(cat "$SLURM_CHARMS_ROOT/fail-once-$name-$1")" >&2
+  rm -f "$SLURM_CHARMS_ROOT/fail-once-$name-$1"; exit 1; fi
 exit 0
 "#;
 

@@ -14,7 +14,7 @@ use super::plan::{ControllerPlan, refused_status};
 use super::refusal::{ACCEPTED_FILES, first_new_line};
 use super::store::{Applied, RELOAD_PENDING, Refusal, STORE_PATH};
 use crate::charms::error::CharmError;
-use crate::charms::host::{Cmd, Host, HostError, Owner, SetFile};
+use crate::charms::host::{Cmd, CmdOutput, Host, HostError, Owner, SetFile};
 use crate::charms::plan::{FileWrite, RelationWrite};
 use crate::interface::{GRES_TYPES_KEY, GresTypes, SLURMCTLD_ENDPOINT, VERDICTS_KEY, Verdicts};
 use crate::slurm::is_gres_mismatch;
@@ -628,15 +628,65 @@ fn announce(decision: &Decision) {
 
 /// Restarts, reconfigures or stops slurmctld as decided ([`announce`]d first), then resumes
 /// nodes and clears drains.
+/// `scontrol reconfigure`. An answer lost on its way back while slurmctld still runs is not a
+/// refusal of the files: from 24.11 slurmctld hands over to a new process that reads them, and
+/// the old process's reply can be lost in the handover (`Socket timed out on send/recv
+/// operation`, with slurmctld logging `Unexpected missing socket error`). The same reconfigure
+/// is asked once more (the same files: nothing changes twice). Lost again with slurmctld
+/// running, the hook fails as for any transient fault: Juju retries it, the files stay and the
+/// reload-pending marker says a reload is owed; the last accepted files are not put back and no
+/// unit is told of a refusal. A slurmctld that is gone after the request (the files may have
+/// killed it) is a refusal, as before.
+fn reconfigure(host: &Host<'_>) -> Result<(), ReloadError> {
+    let cmd = Cmd::new("scontrol", ["reconfigure"]);
+    let mut answer = host.run_ok(&cmd);
+    if lost(&answer) && still_runs(host) {
+        tracing::warn!("`scontrol reconfigure` got no answer from slurmctld: asking again");
+        answer = host.run_ok(&cmd);
+        if lost(&answer) && still_runs(host) {
+            // a transient fault, not a verdict on the files: the hook fails
+            return answer.map(drop).map_err(|e| ReloadError::Charm(e.into()));
+        }
+    }
+    answer.map(drop).map_err(Into::into)
+}
+
+/// True when `scontrol` failed without slurmctld's verdict ([`lost_answer`]).
+fn lost(answer: &Result<CmdOutput, HostError>) -> bool {
+    matches!(answer, Err(HostError::Failed { stderr, .. }) if lost_answer(stderr))
+}
+
+/// `systemctl is-active slurmctld` succeeds (a command that cannot run says no).
+fn still_runs(host: &Host<'_>) -> bool {
+    host.run(&Cmd::new(
+        "systemctl",
+        ["is-active", "--quiet", "slurmctld"],
+    ))
+    .is_ok_and(|out| out.success())
+}
+
+/// What `scontrol` prints when its request or answer was lost between it and slurmctld.
+const LOST: &str = "Socket timed out on send/recv operation";
+
+/// True when `scontrol` says it got no answer ([`LOST`], or a connection that closed or was
+/// refused), rather than slurmctld's verdict on the files.
+fn lost_answer(stderr: &str) -> bool {
+    [
+        LOST,
+        "Zero Bytes were transmitted or received",
+        "Unable to contact slurm controller",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m))
+}
+
 fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
     match decision.reload {
         Reload::Nothing | Reload::Resume => {}
-        Reload::Reconfigure => {
-            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
-        }
+        Reload::Reconfigure => reconfigure(host)?,
         Reload::Restart => {
             restart_slurmctld(host)?;
-            host.run_ok(&Cmd::new("scontrol", ["reconfigure"]))?;
+            reconfigure(host)?;
         }
         Reload::Stop => {
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))
