@@ -16,8 +16,7 @@ pub fn repo() -> PathBuf {
 /// Recording fakes: each appends `<name> <args>` to `$SLURM_CHARMS_ROOT/commands.log`;
 /// `systemctl` keeps `running-<service>` marker files (holding the starting fake's PID as the
 /// unit's main PID) so `is-active` and `show` (`MainPID=`, `ActiveState=` per unit) tell the
-/// truth. Marker
-/// files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
+/// truth. Marker files under the root: `fail-<name>` fails every call of a program, `fail-<name>-<arg1>`
 /// (e.g. `fail-scontrol-reconfigure`) one subcommand, printing the file's text,
 /// `fail-once-<name>-<arg1>` that subcommand's next call only; `sleep-<name>`
 /// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the

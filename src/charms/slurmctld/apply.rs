@@ -626,8 +626,6 @@ fn announce(decision: &Decision) {
     }
 }
 
-/// Restarts, reconfigures or stops slurmctld as decided ([`announce`]d first), then resumes
-/// nodes and clears drains.
 /// `scontrol reconfigure`. An answer lost on its way back while slurmctld still runs is not a
 /// refusal of the files: from 24.11 slurmctld hands over to a new process that reads them, and
 /// the old process's reply can be lost in the handover (`Socket timed out on send/recv
@@ -656,23 +654,18 @@ fn lost(answer: &Result<CmdOutput, HostError>) -> bool {
     matches!(answer, Err(HostError::Failed { stderr, .. }) if lost_answer(stderr))
 }
 
-/// `systemctl is-active slurmctld` succeeds (a command that cannot run says no).
+/// slurmctld runs, as [`super::liveness`] reads `systemctl is-active` (a command that cannot
+/// run says no: the failed reconfigure is then a refusal, as before).
 fn still_runs(host: &Host<'_>) -> bool {
-    host.run(&Cmd::new(
-        "systemctl",
-        ["is-active", "--quiet", "slurmctld"],
-    ))
-    .is_ok_and(|out| out.success())
+    host.run(&Cmd::new("systemctl", ["is-active", "slurmctld"]))
+        .is_ok_and(|out| super::liveness::says_running(&out))
 }
 
-/// What `scontrol` prints when its request or answer was lost between it and slurmctld.
-const LOST: &str = "Socket timed out on send/recv operation";
-
-/// True when `scontrol` says it got no answer ([`LOST`], or a connection that closed or was
-/// refused), rather than slurmctld's verdict on the files.
+/// True when `scontrol` says it got no answer (a request or reply lost, a connection closed
+/// or refused), rather than slurmctld's verdict on the files.
 fn lost_answer(stderr: &str) -> bool {
     [
-        LOST,
+        "Socket timed out on send/recv operation",
         "Zero Bytes were transmitted or received",
         "Unable to contact slurm controller",
     ]
@@ -680,6 +673,8 @@ fn lost_answer(stderr: &str) -> bool {
     .any(|m| stderr.contains(m))
 }
 
+/// Restarts, reconfigures or stops slurmctld as decided ([`announce`]d first), then resumes
+/// nodes and clears drains.
 fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
     match decision.reload {
         Reload::Nothing | Reload::Resume => {}

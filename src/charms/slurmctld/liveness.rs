@@ -24,7 +24,7 @@
 //! back and it is started on them ([`super::apply`]).
 
 use super::decide::{Decision, Reload};
-use crate::charms::host::{Cmd, Host};
+use crate::charms::host::{Cmd, CmdOutput, Host};
 use crate::charms::util::short;
 use juju_runtime::{Status, StatusKind};
 
@@ -49,13 +49,19 @@ pub struct Liveness {
     pub log_tail: Vec<String>,
 }
 
+/// Whether `systemctl is-active slurmctld` says it runs: `active`, or `activating`/`reloading`
+/// (a start or a re-exec under way is not a death).
+pub fn says_running(out: &CmdOutput) -> bool {
+    out.success() || matches!(out.stdout.trim(), "activating" | "reloading")
+}
+
 impl Liveness {
     /// Asks systemd, looks for the marker, and reads the log's end when slurmctld is not
     /// running. A `systemctl` that cannot be run or does not answer in time is no evidence of
     /// a death: logged, and slurmctld counted as running (nothing is restarted on a guess).
     pub fn observe(host: &Host<'_>) -> Liveness {
         let running = match host.run(&Cmd::new("systemctl", ["is-active", "slurmctld"])) {
-            Ok(out) => out.success() || matches!(out.stdout.trim(), "activating" | "reloading"),
+            Ok(out) => says_running(&out),
             Err(e) => {
                 tracing::warn!("cannot tell whether slurmctld runs: {e}");
                 true

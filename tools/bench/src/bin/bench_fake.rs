@@ -4,10 +4,10 @@
 //! benchmark measures the charm rather than `/bin/sh`. Under `$SLURM_CHARMS_ROOT`:
 //! `slurmd -C` prints `slurmd-C.txt` if present (else the line of an 8x H100 server named
 //! after the root dir), `systemctl start|restart|stop` keep `running-<service>` markers (the
-//! unit's main PID) that `is-active` and `show` (`MainPID=`, `ActiveState=`) read (options such as `--no-block` are skipped: with `running---no-block`, the
-//! slurmd charm's `restart --no-block slurmd` left slurmd "inactive" and every update-status
-//! restarted it, so the steady path was never measured). `sinfo` prints `sinfo.txt` if
-//! present (the health-check program's view of its node, `idle|none`), else nothing.
+//! unit's main PID) that `is-active` and `show` (`MainPID=`, `ActiveState=`) read (options
+//! such as `--no-block` are skipped: with `running---no-block`, the slurmd charm's `restart
+//! --no-block slurmd` left slurmd "inactive" and every update-status restarted it, so the
+//! steady path was never measured). `sinfo` prints `sinfo.txt` if present (the health-check program's view of its node, `idle|none`), else nothing.
 //! Nothing is logged.
 
 use std::path::PathBuf;
