@@ -139,6 +139,12 @@ pub trait ModelBackend {
     fn application_version_set(&self, version: &str) -> Result<(), HookToolError>;
     /// `juju-log --log-level <LEVEL> -- <message>`.
     fn juju_log(&self, level: LogLevel, message: &str) -> Result<(), HookToolError>;
+    /// A [`ModelBackend::juju_log`] another thread may call for the rest of the hook: the
+    /// runtime sends the log from beside the hook with it ([`crate::LogHandle::send_in_background`]).
+    /// `None` (the default): the log is sent when the hook ends.
+    fn juju_log_sender(&self) -> Option<crate::logging::SendLog> {
+        None
+    }
     /// `action-get --format=json`: the action's params (validated, defaults filled by Juju).
     fn action_get(&self) -> Result<serde_json::Map<String, serde_json::Value>, HookToolError>;
     /// `action-set k=v ...` with already-flattened, validated dotted keys.

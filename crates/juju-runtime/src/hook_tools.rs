@@ -223,10 +223,14 @@ impl ModelBackend for HookTools {
     }
 
     fn juju_log(&self, level: LogLevel, message: &str) -> Result<(), HookToolError> {
-        for piece in split_for_argv(message, MAX_ARG_BYTES) {
-            self.run("juju-log", &["--log-level", level_word(level), "--", piece])?;
-        }
-        Ok(())
+        juju_log_with(&self.runner, level, message)
+    }
+
+    fn juju_log_sender(&self) -> Option<crate::logging::SendLog> {
+        let runner = self.runner.clone();
+        Some(std::sync::Arc::new(move |level, message: &str| {
+            juju_log_with(&runner, level, message)
+        }))
     }
 
     fn action_get(&self) -> Result<Map<String, Value>, HookToolError> {
@@ -329,4 +333,16 @@ impl NetworkBackend for HookTools {
         let args: &[&str] = if now { &["--now"] } else { &[] };
         self.run("juju-reboot", args).map(drop)
     }
+}
+
+/// `juju-log` through `runner`, split where one argument would exceed the kernel's limit.
+fn juju_log_with(runner: &ToolRunner, level: LogLevel, message: &str) -> Result<(), HookToolError> {
+    for piece in split_for_argv(message, MAX_ARG_BYTES) {
+        runner.run(
+            "juju-log",
+            &["--log-level", level_word(level), "--", piece],
+            None,
+        )?;
+    }
+    Ok(())
 }

@@ -21,7 +21,9 @@ and names: a charm depends on it like on any other library, and passes in what o
 - Every hook-tool failure is a typed [`HookToolError`] (relation gone, not the leader, not in
   an action, bad output, …), so charm code can match on what happened.
 - [`install_logging`] routes `tracing` records to `juju-log`, batched: one `juju-log` process
-  per level per hook, not one per line. The runtime keeps the handle it installed
+  per level per batch, not one per line, sent by [`run_hook`] from a thread beside the hook
+  while it runs (the first record starts it; the hook waits for it before it exits). The
+  runtime keeps the handle it installed
   ([`installed_log_handle`]); it never asks `tracing` which subscriber is in use.
 - [`run_hook`] is the error policy: it runs a handler, turns its error (or panic) into one
   report (`juju-log` ERROR plus stderr, the whole [`error_chain`]) and the exit code Juju
@@ -72,7 +74,7 @@ pub use crate::{
     hook_tools::HookTools,
     logging::{
         BUFFER_CAP_BYTES, DEFAULT_MAX_LEVEL, JujuLogSubscriber, LogHandle, LogInstallError,
-        group_by_level, install_logging, installed_log_handle,
+        SendLog, group_by_level, install_logging, installed_log_handle,
     },
     network::{
         BindAddress, InterfaceAddress, NetworkBackend, NetworkInfo, Port, PortParseError, Protocol,

@@ -1,15 +1,29 @@
-//! `tracing` → `juju-log`, batched: a [`tracing::Subscriber`] that buffers every record during
-//! the hook and a [`LogHandle`] that flushes the buffer when the hook ends.
+//! `tracing` → `juju-log`, batched: a [`tracing::Subscriber`] that buffers every record, and a
+//! [`LogHandle`] that sends the buffer to `juju-log`, from a thread of its own while the hook
+//! runs ([`LogHandle::send_in_background`], what [`crate::run_hook`] does) or in one go
+//! ([`LogHandle::flush`]).
 //!
 //! Why batch: `juju-log` is a process (and a round trip to the unit agent) per call. One call per
 //! log line would dominate a short hook's cost and make a chatty code path O(lines) processes.
 //!
-//! The choice: at the end of the hook, **one `juju-log` call per level that has records**, in the
-//! order the levels first appeared; the call's message is that level's lines joined by newlines
-//! (split only if it would exceed the kernel's 128 KiB per-argument limit). Levels stay exact, so
-//! `juju debug-log --level WARNING` still filters correctly; a typical hook that logs at INFO
-//! only costs one process, and a hook that logs nothing costs none. The price is that records of
-//! different levels are regrouped; within a level the order is kept.
+//! Why a thread of its own: a hook's log says what it is about to do before it does it (a
+//! reconfigure, a restart), so the record is there while the hook still has work to do and
+//! processes to wait for. Sent from beside the hook, the `juju-log` process runs while the hook
+//! waits on those, instead of after them: the hook's wall time no longer pays for its own log
+//! (docs/BENCHMARKS.md, issue 38, thirteenth pass). The thread is started by the hook's first
+//! record (a hook that logs nothing starts none), and the runner waits for its last call before
+//! the hook exits ([`LogHandle::finish`]), so nothing is lost and Juju sees every record inside
+//! the hook.
+//!
+//! The choice: **one `juju-log` call per level that has records, per batch**, in the order the
+//! levels first appeared; the call's message is that level's lines joined by newlines (split
+//! only if it would exceed the kernel's 128 KiB per-argument limit). A batch is what was
+//! buffered when the sender got to it: the first record of a hook is sent at once, and records
+//! that arrive while a call runs go together in the next. Levels stay exact, so
+//! `juju debug-log --level WARNING` still filters correctly; a hook that logs at INFO once costs
+//! one process, and a hook that logs nothing costs none. The price is that records of different
+//! levels within a batch are regrouped; within a level the order is kept, and batches keep
+//! theirs.
 //!
 //! Filter: records up to INFO by default ([`DEFAULT_MAX_LEVEL`]). Juju's default model
 //! `logging-config` drops unit DEBUG output anyway, so forwarding it would spend a process for
@@ -17,10 +31,10 @@
 //!
 //! stderr: records are **not** echoed to stderr. Juju already logs a hook's stderr at WARNING in
 //! the same `debug-log`, so echoing would duplicate every line at the wrong level. stderr is used
-//! only where `juju-log` cannot be: records beyond the buffer cap ([`BUFFER_CAP_BYTES`]) and, if
-//! the final flush fails (e.g. the binary is run outside a hook), everything still buffered.
-//! Fatal hook errors are written to stderr by the runner as well, so they survive even a broken
-//! `juju-log`.
+//! only where `juju-log` cannot be: records beyond the buffer cap ([`BUFFER_CAP_BYTES`]) and,
+//! once a `juju-log` call fails (e.g. the binary is run outside a hook), that batch and every
+//! record after it. Fatal hook errors are written to stderr by the runner as well, so they
+//! survive even a broken `juju-log`.
 
 use crate::backend::{LogLevel, ModelBackend};
 use crate::hook_tools::level_word;
@@ -28,7 +42,7 @@ use crate::tool_error::HookToolError;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -43,12 +57,43 @@ pub const BUFFER_CAP_BYTES: usize = 4 * 1024 * 1024;
 struct Buffer {
     records: Vec<(LogLevel, String)>,
     bytes: usize,
+    /// [`LogHandle::finish`] was called: the sender sends what is left and returns.
+    closed: bool,
+    /// A `juju-log` call failed: later records go to stderr (a broken tool stays broken).
+    broken: bool,
 }
 
-/// Shared access to the buffer: flushes it to `juju-log` at the end of the hook.
+/// Sends one batch's text at one level (`juju-log`, through a backend the sender thread owns).
+pub type SendLog = Arc<dyn Fn(LogLevel, &str) -> Result<(), HookToolError> + Send + Sync>;
+
+/// The thread that sends records while the hook runs.
+#[derive(Default)]
+enum Sender {
+    /// Records stay buffered until [`LogHandle::flush`].
+    #[default]
+    Off,
+    /// The first record starts the thread with this.
+    Armed(SendLog),
+    /// Started.
+    Running(std::thread::JoinHandle<()>),
+}
+
+impl fmt::Debug for Sender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Sender::Off => "Off",
+            Sender::Armed(_) => "Armed",
+            Sender::Running(_) => "Running",
+        })
+    }
+}
+
+/// Shared access to the buffer: sends it to `juju-log` while the hook runs
+/// ([`LogHandle::send_in_background`]) or at once ([`LogHandle::flush`]).
 #[derive(Debug, Clone, Default)]
 pub struct LogHandle {
-    buffer: Arc<Mutex<Buffer>>,
+    shared: Arc<(Mutex<Buffer>, Condvar)>,
+    sender: Arc<Mutex<Sender>>,
 }
 
 /// The subscriber that fills a [`LogHandle`]'s buffer.
@@ -187,10 +232,11 @@ impl Visit for LineVisitor {
 
 impl LogHandle {
     fn lock(&self) -> MutexGuard<'_, Buffer> {
-        self.buffer.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Buffers one record (or, past the cap, writes it to stderr at once).
+    /// Buffers one record (or, past the cap, writes it to stderr at once) and wakes the sender,
+    /// starting it if this is the first record since [`LogHandle::send_in_background`].
     pub fn push(&self, level: LogLevel, line: String) {
         let mut buffer = self.lock();
         if buffer.bytes + line.len() > BUFFER_CAP_BYTES {
@@ -200,6 +246,30 @@ impl LogHandle {
         }
         buffer.bytes += line.len() + 1;
         buffer.records.push((level, line));
+        drop(buffer);
+        let mut sender = self.sender();
+        match std::mem::take(&mut *sender) {
+            Sender::Armed(send) => {
+                let handle = self.clone();
+                let started = std::thread::Builder::new().name("juju-log".into()).spawn({
+                    let send = Arc::clone(&send);
+                    move || handle.send_until_closed(&*send)
+                });
+                // a thread that cannot be started leaves the records to [`LogHandle::finish`]
+                *sender = match started {
+                    Ok(thread) => Sender::Running(thread),
+                    Err(_) => Sender::Armed(send),
+                };
+            }
+            other => {
+                *sender = other;
+                self.shared.1.notify_one();
+            }
+        }
+    }
+
+    fn sender(&self) -> MutexGuard<'_, Sender> {
+        self.sender.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Takes the buffered records, oldest first, leaving the buffer empty.
@@ -213,25 +283,97 @@ impl LogHandle {
     /// Returns the number of calls made. On failure the records of the failed batch and all
     /// later ones are written to stderr, so nothing is lost, and the error is returned.
     pub fn flush<B: ModelBackend>(&self, backend: &B) -> Result<usize, HookToolError> {
-        let batches = group_by_level(self.take());
+        let records = self.take();
+        self.send(&|level, text: &str| backend.juju_log(level, text), records)
+    }
+
+    /// From now on, records are sent with `send` as they come, batch after batch (see the module
+    /// doc), from a thread the next record starts; [`LogHandle::finish`] waits for it.
+    pub fn send_in_background(&self, send: SendLog) {
+        *self.sender() = Sender::Armed(send);
+    }
+
+    /// Sends what is buffered: waits until the sender of [`LogHandle::send_in_background`] has
+    /// sent everything (what a sender that could not be started left is sent from here, what
+    /// one that panicked left goes to stderr), or, without one, [`LogHandle::flush`]es through
+    /// `backend`.
+    pub fn finish<B: ModelBackend>(&self, backend: &B) {
+        self.lock().closed = true;
+        self.shared.1.notify_all();
+        match std::mem::take(&mut *self.sender()) {
+            Sender::Running(thread) => {
+                if thread.join().is_err() {
+                    write_to_stderr(&group_by_level(self.take()));
+                }
+            }
+            Sender::Armed(send) => {
+                let _ = self.send(&*send, self.take());
+            }
+            Sender::Off => {
+                let _ = self.flush(backend);
+            }
+        }
+    }
+
+    /// The sender thread: sends batch after batch until [`LogHandle::finish`] closes the buffer
+    /// and it is empty.
+    fn send_until_closed(&self, send: &dyn Fn(LogLevel, &str) -> Result<(), HookToolError>) {
+        loop {
+            let records = {
+                let mut buffer = self.lock();
+                while buffer.records.is_empty() && !buffer.closed {
+                    buffer = self
+                        .shared
+                        .1
+                        .wait(buffer)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+                if buffer.records.is_empty() {
+                    return;
+                }
+                buffer.bytes = 0;
+                std::mem::take(&mut buffer.records)
+            };
+            // a failure has written the records to stderr and marked the handle broken
+            let _ = self.send(send, records);
+        }
+    }
+
+    /// One batch to `juju-log`, or to stderr once a call has failed.
+    fn send(
+        &self,
+        send: &dyn Fn(LogLevel, &str) -> Result<(), HookToolError>,
+        records: Vec<(LogLevel, String)>,
+    ) -> Result<usize, HookToolError> {
+        let batches = group_by_level(records);
+        if self.lock().broken {
+            write_to_stderr(&batches);
+            return Ok(0);
+        }
         let mut calls = 0;
         for (i, (level, text)) in batches.iter().enumerate() {
-            if let Err(e) = backend.juju_log(*level, text) {
-                let mut stderr = std::io::stderr().lock();
+            if let Err(e) = send(*level, text) {
+                self.lock().broken = true;
                 let _ = writeln!(
-                    stderr,
+                    std::io::stderr(),
                     "juju-log failed ({e}); buffered log records follow:"
                 );
-                for (level, text) in &batches[i..] {
-                    for line in text.lines() {
-                        let _ = writeln!(stderr, "{}: {line}", level_word(*level));
-                    }
-                }
+                write_to_stderr(&batches[i..]);
                 return Err(e);
             }
             calls += 1;
         }
         Ok(calls)
+    }
+}
+
+/// Records that cannot go to `juju-log`, one line each, prefixed with their level.
+fn write_to_stderr(batches: &[(LogLevel, String)]) {
+    let mut stderr = std::io::stderr().lock();
+    for (level, text) in batches {
+        for line in text.lines() {
+            let _ = writeln!(stderr, "{}: {line}", level_word(*level));
+        }
     }
 }
 

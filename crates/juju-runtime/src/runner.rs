@@ -1,10 +1,11 @@
 //! Runs one hook: calls the charm's handler, turns its outcome (error or panic included) into
-//! the process exit code Juju understands, and flushes the buffered logs. Kept apart from
+//! the process exit code Juju understands, and sends the log to `juju-log` from a thread beside
+//! the handler (waited for before the hook exits). Kept apart from
 //! `main.rs` so the mapping is unit-testable with the in-memory backend and any handler.
 //!
 //! Exit codes: [`EXIT_OK`] (Juju commits the hook's relation/state changes) or [`EXIT_HOOK_ERROR`]
 //! (Juju discards them, marks the unit `error` and retries). A failure is reported twice on
-//! purpose: as a `juju-log` ERROR record (exact level, flushed with the other records) and on
+//! purpose: as a `juju-log` ERROR record (exact level, sent with the other records) and on
 //! stderr (Juju logs it at WARNING), which still works when `juju-log` itself is broken.
 
 use crate::backend::ModelBackend;
@@ -18,16 +19,32 @@ pub const EXIT_OK: u8 = 0;
 /// The hook failed (or the environment could not be parsed).
 pub const EXIT_HOOK_ERROR: u8 = 1;
 
-/// Runs `handler` for `ctx`, reports a failure, flushes `log` through `backend`, and returns the
-/// exit code.
+/// Runs `handler` for `ctx`, reports a failure, and returns the exit code. What the handler logs
+/// is sent while it runs, where `backend` has a [`ModelBackend::juju_log_sender`]
+/// ([`LogHandle::send_in_background`]), else when it returns; either way all of it has been sent
+/// (or written to stderr) when this returns.
 pub fn run_hook<B, E, F>(ctx: &HookContext, backend: &B, log: &LogHandle, handler: F) -> u8
 where
     B: ModelBackend,
     E: std::error::Error,
     F: FnOnce(&HookContext, &B) -> Result<(), E>,
 {
+    if let Some(send) = backend.juju_log_sender() {
+        log.send_in_background(send);
+    }
+    let code = outcome_code(ctx, backend, handler);
+    log.finish(backend);
+    code
+}
+
+/// The exit code of `handler`'s outcome, its failure (error or panic) reported.
+fn outcome_code<B, E, F>(ctx: &HookContext, backend: &B, handler: F) -> u8
+where
+    E: std::error::Error,
+    F: FnOnce(&HookContext, &B) -> Result<(), E>,
+{
     let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, backend)));
-    let code = match outcome {
+    match outcome {
         Ok(Ok(())) => EXIT_OK,
         Ok(Err(e)) => {
             report_failure(&ctx.label(), &error_chain(&e));
@@ -42,10 +59,7 @@ where
             report_failure(&ctx.label(), &format!("panicked: {what}"));
             EXIT_HOOK_ERROR
         }
-    };
-    // A failed flush has already written the records to stderr; the hook's outcome stands.
-    let _ = log.flush(backend);
-    code
+    }
 }
 
 /// Reports a failure that happened before a hook could run (e.g. a bad environment), flushes the

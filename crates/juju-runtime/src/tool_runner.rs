@@ -24,7 +24,7 @@ pub const MAX_ARGV_TOTAL_BYTES: usize = 1024 * 1024;
 const E2BIG: i32 = 7;
 
 /// Where the tools live and what extra environment they get.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ToolRunner {
     /// `None`: look tools up on `PATH` (production). `Some(dir)`: run `dir/<tool>`.
     tools_dir: Option<PathBuf>,
