@@ -322,6 +322,33 @@ fn a_daemon_stopped_or_restarted_behind_the_charm_runs_update_status_in_full() {
     steady(&mut c);
 }
 
+/// `detect-gpus` reports the hardware, so that is all its steady check compares: a slurmd
+/// stopped behind the charm's back leaves the action read-only (`slurmd -C` and NVML; no
+/// `systemctl`, no controller port, no restart), and the next update-status, which checks the
+/// daemons, finds it and starts it again.
+#[test]
+fn detect_gpus_checks_the_hardware_not_the_daemons() {
+    let mut c = settled(1);
+    configure(&mut c, &["slurmd/0"]);
+    update_status_cost(&mut c, "slurmd/0");
+    let (tools, _) = update_status_cost(&mut c, "slurmd/0");
+    assert!(tools.len() <= 2, "steady: {tools:?}");
+    let (steady, _) = detect_gpus(&mut c, "slurmd/0");
+    std::fs::remove_file(c.root("slurmd/0").join("running-slurmd")).unwrap();
+    c.clear_commands("slurmd/0");
+    let (results, tools) = detect_gpus(&mut c, "slurmd/0");
+    assert_eq!(tools, ["action-get", "action-set"], "read-only");
+    assert_eq!(c.commands("slurmd/0"), ["slurmd -C"]);
+    assert_eq!(results, steady);
+    assert!(!c.root("slurmd/0").join("running-slurmd").exists());
+    let (_, cmds) = update_status_cost(&mut c, "slurmd/0");
+    assert!(
+        cmds.iter()
+            .any(|l| l == "systemctl restart --no-block slurmd"),
+        "{cmds:?}"
+    );
+}
+
 #[test]
 fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothing() {
     let mut c = settled(3);

@@ -88,14 +88,14 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
             // commands and NVML wait on the host, the hook tool on the agent); outcomes are
             // judged in the order of the sequential hook: the check first.
             let (check, params) = std::thread::scope(|scope| {
-                let check = scope.spawn(|| steady::unchanged(host));
+                let check = scope.spawn(|| steady::unchanged(host, steady::Scope::Hardware));
                 let params = backend.action_get();
                 (check.join(), params)
             });
             let check = check.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (check?, Some(params))
         } else {
-            (steady::unchanged(host)?, None)
+            (steady::unchanged(host, steady::Scope::Node)?, None)
         };
         match (check.status, check.seen, params) {
             (Some(status), _, None) => {

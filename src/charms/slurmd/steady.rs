@@ -1,10 +1,14 @@
 //! The steady update-status: when nothing about this node changed since the last hook that
 //! ran in full and found the controller answering, update-status re-reads only the host (its
 //! `slurmd -C` facts, the GPUs, the device files, and from one `systemctl show` whether slurmd
-//! runs and the main PIDs of slurmd and munged), sets the status that
-//! hook set, and makes no other hook-tool call and no `scontrol ping` (issue 13). A `detect-gpus` that finds the host
-//! unchanged answers from the facts and GPUs this check read and the `gpu-sharing` the record
-//! keeps (`action-get`, `action-set`).
+//! runs and the main PIDs of slurmd and munged), sets the status that hook set, and makes no
+//! other hook-tool call and no `scontrol ping` (issue 13).
+//!
+//! A `detect-gpus` reports what the node has, so it checks only that ([`Scope::Hardware`]: the
+//! facts, the GPUs, the device files; not the daemons, not the controller). Found as the last
+//! full hook published it, it answers from what this check read and the `gpu-sharing` the
+//! record keeps (`action-get`, `action-set`); whether slurmd runs and the controller answers is
+//! update-status's to check, as between any two hooks.
 //!
 //! Why this is safe: everything else a slurmd hook reads from Juju (config, relation data,
 //! unit state, leadership gained) changes only with an event, and every event other than
@@ -39,6 +43,10 @@ use std::collections::BTreeSet;
 pub struct Steady {
     /// [`fingerprint`] of the host facts that hook saw.
     pub fingerprint: String,
+    /// [`Services::seen`] by that hook. Absent in records of older charms, whose fingerprint
+    /// held it (their next update-status runs in full and writes it).
+    #[serde(default)]
+    pub services: Option<String>,
     /// The status it set (active only).
     pub message: String,
     /// The controller's config server (`host:port`) that answered that hook: a steady
@@ -61,10 +69,8 @@ pub fn fingerprint(
     facts: &NodeFacts,
     inventory: &Inventory,
     device_files: &BTreeSet<String>,
-    slurmd_active: bool,
-    pids: &str,
 ) -> String {
-    let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}\n{slurmd_active}\n{pids}");
+    let text = format!("{facts:?}\n{inventory:?}\n{device_files:?}");
     digest(&[env!("CARGO_PKG_VERSION").as_bytes(), text.as_bytes()])
 }
 
@@ -89,13 +95,8 @@ pub fn record(
     };
     let services = services()?;
     Ok(Some(Steady {
-        fingerprint: fingerprint(
-            facts,
-            inventory,
-            &obs.device_files_present,
-            services.slurmd_active,
-            &services.pids,
-        ),
+        fingerprint: fingerprint(facts, inventory, &obs.device_files_present),
+        services: Some(services.seen()),
         message: status.message.clone(),
         conf_server: match &obs.cluster_info {
             Some(Ok(info)) => Some(info.conf_server()),
@@ -117,6 +118,13 @@ pub struct Services {
     /// changes them, and the next update-status then runs in full and checks the controller
     /// again.
     pub pids: String,
+}
+
+impl Services {
+    /// What the record keeps and the steady check compares: both fields, as one line.
+    pub fn seen(&self) -> String {
+        format!("{} {}", self.slurmd_active, self.pids)
+    }
 }
 
 /// [`Services`] from one `systemctl show --property=ActiveState,MainPID slurmd munge`.
@@ -196,12 +204,23 @@ pub struct SteadyCheck {
     pub gpu_sharing: Option<crate::gpu::GpuSharing>,
 }
 
-/// Checks whether this hook finds the host as the last full hook left it. The two commands
-/// (`slurmd -C`, the `systemctl show` of [`services`]) are independent reads, so they run
-/// side by side ([`Host::run_all`]) while this process reads the GPUs from NVML on a second
-/// thread; their answers are then judged in the order a sequential check would have met
-/// them, so what is returned (and which error stops the hook) is the same.
-pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
+/// What a steady check compares with the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// update-status: the hardware, the daemons ([`services`]) and the controller's port.
+    Node,
+    /// `detect-gpus`: the hardware only (the facts, the GPUs, the device files), what the
+    /// action reports.
+    Hardware,
+}
+
+/// Checks whether this hook finds the host as the last full hook left it, within `scope`. The
+/// commands (`slurmd -C`, and for [`Scope::Node`] the `systemctl show` of [`services`]) are
+/// independent reads, so they run side by side ([`Host::run_all`]) while this process reads
+/// the GPUs from NVML on a second thread; their answers are then judged in the order a
+/// sequential check would have met them, so what is returned (and which error stops the hook)
+/// is the same.
+pub fn unchanged(host: &Host<'_>, scope: Scope) -> Result<SteadyCheck, CharmError> {
     let Some(raw) = host.read(STEADY_PATH)? else {
         return Ok(SteadyCheck::default());
     };
@@ -214,22 +233,28 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         return Ok(SteadyCheck::default());
     }
     let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);
-    let cmds = [slurmd_c_cmd.clone(), services_cmd()];
+    let node = scope == Scope::Node;
     let opts = DetectOptions::from_host_root(host.root());
-    let (detected, outputs, port) = std::thread::scope(|scope| {
-        let nvml = scope.spawn(|| crate::gpu::detect(&opts));
+    let (detected, outputs, port) = std::thread::scope(|threads| {
+        let nvml = threads.spawn(|| crate::gpu::detect(&opts));
         // the controller's port, on its own thread (a name lookup may take its 1 s limit)
         let port = steady
             .conf_server
             .as_deref()
-            .map(|server| scope.spawn(move || crate::charms::host::port_answers(server)));
-        let outputs = host.run_all(&cmds);
+            .filter(|_| node)
+            .map(|server| threads.spawn(move || crate::charms::host::port_answers(server)));
+        let outputs = if node {
+            let [slurmd_c, services] = host.run_all(&[slurmd_c_cmd.clone(), services_cmd()]);
+            (slurmd_c, Some(services))
+        } else {
+            (host.run(&slurmd_c_cmd), None)
+        };
         (nvml.join(), outputs, port.map(|p| p.join()))
     });
     // A panic while reading the GPUs stays a panic of the hook, as when it ran inline.
     let detected = detected.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let port = port.map(|p| p.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-    let [slurmd_c, services] = outputs;
+    let (slurmd_c, services) = outputs;
     let slurmd_c = slurmd_c.and_then(|out| out.success_of(&slurmd_c_cmd));
     let differs = |slurmd_c| SteadyCheck {
         slurmd_c: Some(slurmd_c),
@@ -246,17 +271,17 @@ pub fn unchanged(host: &Host<'_>) -> Result<SteadyCheck, CharmError> {
         return Ok(differs(slurmd_c));
     };
     let devices = super::observe::device_files(host)?;
-    let services = services_of(services?);
-    let now = fingerprint(
-        &facts,
-        &inventory,
-        &devices,
-        services.slurmd_active,
-        &services.pids,
-    );
+    let services = match services {
+        Some(out) => Some(services_of(out?).seen()),
+        None => None,
+    };
+    let now = fingerprint(&facts, &inventory, &devices);
     // a closed port: the controller is gone, the full hook asks it and says so; a name that
     // does not resolve here (`None`) says nothing new
-    if now != steady.fingerprint || port == Some(Some(false)) {
+    if now != steady.fingerprint
+        || (node && services != steady.services)
+        || port == Some(Some(false))
+    {
         return Ok(differs(slurmd_c));
     }
     Ok(SteadyCheck {
