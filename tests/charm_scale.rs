@@ -349,6 +349,70 @@ fn detect_gpus_checks_the_hardware_not_the_daemons() {
     );
 }
 
+/// What the health-check program recorded is part of `detect-gpus`'s answer on a steady host
+/// too (`xids`, as in full), and `clear-xids=true` changes what the program remembers, so it
+/// runs in full and clears: XIDs that hold no drain (an application's fault) leave the host
+/// steady, and the operator's clear must not be answered read-only and forgotten.
+#[test]
+fn detect_gpus_on_a_steady_host_reports_and_clears_the_recorded_xids() {
+    let mut c = settled(1);
+    configure(&mut c, &["slurmd/0"]);
+    let state = c
+        .root("slurmd/0")
+        .join("var/lib/slurm/slurmd-charm/health-state.json");
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    std::fs::write(
+        &state,
+        serde_json::to_vec(&serde_json::json!({
+            "kmsg_seq": 42,
+            "recent": [{"seq": 41, "pci_bus_id": "00000000:3B:00.0", "xid": 13,
+                        "class": "application", "meaning": "graphics engine exception"}],
+            "counts": {"13": 1},
+            "verdict": "healthy"
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    update_status_cost(&mut c, "slurmd/0");
+    let (tools, _) = update_status_cost(&mut c, "slurmd/0");
+    assert!(
+        tools.len() <= 2,
+        "an application's XID leaves the host steady: {tools:?}"
+    );
+    let (steady, tools) = detect_gpus(&mut c, "slurmd/0");
+    assert_eq!(tools, ["action-get", "action-set"], "read-only");
+    assert_eq!(steady["xids"]["count"]["13"], "1", "{steady}");
+    // the same action in full says the same
+    std::fs::remove_file(
+        c.root("slurmd/0")
+            .join("var/lib/slurm-charms/slurmd/steady.json"),
+    )
+    .unwrap();
+    assert_eq!(detect_gpus(&mut c, "slurmd/0").0, steady);
+    // clear-xids=true: in full, and the program is told to forget what it read so far
+    update_status_cost(&mut c, "slurmd/0");
+    update_status_cost(&mut c, "slurmd/0");
+    c.sim.clear_records();
+    let r = c
+        .sim
+        .run_action(
+            "slurmd/0",
+            "detect-gpus",
+            serde_json::json!({"clear-xids": true}),
+        )
+        .unwrap();
+    assert_eq!(r.status, "completed", "{r:?}");
+    let settings: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            c.root("slurmd/0")
+                .join("var/lib/slurm/slurmd-charm/health-check.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["xids_cleared_through"], 42, "{settings}");
+}
+
 #[test]
 fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothing() {
     let mut c = settled(3);

@@ -88,14 +88,20 @@ fn xid_results(state: &super::health_check_files::ProgramState) -> Value {
 
 /// `detect-gpus` on a host the steady check found unchanged ([`super::steady`]): the last full
 /// hook saw these very facts and GPUs and ended active, so no GPU was failing or missing then
-/// and none is now; the health part is assessed from the GPUs alone.
+/// and none is now; the health part is assessed from the GPUs alone. The XIDs are those the
+/// health-check program recorded (`program`, none held), as in full.
 pub fn steady_detect_results(
     facts: &super::facts::NodeFacts,
     inv: &crate::gpu::Inventory,
     sharing: &Result<crate::gpu::GpuSharing, crate::gpu::SharingError>,
+    program: Option<&super::health_check_files::ProgramState>,
 ) -> Map<String, Value> {
     let health = crate::gpu::assess(&inv.health, &[]);
-    detect_results(inv, facts.node.name.as_ref(), Some(&health), sharing)
+    let mut results = detect_results(inv, facts.node.name.as_ref(), Some(&health), sharing);
+    if let Some(state) = program {
+        results.insert("xids".to_string(), xid_results(state));
+    }
+    results
 }
 
 /// `detect-gpus`'s results: the inventory, the GPUs' health when assessed, and the sharing.

@@ -46,13 +46,21 @@ pub fn plan_program(obs: &super::observe::Observed, plan: &mut super::plan_types
     }
 }
 
+/// True for `detect-gpus clear-xids=true`: the program forgets the XIDs it has read so far
+/// (after the operator reset the GPU), so the action changes what the node remembers.
+pub fn clears_xids(params: &serde_json::Map<String, serde_json::Value>) -> bool {
+    matches!(
+        params.get("clear-xids"),
+        Some(serde_json::Value::Bool(true))
+    )
+}
+
 /// The record up to which XIDs are cleared after this hook: everything the program has read
 /// when this hook is `detect-gpus clear-xids=true`, else what the last hook wrote.
 pub fn xids_cleared_through(obs: &super::observe::Observed) -> Option<u64> {
     let clearing = matches!(
         &obs.action,
-        Some((name, params)) if name == "detect-gpus"
-            && matches!(params.get("clear-xids"), Some(serde_json::Value::Bool(true)))
+        Some((name, params)) if name == "detect-gpus" && clears_xids(params)
     );
     let before = ProgramSettings::parse(obs.health_settings_on_disk.as_deref())
         .and_then(|s| s.xids_cleared_through);

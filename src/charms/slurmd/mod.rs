@@ -104,9 +104,10 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
             (Some(_), Some((facts, inventory)), Some(params)) => {
                 // A read-only detect-gpus on an unchanged host: the results (the sharing the
                 // last full hook ran with), nothing else. `accept-missing=true` changes the
-                // remembered GPUs, so it runs in full.
+                // remembered GPUs and `clear-xids=true` the XIDs the program holds on to, so
+                // they run in full.
                 let params = params?;
-                if !health::accepts_missing(&params) {
+                if !health::accepts_missing(&params) && !health_check_plan::clears_xids(&params) {
                     let sharing = match check.gpu_sharing {
                         Some(sharing) => Ok(sharing),
                         None => crate::gpu::GpuSharing::parse(&crate::charms::util::config_str(
@@ -114,7 +115,12 @@ pub fn handle<B: SecretBackend + NetworkBackend>(
                             "gpu-sharing",
                         )),
                     };
-                    let results = actions::steady_detect_results(&facts, &inventory, &sharing);
+                    let results = actions::steady_detect_results(
+                        &facts,
+                        &inventory,
+                        &sharing,
+                        check.program.as_ref(),
+                    );
                     let flat = juju_runtime::flatten_action_results(&results)?;
                     return Ok(backend.action_set(&flat)?);
                 }

@@ -202,6 +202,9 @@ pub struct SteadyCheck {
     pub seen: Option<(NodeFacts, Inventory)>,
     /// The record's [`Steady::gpu_sharing`], when the host is unchanged.
     pub gpu_sharing: Option<crate::gpu::GpuSharing>,
+    /// What the health-check program last wrote (no XID held), when the host is unchanged:
+    /// a steady `detect-gpus` reports its XIDs as the full hook does.
+    pub program: Option<super::health_check_files::ProgramState>,
 }
 
 /// What a steady check compares with the record.
@@ -229,7 +232,8 @@ pub fn unchanged(host: &Host<'_>, scope: Scope) -> Result<SteadyCheck, CharmErro
         return Ok(SteadyCheck::default());
     };
     // The health-check program holds an XID: the status must say so (a full hook).
-    if super::health_check_files::ProgramState::read(host).is_some_and(|s| !s.held.is_empty()) {
+    let program = super::health_check_files::ProgramState::read(host);
+    if program.as_ref().is_some_and(|s| !s.held.is_empty()) {
         return Ok(SteadyCheck::default());
     }
     let slurmd_c_cmd = Cmd::new("slurmd", ["-C"]);
@@ -289,6 +293,7 @@ pub fn unchanged(host: &Host<'_>, scope: Scope) -> Result<SteadyCheck, CharmErro
         slurmd_c: Some(slurmd_c),
         seen: Some((facts, inventory)),
         gpu_sharing: steady.gpu_sharing,
+        program,
     })
 }
 
