@@ -74,8 +74,8 @@ enum Sender {
     Off,
     /// The first record starts the thread with this.
     Armed(SendLog),
-    /// Started.
-    Running(std::thread::JoinHandle<()>),
+    /// Started (with what it sends through, for what is left when it ends).
+    Running(std::thread::JoinHandle<()>, SendLog),
 }
 
 impl fmt::Debug for Sender {
@@ -83,7 +83,7 @@ impl fmt::Debug for Sender {
         f.write_str(match self {
             Sender::Off => "Off",
             Sender::Armed(_) => "Armed",
-            Sender::Running(_) => "Running",
+            Sender::Running(..) => "Running",
         })
     }
 }
@@ -257,7 +257,7 @@ impl LogHandle {
                 });
                 // a thread that cannot be started leaves the records to [`LogHandle::finish`]
                 *sender = match started {
-                    Ok(thread) => Sender::Running(thread),
+                    Ok(thread) => Sender::Running(thread, send),
                     Err(_) => Sender::Armed(send),
                 };
             }
@@ -290,6 +290,7 @@ impl LogHandle {
     /// From now on, records are sent with `send` as they come, batch after batch (see the module
     /// doc), from a thread the next record starts; [`LogHandle::finish`] waits for it.
     pub fn send_in_background(&self, send: SendLog) {
+        self.lock().closed = false;
         *self.sender() = Sender::Armed(send);
     }
 
@@ -301,10 +302,12 @@ impl LogHandle {
         self.lock().closed = true;
         self.shared.1.notify_all();
         match std::mem::take(&mut *self.sender()) {
-            Sender::Running(thread) => {
+            Sender::Running(thread, send) => {
                 if thread.join().is_err() {
                     write_to_stderr(&group_by_level(self.take()));
                 }
+                // anything logged after the thread had finished (there is nothing, normally)
+                let _ = self.send(&*send, self.take());
             }
             Sender::Armed(send) => {
                 let _ = self.send(&*send, self.take());

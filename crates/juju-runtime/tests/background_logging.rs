@@ -157,3 +157,23 @@ fn after_a_failed_call_the_rest_goes_to_stderr_not_to_juju_log() {
     );
     assert!(log.take().is_empty(), "nothing is left behind");
 }
+
+/// One handle, two hooks (as a test process may run them): the second hook's records are sent
+/// while it runs too, although the first one closed the buffer.
+#[test]
+fn a_handle_sends_again_after_it_finished() {
+    let log = LogHandle::default();
+    let backend = MemoryBackend::new("app/0");
+    for hook in ["first", "second"] {
+        let (send, calls, call_made) = recording();
+        log.send_in_background(send);
+        for n in 1..=2 {
+            log.push(LogLevel::Info, format!("{hook} hook, record {n}"));
+            call_made
+                .recv_timeout(Duration::from_secs(5))
+                .expect("sent while the hook runs");
+        }
+        log.finish(&backend);
+        assert_eq!(calls.lock().unwrap().len(), 2, "{hook}");
+    }
+}
