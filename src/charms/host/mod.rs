@@ -78,6 +78,10 @@ impl Owner {
     /// found ids are kept for the rest of the process; a user or group not found (`None`) is
     /// asked again next time, since installing a package can create it.
     fn ids(self) -> (Option<u32>, Option<u32>) {
+        // root is uid 0 and its group gid 0 on every Linux: no lookup
+        if self == Owner::ROOT {
+            return (Some(0), Some(0));
+        }
         type Ids = std::collections::HashMap<(&'static str, &'static str), (u32, u32)>;
         static FOUND: std::sync::Mutex<Option<Ids>> = std::sync::Mutex::new(None);
         let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());

@@ -25,25 +25,32 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 impl Host<'_> {
     /// Writes each of `files` over the file already at its path: its bytes from offset 0, the
     /// length cut to theirs, the mode set; no `fsync`, no rename (see the module doc). A file
-    /// that already holds its bytes only gets its mode fixed. Where there is no regular file
-    /// yet (absent, or a symlink, which is never followed), it is written as
+    /// that already holds its bytes only gets its mode fixed. An absent file is created where
+    /// it will stay (`O_EXCL`, never through a symlink); where something else is in its place
+    /// (a symlink, which is never followed, or a directory) it is written as
     /// [`Host::write_unsynced`] writes one. Returns true if any bytes changed.
     pub fn overwrite_unsynced(&self, files: &[SetFile<'_>]) -> Result<bool, HostError> {
         let mut changed = false;
         for f in files {
             let path = self.path(f.path);
-            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-            if !regular {
-                changed |= self.write_unsynced(f.path, f.bytes, f.mode, f.owner)?;
-                continue;
-            }
             let werr = |source| HostError::Write {
                 path: path.clone(),
                 source,
             };
-            let held = self.holds(f.path, f.bytes)?;
-            let file = open_in_place(&path).map_err(werr)?;
-            if !held {
+            let (file, write) = match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => (
+                    open_in_place(&path).map_err(werr)?,
+                    !self.holds(f.path, f.bytes)?,
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    (create_in_place(&path, f.mode).map_err(werr)?, true)
+                }
+                _ => {
+                    changed |= self.write_unsynced(f.path, f.bytes, f.mode, f.owner)?;
+                    continue;
+                }
+            };
+            if write {
                 file.write_all_at(f.bytes, 0).map_err(werr)?;
                 file.set_len(f.bytes.len() as u64).map_err(werr)?;
                 changed = true;
@@ -59,6 +66,20 @@ impl Host<'_> {
 fn open_in_place(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+}
+
+/// A new regular file at `path` with `mode` (its directory made first), created where it will
+/// stay: `O_EXCL`, so nothing already there (a symlink planted meanwhile) is opened instead.
+fn create_in_place(path: &std::path::Path, mode: u32) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)
 }
@@ -117,7 +138,15 @@ impl Host<'_> {
     /// `false` where the file system refuses the link (another file system, no hard links):
     /// the caller then copies the bytes.
     pub fn link_copy(&self, live: &str, copy: &str) -> Result<bool, HostError> {
+        use std::os::unix::fs::MetadataExt;
         let (live, copy) = (self.path(live), self.path(copy));
+        // already another name of it (the live file was not replaced since): nothing to do
+        let inode = |p: &std::path::Path| std::fs::symlink_metadata(p).map(|m| (m.dev(), m.ino()));
+        if let (Ok(a), Ok(b)) = (inode(&live), inode(&copy))
+            && a == b
+        {
+            return Ok(true);
+        }
         let dir = copy.parent().unwrap_or(std::path::Path::new("/"));
         std::fs::create_dir_all(dir).map_err(|source| HostError::Write {
             path: dir.to_path_buf(),
@@ -178,6 +207,29 @@ mod tests {
     }
 
     #[test]
+    fn an_absent_file_is_created_where_it_stays() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let runner = SystemRunner;
+        let host = Host::new(dir.path(), &runner);
+        let marker = "/var/lib/x/reload-pending";
+        assert!(
+            host.overwrite_unsynced(&[file(marker, b"reloading\n")])
+                .unwrap()
+        );
+        let meta = std::fs::metadata(host.path(marker)).unwrap();
+        assert_eq!(std::fs::read(host.path(marker)).unwrap(), b"reloading\n");
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
+        assert_eq!(meta.nlink(), 1);
+        // no temp file beside it: it was not renamed into place
+        let names: Vec<_> = std::fs::read_dir(host.path("/var/lib/x"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["reload-pending"]);
+    }
+
+    #[test]
     fn a_symlink_in_a_copys_place_is_replaced_not_followed() {
         let dir = tempfile::tempdir().unwrap();
         let runner = SystemRunner;
@@ -210,6 +262,9 @@ mod tests {
         assert!(host.link_copy(live, copy).unwrap());
         let inode = |p: &str| std::fs::metadata(host.path(p)).unwrap().ino();
         assert_eq!(inode(live), inode(copy), "one file, two names");
+        // linked again while the live file was not replaced: still that one file
+        assert!(host.link_copy(live, copy).unwrap());
+        assert_eq!(inode(live), inode(copy));
         // the live file is replaced whole (a rename), as every write of it is
         host.write(live, b"refused\n", 0o644, None).unwrap();
         assert_ne!(inode(live), inode(copy));

@@ -78,9 +78,16 @@ pub fn apply<B: SecretBackend + Sync>(
                 .and_then(|s| s.applied.as_ref())
                 .map_or(0, |a| a.files_hash);
             let marker = format!("reloading slurmctld on files {files:016x}\n");
-            // Unsynced as the store is: a crash that loses it loses the store's boot too.
-            host.write_unsynced(RELOAD_PENDING, marker.as_bytes(), 0o600, Some(Owner::ROOT))
-                .map_err(|e| ReloadError::Charm(e.into()))?;
+            // Unsynced as the store is: a crash that loses it loses the store's boot too. Its
+            // being there is what counts (`observe`), so it is created in place, not renamed
+            // into place: a marker a crash left torn still says a reload is owed.
+            host.overwrite_unsynced(&[SetFile {
+                path: RELOAD_PENDING,
+                bytes: marker.as_bytes(),
+                mode: 0o600,
+                owner: Some(Owner::ROOT),
+            }])
+            .map_err(|e| ReloadError::Charm(e.into()))?;
         }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
