@@ -3,8 +3,9 @@
 //! point it at a scratch directory and their own command runner.
 //!
 //! Writes are atomic (a `tempfile` in the same directory, fsync, persist by rename, fsync of
-//! the directory) and skipped when the bytes and mode are already right. Owners are looked up
-//! by name through NSS (`uzers`: getpwnam/getgrnam), so LDAP or sssd users work too.
+//! the directory) and skipped when the bytes and mode are already right; the few written in
+//! place instead say why (`overwrite.rs`). Owners are looked up by name through NSS (`uzers`:
+//! getpwnam/getgrnam), so LDAP or sssd users work too; `root:root` is 0:0 without a lookup.
 
 mod error;
 mod file_set;
