@@ -188,12 +188,18 @@ mod tests {
         let runner = SystemRunner;
         let host = Host::new(dir.path(), &runner);
         let copy = "/var/lib/x/accepted/slurm.conf";
-        // none yet: written whole
+        // none yet: created where it stays (no temp file renamed over it), directory and all
         assert!(
             host.overwrite_unsynced(&[file(copy, b"a long first text\n")])
                 .unwrap()
         );
         let path = host.path(copy);
+        let names: Vec<_> = std::fs::read_dir(host.path("/var/lib/x/accepted"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["slurm.conf"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"a long first text\n");
         let ino = std::fs::metadata(&path).unwrap().ino();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         // shorter: the same file, the old tail cut off, the mode put back
@@ -202,31 +208,9 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"short\n");
         assert_eq!(meta.ino(), ino, "written in place, not renamed over");
         assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
+        assert_eq!(meta.nlink(), 1);
         // the same bytes: nothing written
         assert!(!host.overwrite_unsynced(&[file(copy, b"short\n")]).unwrap());
-    }
-
-    #[test]
-    fn an_absent_file_is_created_where_it_stays() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let runner = SystemRunner;
-        let host = Host::new(dir.path(), &runner);
-        let marker = "/var/lib/x/reload-pending";
-        assert!(
-            host.overwrite_unsynced(&[file(marker, b"reloading\n")])
-                .unwrap()
-        );
-        let meta = std::fs::metadata(host.path(marker)).unwrap();
-        assert_eq!(std::fs::read(host.path(marker)).unwrap(), b"reloading\n");
-        assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
-        assert_eq!(meta.nlink(), 1);
-        // no temp file beside it: it was not renamed into place
-        let names: Vec<_> = std::fs::read_dir(host.path("/var/lib/x"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["reload-pending"]);
     }
 
     #[test]
