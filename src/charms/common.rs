@@ -1,5 +1,6 @@
 //! What both charms share and neither owns: the key files, installing packages and recording
-//! the workload version, and the one hash the charms use for integrity. Imports neither charm.
+//! the workload version, the one hash the charms use for integrity, and what counts as a
+//! running daemon in systemd's words. Imports neither charm.
 
 use crate::charms::error::CharmError;
 use crate::charms::host::{Cmd, Host};
@@ -19,6 +20,13 @@ pub fn digest(parts: &[&[u8]]) -> String {
         h.update(p);
     }
     format!("{:016x}", h.digest())
+}
+
+/// Whether a unit in systemd's `ActiveState` `state` runs: `active`, or `activating` (started,
+/// not ready yet: a notify daemon still starting) or `reloading` (a re-exec under way); neither
+/// is a death. The one reading both charms apply to `systemctl is-active` and `show`.
+pub fn systemd_state_runs(state: &str) -> bool {
+    matches!(state.trim(), "active" | "activating" | "reloading")
 }
 
 /// Installs `packages` with apt-get (idempotent; `apt-get update` and one retry on failure)
@@ -109,3 +117,16 @@ impl std::hash::Hasher for NameHash {
 
 /// A hash map keyed by names, hashed with [`NameHasher`].
 pub type NameMap<K, V> = std::collections::HashMap<K, V, NameHasher>;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_daemon_starting_or_reloading_runs_one_stopped_or_failed_does_not() {
+        for state in ["active", "activating", "reloading", "active\n"] {
+            assert!(super::systemd_state_runs(state), "{state:?}");
+        }
+        for state in ["inactive", "failed", "deactivating", "unknown", ""] {
+            assert!(!super::systemd_state_runs(state), "{state:?}");
+        }
+    }
+}

@@ -52,7 +52,7 @@ pub struct Liveness {
 /// Whether `systemctl is-active slurmctld` says it runs: `active`, or `activating`/`reloading`
 /// (a start or a re-exec under way is not a death).
 pub fn says_running(out: &CmdOutput) -> bool {
-    out.success() || matches!(out.stdout.trim(), "activating" | "reloading")
+    out.success() || crate::charms::common::systemd_state_runs(&out.stdout)
 }
 
 impl Liveness {

@@ -156,7 +156,7 @@ fn services_of(out: CmdOutput) -> Services {
         for (key, value) in block.lines().filter_map(|l| l.split_once('=')) {
             match key.trim() {
                 "ActiveState" if unit == 0 => {
-                    slurmd_active = matches!(value.trim(), "active" | "reloading" | "activating");
+                    slurmd_active = crate::charms::common::systemd_state_runs(value);
                 }
                 "MainPID" => pids.push(value.trim()),
                 _ => {}
