@@ -170,6 +170,74 @@ fn owners_are_looked_up_by_name_through_nss() {
     );
 }
 
+/// A file whose bytes are right gets back the owner and mode it lost, and one whose owner and
+/// mode are right too is not touched at all: no `chown` (which rewrites the inode, its ctime
+/// with it, even when nothing changes), alone or in a set.
+#[test]
+fn a_file_with_the_right_bytes_is_given_back_its_owner_and_otherwise_left_alone() {
+    use slurm_charms::charms::host::SetFile;
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let nobody = Owner {
+        user: "nobody",
+        group: "nogroup",
+    };
+    let set = [
+        SetFile {
+            path: "/etc/a.conf",
+            bytes: b"a\n",
+            mode: 0o640,
+            owner: Some(nobody),
+        },
+        SetFile {
+            path: "/etc/b.conf",
+            bytes: b"b\n",
+            mode: 0o600,
+            owner: Some(nobody),
+        },
+    ];
+    assert!(host.write_set(&set).unwrap());
+    let a = dir.path().join("etc/a.conf");
+    let b = dir.path().join("etc/b.conf");
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    let owner_of = |p: &std::path::Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.uid(), m.gid(), m.mode() & 0o7777)
+    };
+    let right_a = owner_of(&a);
+    let right_b = owner_of(&b);
+    if root {
+        // the owner and mode lost: given back without a rewrite, alone and in a set
+        std::os::unix::fs::chown(&a, Some(0), Some(0)).unwrap();
+        std::os::unix::fs::chown(&b, Some(0), Some(0)).unwrap();
+        std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(
+            !host
+                .write("/etc/a.conf", b"a\n", 0o640, Some(nobody))
+                .unwrap()
+        );
+        assert!(!host.write_set(&set).unwrap());
+        assert_eq!((owner_of(&a), owner_of(&b)), (right_a, right_b));
+        assert_ne!(right_a.0, 0);
+    }
+    // all right: nothing is touched, the ctime stays
+    let ctime = |p: &std::path::Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.ctime(), m.ctime_nsec())
+    };
+    let before = (ctime(&a), ctime(&b));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(
+        !host
+            .write("/etc/a.conf", b"a\n", 0o640, Some(nobody))
+            .unwrap()
+    );
+    assert!(!host.write_set(&set).unwrap());
+    assert_eq!((ctime(&a), ctime(&b)), before);
+}
+
 #[test]
 fn a_set_is_written_whole_or_not_at_all() {
     use slurm_charms::charms::host::SetFile;

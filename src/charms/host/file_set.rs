@@ -58,16 +58,16 @@ impl Host<'_> {
         for f in files {
             // a directory in a file's place holds nothing: its rename fails, and the set with it
             let dir = std::fs::symlink_metadata(self.path(f.path)).is_ok_and(|m| m.is_dir());
-            if !dir && self.holds(f.path, f.bytes)? {
-                unchanged.push(f);
+            if !dir && let Some(meta) = self.holding(f.path, f.bytes)? {
+                unchanged.push((f, meta));
                 continue;
             }
             // On error, dropping `staged` removes every temp file (and link) made so far.
             staged.push(self.stage(f)?);
         }
         if staged.is_empty() {
-            for f in files {
-                self.write(f.path, f.bytes, f.mode, f.owner)?;
+            for (f, meta) in unchanged {
+                self.settle(&self.path(f.path), &meta, f.mode, f.owner)?;
             }
             return Ok(false);
         }
@@ -97,8 +97,8 @@ impl Host<'_> {
             }
         }
         // The files whose bytes were right only get their mode and owner fixed.
-        for f in unchanged {
-            self.write(f.path, f.bytes, f.mode, f.owner)?;
+        for (f, meta) in unchanged {
+            self.settle(&self.path(f.path), &meta, f.mode, f.owner)?;
         }
         Ok(true)
     }

@@ -157,18 +157,28 @@ impl<'r> Host<'r> {
     /// distinct nodes and was read whole before every write); `false` if it does not exist.
     /// Anything but a regular file is read as before, so its error is the read's.
     pub fn holds(&self, host_path: &str, data: &[u8]) -> Result<bool, HostError> {
+        Ok(self.holding(host_path, data)?.is_some())
+    }
+
+    /// [`Host::holds`], with the file's metadata when it holds `data` (what its mode and owner
+    /// are checked against, [`Host::settle`]).
+    fn holding(
+        &self,
+        host_path: &str,
+        data: &[u8],
+    ) -> Result<Option<std::fs::Metadata>, HostError> {
         let Some((path, file)) = self.open_existing(host_path)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let meta = file.metadata().map_err(|source| HostError::Read {
             path: path.clone(),
             source,
         })?;
         if !meta.is_file() {
-            return Ok(self.read(host_path)?.as_deref() == Some(data));
+            return Ok((self.read(host_path)?.as_deref() == Some(data)).then_some(meta));
         }
         if meta.len() != data.len() as u64 {
-            return Ok(false);
+            return Ok(None);
         }
         let mut rest = data;
         let whole = read_pieces(
@@ -183,7 +193,7 @@ impl<'r> Host<'r> {
                 _ => false,
             },
         )?;
-        Ok(whole && rest.is_empty())
+        Ok((whole && rest.is_empty()).then_some(meta))
     }
 
     /// The XXH3-64 of the file's bytes, read a piece at a time (never whole in memory: the
@@ -282,20 +292,8 @@ impl<'r> Host<'r> {
         synced: bool,
     ) -> Result<bool, HostError> {
         let path = self.path(host_path);
-        if self.holds(host_path, data)? {
-            let meta = std::fs::metadata(&path).map_err(|source| HostError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            if meta.permissions().mode() & 0o7777 != mode {
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(
-                    |source| HostError::Write {
-                        path: path.clone(),
-                        source,
-                    },
-                )?;
-            }
-            self.chown(&path, owner)?;
+        if let Some(meta) = self.holding(host_path, data)? {
+            self.settle(&path, &meta, mode, owner)?;
             return Ok(false);
         }
         let mut tmp = self.temp_beside(&path, mode)?;
@@ -414,6 +412,30 @@ impl<'r> Host<'r> {
         };
         removed.map_err(|source| HostError::Write { path, source })?;
         Ok(true)
+    }
+
+    /// Gives a file whose bytes are right (`meta`: its metadata) `mode` and `owner`, changing
+    /// only what differs (a `chown` rewrites the inode even when nothing changes).
+    fn settle(
+        &self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        mode: u32,
+        owner: Option<Owner>,
+    ) -> Result<(), HostError> {
+        use std::os::unix::fs::MetadataExt;
+        if meta.mode() & 0o7777 != mode {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(
+                |source| HostError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            )?;
+        }
+        match owner.map(Owner::ids) {
+            Some((Some(uid), Some(gid))) if (meta.uid(), meta.gid()) == (uid, gid) => Ok(()),
+            _ => self.chown(path, owner),
+        }
     }
 
     fn chown(&self, path: &Path, owner: Option<Owner>) -> Result<(), HostError> {

@@ -73,8 +73,9 @@ pub fn handle<B: SecretBackend + Sync>(
         status_record::set_unit_status(ctx, backend, host, &status)?;
         return Ok(());
     }
-    let peers = leadership::peers_observe(ctx, backend, host, &host.hostname()?)?;
-    let mut obs = observe::observe(ctx, backend, host, first.prefetched)?;
+    let hostname = host.hostname()?;
+    let peers = leadership::peers_observe(ctx, backend, host, &hostname)?;
+    let mut obs = observe::observe(ctx, backend, host, first.prefetched, &hostname)?;
     obs.settings.controllers.others = peers.names.clone();
     let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;

@@ -187,12 +187,14 @@ pub fn slurm_version(
 
 /// Reads config and the store, applies the event to the store (relisting from Juju when it may
 /// be stale), and reads the host when the event changed something.
-/// `prefetched`: what [`first_reads`] asked for already (not asked again).
+/// `prefetched`: what [`first_reads`] asked for already (not asked again); `hostname`: this
+/// machine's, read once by the caller.
 pub fn observe<B: SecretBackend>(
     ctx: &HookContext,
     backend: &B,
     host: &Host<'_>,
     prefetched: Prefetched,
+    hostname: &str,
 ) -> Result<Observed, CharmError> {
     let event_bag = prefetched.event_bag.transpose()?;
     let config = match prefetched.config {
@@ -273,7 +275,7 @@ pub fn observe<B: SecretBackend>(
         cluster_name,
         default_partition: config_str(&config, "default-partition"),
         slurm_conf_parameters: config_str(&config, "slurm-conf-parameters"),
-        hostname: NodeName::try_from(host.hostname()?.as_str()),
+        hostname: NodeName::try_from(hostname),
         health_check: crate::slurm::HealthCheck::parse(
             config
                 .get("health-check-interval")
