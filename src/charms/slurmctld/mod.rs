@@ -79,7 +79,6 @@ pub fn handle<B: SecretBackend + Sync>(
     obs.settings.controllers.others = peers.names.clone();
     let mut plan = plan::plan(obs, event_secret.as_ref());
     let outcome = apply::apply(backend, host, &plan)?;
-    // `Some`: slurmctld refused the new files and the accepted ones were put back.
     // `Some`: a restarted slurmctld did not answer (liveness), or slurmctld refused the new
     // files and the accepted ones were put back.
     let status = match (&outcome.dead, &outcome.refused) {
