@@ -7,6 +7,12 @@ use common::RecordingRunner;
 use slurm_charms::charms::{Cmd, CmdOutput, Host, Owner, SystemRunner};
 use std::os::unix::fs::PermissionsExt;
 
+/// An owner every Debian system has, other than the test's own user.
+const NOBODY: Owner = Owner {
+    user: "nobody",
+    group: "nogroup",
+};
+
 #[test]
 fn writes_atomically_and_skips_identical_bytes() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,10 +141,7 @@ fn owners_are_looked_up_by_name_through_nss() {
     let dir = tempfile::tempdir().unwrap();
     let runner = RecordingRunner::default();
     let host = Host::new(dir.path(), &runner);
-    let nobody = Owner {
-        user: "nobody",
-        group: "nogroup",
-    };
+    let nobody = NOBODY;
     assert!(
         host.write("/etc/x.conf", b"x\n", 0o640, Some(nobody))
             .unwrap()
@@ -180,10 +183,7 @@ fn a_file_with_the_right_bytes_is_given_back_its_owner_and_otherwise_left_alone(
     let dir = tempfile::tempdir().unwrap();
     let runner = RecordingRunner::default();
     let host = Host::new(dir.path(), &runner);
-    let nobody = Owner {
-        user: "nobody",
-        group: "nogroup",
-    };
+    let nobody = NOBODY;
     let set = [
         SetFile {
             path: "/etc/a.conf",
