@@ -301,21 +301,22 @@ impl LogHandle {
     pub fn finish<B: ModelBackend>(&self, backend: &B) {
         self.lock().closed = true;
         self.shared.1.notify_all();
-        match std::mem::take(&mut *self.sender()) {
+        let send = match std::mem::take(&mut *self.sender()) {
             Sender::Running(thread, send) => {
                 if thread.join().is_err() {
                     write_to_stderr(&group_by_level(self.take()));
                 }
-                // anything logged after the thread had finished (there is nothing, normally)
-                let _ = self.send(&*send, self.take());
+                send
             }
-            Sender::Armed(send) => {
-                let _ = self.send(&*send, self.take());
-            }
+            Sender::Armed(send) => send,
             Sender::Off => {
                 let _ = self.flush(backend);
+                return;
             }
-        }
+        };
+        // what a sender that never started left, or what was logged after the thread had
+        // finished (nothing, normally)
+        let _ = self.send(&*send, self.take());
     }
 
     /// The sender thread: sends batch after batch until [`LogHandle::finish`] closes the buffer

@@ -45,8 +45,9 @@ pub enum ProbeError {
 }
 
 /// The `detect-gpus` results (as the action returns them on a host whose GPUs did not change,
-/// with `gpu-sharing=none` and no health-check program state) and the GPU features the node would get (with, under
-/// `features_refused`, the ones the charm would leave out and warn of, when there are any).
+/// with `gpu-sharing=none` and no health-check program state) and the GPU features the node
+/// would get (with, under `features_refused`, the ones the charm would leave out and warn of,
+/// when there are any).
 pub fn record(inv: &Inventory, slurmd_c: &str) -> Result<Value, ProbeError> {
     let facts = parse_slurmd_c(slurmd_c).map_err(ProbeError::SlurmdC)?;
     let results = steady_detect_results(&facts, inv, &Ok(GpuSharing::None), None);
