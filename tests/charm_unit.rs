@@ -100,10 +100,12 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
         &host,
     )
     .unwrap();
-    // is-leader, relation-get and config-get (asked at once), no status-set: the status stays
+    // is-leader and relation-get (asked at once), no status-set: the status stays, and no
+    // config-get: the store keeps the config the first hook read
     let calls = be2.calls();
-    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(be2.call_count("status-set"), 0);
+    assert_eq!(be2.call_count("config-get"), 0);
     assert_eq!(be2.call_count("relation-get"), 1);
     assert_eq!(
         be2.call_count("relation-set"),
@@ -131,6 +133,60 @@ fn controller_relation_changed_is_o1_once_the_cache_exists() {
     let st = be.unit_status().unwrap();
     assert_eq!(st.kind, StatusKind::Active);
     assert_eq!(st.message, "50 nodes, 0 GPUs");
+}
+
+/// `slurmd-relation-joined`/`-changed` render with the config the store kept; any other hook
+/// asks `config-get` and the store keeps its answer. Juju runs `config-changed` before any
+/// relation hook once it has seen a change, so a relation hook that raced a change renders
+/// the config slurm.conf has, and the `config-changed` after it renders the new one.
+#[test]
+fn relation_events_render_the_kept_config_and_config_changed_renders_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = RecordingRunner::default();
+    let host = Host::new(dir.path(), &runner);
+    let conf = || std::fs::read_to_string(dir.path().join("etc/slurm/slurm.conf")).unwrap();
+    // one backend throughout (the key secret the first hook creates stays in it); each hook's
+    // `config-get` calls counted
+    let hook = |be: &MemoryBackend, event: Event| {
+        let before = be.call_count("config-get");
+        run_with(CharmKind::Slurmctld, &ctx("slurmctld/0", event), be, &host).unwrap();
+        be.call_count("config-get") - before
+    };
+    let node = |be: MemoryBackend, rel: &RelationId, name: &str| {
+        let view = be.relation_view(rel).unwrap();
+        be.relation(view.remote_unit("compute/1", bag([("node", node_json(name).as_str())])))
+    };
+    let (be, rel) = controller(3);
+    let be = be.config_value("cluster-name", "alpha");
+    // no store yet: the config is asked and kept
+    assert_eq!(hook(&be, changed(&rel, "compute", Some("compute/0"))), 1);
+    assert!(conf().contains("ClusterName=alpha\n"), "{}", conf());
+
+    // the operator set cluster-name=beta, and a node changed before config-changed ran
+    let be = node(be.config_value("cluster-name", "beta"), &rel, "renamed");
+    assert_eq!(hook(&be, changed(&rel, "compute", Some("compute/1"))), 0);
+    assert!(conf().contains("ClusterName=alpha\n"), "{}", conf());
+    assert!(
+        conf().contains("renamed"),
+        "the node change is rendered: {}",
+        conf()
+    );
+
+    // config-changed asks, renders the new config and keeps it
+    assert_eq!(hook(&be, Event::ConfigChanged), 1);
+    assert!(conf().contains("ClusterName=beta\n"), "{}", conf());
+    let be = node(be, &rel, "again");
+    assert_eq!(hook(&be, changed(&rel, "compute", Some("compute/1"))), 0);
+    assert!(conf().contains("ClusterName=beta\n"), "{}", conf());
+    assert!(conf().contains("again"), "{}", conf());
+
+    // a lost store is rebuilt from Juju, the config with it
+    let store = dir.path().join("var/lib/slurm-charms/slurmctld/store.bin");
+    std::fs::remove_file(store).unwrap();
+    let be = node(be, &rel, "once-more");
+    assert_eq!(hook(&be, changed(&rel, "compute", Some("compute/1"))), 1);
+    assert!(conf().contains("ClusterName=beta\n"), "{}", conf());
+    assert!(conf().contains("once-more"), "{}", conf());
 }
 
 #[test]

@@ -5,21 +5,23 @@
 //!
 //! # First reads
 //!
-//! The reads every leader relation event starts with, asked of Juju at once: `is-leader`, the
-//! event's bag (`relation-get`) and `config-get` run concurrently instead of one after another.
+//! The reads every relation event of the `slurmctld` endpoint starts with, asked at once:
+//! `is-leader`, the event's bag (`relation-get`) and, on a unit that keeps a store (it led
+//! before), `systemctl is-active slurmctld` ([`super::liveness`]); on a unit without one,
+//! `config-get` instead. They run concurrently instead of one after another.
 //!
 //! Why: each hook tool is a process and a round trip to the unit agent (about 1–1.5 ms here),
 //! and a node's `slurmd-relation-changed` on a small cluster is mostly those round trips
-//! (issue 13: every controller hook ≥ 20× faster than the ops baseline). The three are reads,
+//! (issue 13: every controller hook ≥ 20× faster than the ops baseline). They are reads,
 //! independent of each other, and Juju's agent runs the hook tools of one hook one at a time
 //! whatever the order they arrive in (`jujuc/server.go`: "A single command is run at a time",
 //! a mutex around each request), so asking at once changes no outcome: only the waiting
 //! overlaps. Writes (`relation-set`, `status-set`, secrets) stay sequential, in apply's order.
 //!
 //! Only `slurmd-relation-joined`/`-changed` prefetch: the controller's busiest events, and the
-//! ones whose bag the quick path needs. `config-get` is asked too because every leader hook
-//! that is not unchanged reads the config; on an unchanged event, and on a non-leader, that
-//! read is spent for nothing but costs no waiting.
+//! ones whose bag the quick path needs. A leader renders them with the config its store kept
+//! ([`config`]: Juju runs `config-changed` first when the config changed); on a non-leader,
+//! and on an unchanged event, a read asked at once is spent for nothing but costs no waiting.
 
 use super::desired::Settings;
 use super::liveness::Liveness;
@@ -197,10 +199,6 @@ pub fn observe<B: SecretBackend>(
     hostname: &str,
 ) -> Result<Observed, CharmError> {
     let event_bag = prefetched.event_bag.transpose()?;
-    let config = match prefetched.config {
-        Some(config) => config?,
-        None => backend.config_get()?,
-    };
     let forced = match &ctx.event {
         Event::LeaderElected => Some("leader elected".to_owned()),
         Event::UpgradeCharm => Some("charm upgraded".to_owned()),
@@ -260,6 +258,7 @@ pub fn observe<B: SecretBackend>(
         store.keep_ownership_of(&previous);
         changed = true;
     }
+    let config = config(ctx, backend, prefetched.config, &mut store)?;
     let slurm_version = slurm_version(ctx, host, &mut store);
     let mut cluster_name = config_str(&config, "cluster-name");
     if cluster_name.is_empty() {
@@ -360,6 +359,42 @@ pub fn observe<B: SecretBackend>(
     observed.slurm_key_on_disk = host.read(SLURM_KEY)?;
     observed.fresh_munge_key = host.random_bytes(MUNGE_KEY_LEN)?;
     Ok(observed)
+}
+
+/// The config this leader hook renders with. `slurmd-relation-joined`/`-changed` (the events
+/// of an enlistment, most of a controller's hooks) take the one the store keeps; every other
+/// hook asks `config-get` (or was given the first reads' answer, `prefetched`) and the store
+/// keeps it.
+///
+/// Why a relation event may trust the kept config: Juju runs `config-changed` before any
+/// relation hook once its agent has seen a config change (`nextOp` in
+/// `internal/worker/uniter/resolver.go`, Juju 3.6 and 4.0: a changed config hash is resolved
+/// before `Relations.NextOp`), and that hook reads the new config and renders it. A relation
+/// hook that raced a change renders the config `slurm.conf` already has, and the
+/// `config-changed` that follows renders the new one, as it would for a change made a moment
+/// later. A store without a config (rebuilt in this hook, or written by an older charm) or
+/// whose config does not read back: `config-get` is asked.
+pub fn config<B: ModelBackend>(
+    ctx: &HookContext,
+    backend: &B,
+    prefetched: Option<Result<Map<String, Value>, HookToolError>>,
+    store: &mut Store,
+) -> Result<Map<String, Value>, CharmError> {
+    if prefetched.is_none()
+        && our_relation_event(ctx)
+        && let Some(text) = &store.config
+    {
+        match serde_json::from_str(text) {
+            Ok(config) => return Ok(config),
+            Err(e) => tracing::warn!("the store's config does not read back ({e}): asking Juju"),
+        }
+    }
+    let config = match prefetched {
+        Some(config) => config?,
+        None => backend.config_get()?,
+    };
+    store.config = serde_json::to_string(&config).ok();
+    Ok(config)
 }
 
 /// The store file as [`read_store`] left it: decoded whole, or still open (the event may change
@@ -677,21 +712,27 @@ pub fn first_reads<B: ModelBackend + Sync>(
     host: &Host<'_>,
 ) -> Result<FirstReads, HookToolError> {
     let event = event_bag_owner(ctx);
+    // a unit that keeps a store led before: it asks whether slurmctld runs, and takes the
+    // config from the store ([`config`]); one without asks for the config (a standby's hook)
+    let led = host.exists(STORE_PATH);
     let (leader, prefetched) = std::thread::scope(|scope| {
         // `systemctl`'s log lines go where this thread's go
         let log = tracing::dispatcher::get_default(Clone::clone);
-        let liveness = host.exists(STORE_PATH).then(|| {
+        let liveness = led.then(|| {
             scope.spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)))
         });
         let reads = event.map(|(relation, owner)| {
             (
                 scope.spawn(move || backend.relation_get(relation, &owner)),
-                scope.spawn(|| backend.config_get()),
+                (!led).then(|| scope.spawn(|| backend.config_get())),
             )
         });
         let leader = backend.is_leader();
         let (event_bag, config) = match reads {
-            Some((bag, config)) => (Some(joined(bag.join())), Some(joined(config.join()))),
+            Some((bag, config)) => (
+                Some(joined(bag.join())),
+                config.map(|config| joined(config.join())),
+            ),
             None => (None, None),
         };
         let prefetched = Prefetched {

@@ -6,7 +6,8 @@
 //! published there), the units (node name, `new_node`, first-come owner flag, when their record
 //! last changed), each distinct validated `node` record **once** with its rendered slurm.conf and
 //! gres.conf lines ([`Record`]), the partition owners, what slurmctld runs ([`Applied`]), the
-//! files it last refused, the deferred reload and the last status.
+//! files it last refused, the deferred reload, the last status and the config the last hook
+//! that asked `config-get` got (relation events render with it).
 //!
 //! An event is applied to it once ([`Store::apply`], as kube-rs's reflector applies a watcher
 //! event), and the answer ([`Change`]) is the one place that says whether anything changed. A
@@ -38,7 +39,7 @@ pub const STORE_PATH: &str = "/var/lib/slurm-charms/slurmctld/store.bin";
 pub const RELOAD_PENDING: &str = "/var/lib/slurm-charms/slurmctld/reload-pending";
 
 /// Format version; bump when the layout changes (an older file is then rebuilt from Juju).
-pub const STORE_FORMAT: u32 = 7;
+pub const STORE_FORMAT: u32 = 8;
 
 /// Longest rejection reason kept and logged (a hostile 1 MiB value must not be stored or logged
 /// in full on every hook).
@@ -452,6 +453,10 @@ pub struct Store {
     pub refused: Option<Refusal>,
     /// The slurmctld version last read (`slurmctld -V` is asked only on install and upgrade).
     pub slurm_version: Option<String>,
+    /// The application's config as the last hook that asked `config-get` got it (its JSON):
+    /// `slurmd-relation-joined`/`-changed` take it from here instead of asking
+    /// ([`super::observe::config`]).
+    pub config: Option<String>,
     /// Counts the changes applied to the store: [`Unit::changed`] is stamped with it.
     pub seq: u64,
 }

@@ -66,6 +66,7 @@ struct Head {
     accepted_seq: u64,
     refused: Option<super::store::Refusal>,
     slurm_version: Option<String>,
+    config: Option<String>,
     seq: u64,
     /// The boot the file was written in without `fsync` ([`crate::charms::host::boot_id`]);
     /// `None` when it was synced. A file of another boot is not trusted: a kernel crash or a
@@ -234,6 +235,7 @@ fn store_of(
         accepted_seq: head.accepted_seq,
         refused: head.refused,
         slurm_version: head.slurm_version,
+        config: head.config,
         seq: head.seq,
     }
 }
@@ -578,6 +580,7 @@ fn encode<W: Write>(store: &Store, boot: Option<&str>, out: W) -> std::io::Resul
         accepted_seq: store.accepted_seq,
         refused: store.refused.clone(),
         slurm_version: store.slurm_version.clone(),
+        config: store.config.clone(),
         seq: store.seq,
         boot: boot.map(str::to_owned),
     };
