@@ -701,9 +701,9 @@ fn event_bag_owner(ctx: &HookContext) -> Option<(&juju_runtime::RelationId, BagO
 }
 
 /// Asks `is-leader`, and at the same time: for a relation event of the `slurmctld` endpoint
-/// the event's bag and the config; where this unit keeps a store (it led before, so it most
-/// likely leads now) whether slurmctld runs ([`Liveness::observe`], a read: a non-leader drops
-/// the answer). Each is a process the hook waits for; asked together they cost one wait
+/// the event's bag; where this unit keeps a store (it led before, so it most likely leads now)
+/// whether slurmctld runs ([`Liveness::observe`], a read: a non-leader drops the answer), and
+/// where it keeps none, for such an event, the config. Each is a process the hook waits for; asked together they cost one wait
 /// instead of one each (docs/BENCHMARKS.md, issue 38, eighth pass). Only a failing
 /// `is-leader` is an error here.
 pub fn first_reads<B: ModelBackend + Sync>(
