@@ -185,6 +185,68 @@ fn a_killed_slurmctld_is_restarted_and_the_nodes_say_it_was_gone() {
     assert!(c.status("slurmctld/0").1.ends_with("restarted it"));
 }
 
+/// A node's changed record is a reconfigure, and slurmctld answering it is the proof it runs:
+/// systemd is not asked. Dead, the reconfigure gets no answer, systemd says it is not running,
+/// and the same hook observes again, asking first, and restarts it on the new files.
+#[test]
+fn a_changed_node_is_reconfigured_without_asking_systemd_and_a_dead_slurmctld_is_restarted() {
+    let addr = loopback(13);
+    let (mut c, _port) = cluster(&addr);
+    let memory = |c: &Cluster| {
+        let conf = c.slurm_conf();
+        let line = conf
+            .lines()
+            .find(|l| l.starts_with("NodeName=slurmd-0"))
+            .unwrap_or("");
+        line.split(' ')
+            .find(|w| w.starts_with("RealMemory="))
+            .unwrap_or("")
+            .to_owned()
+    };
+    let before = memory(&c);
+    c.clear_commands("slurmctld/0");
+    c.sim
+        .set_config("slurmd", config(&[("memory-headroom", "10%")]))
+        .unwrap();
+    c.assert_no_errors();
+    let cmds = c.commands("slurmctld/0");
+    assert_eq!(cmds, ["scontrol reconfigure"], "{cmds:?}");
+    assert_ne!(memory(&c), before);
+
+    // killed; the next change finds out from the reconfigure, in the same hook
+    write_log(&c, "[t] slurmctld version 22.05.8 started\n[t] Killed\n");
+    kill_slurmctld(&c);
+    let before = memory(&c);
+    c.clear_commands("slurmctld/0");
+    c.sim
+        .set_config("slurmd", config(&[("memory-headroom", "20%")]))
+        .unwrap();
+    c.assert_no_errors();
+    let cmds = c.commands("slurmctld/0");
+    assert_eq!(
+        cmds,
+        [
+            "scontrol reconfigure",
+            "systemctl is-active slurmctld",
+            "systemctl is-active slurmctld",
+            "systemctl restart slurmctld",
+            "scontrol ping",
+            "scontrol reconfigure",
+            // its saved state may predate a new node's resume (liveness.rs)
+            "sinfo --noheader --Node --format=%N|%T|%E",
+        ],
+        "{cmds:?}"
+    );
+    assert_ne!(memory(&c), before, "restarted on the new files");
+    let (st, msg) = c.status("slurmctld/0");
+    assert_eq!(st, "active", "{msg}");
+    assert!(
+        msg.ends_with("slurmctld was not running: restarted it"),
+        "{msg}"
+    );
+    assert!(c.root("slurmctld/0").join("running-slurmctld").exists());
+}
+
 #[test]
 fn a_slurmctld_that_dies_again_or_does_not_start_blocks_with_its_log() {
     let addr = loopback(12);

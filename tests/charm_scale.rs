@@ -427,8 +427,8 @@ fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothi
     tools_per_changed(&mut c);
     assert!(!conf.exists());
     assert_eq!(c.status("slurmctld/0"), status, "the cached status again");
-    // the one command, once: every leader hook asks whether slurmctld runs (with the first
-    // reads, not again in observe)
+    // the one command, once: a leader hook that reconfigures nothing asks whether slurmctld
+    // runs (src/charms/slurmctld/liveness.rs)
     assert_eq!(
         c.commands("slurmctld/0"),
         ["systemctl is-active slurmctld"],
@@ -438,6 +438,7 @@ fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothi
     // a changed record renders again (and writes the whole file): a card removed for good (a
     // lost GPU keeps the published record until the operator forgets it, issue 39 item 2)
     c.set_gpus("slurmd/0", &TWO_T4[..1]);
+    c.clear_commands("slurmctld/0");
     c.sim
         .run_action(
             "slurmd/0",
@@ -452,6 +453,16 @@ fn a_controller_event_whose_data_equals_the_cache_builds_renders_and_reads_nothi
         c.slurm_conf()
     );
     assert!(c.status("slurmctld/0").1.starts_with("3 nodes, 5 GPUs"));
+    // a restart (a node's GRES changed, Slurm 22.05): systemd is asked first, once
+    let cmds = c.commands("slurmctld/0");
+    assert_eq!(
+        cmds.iter()
+            .filter(|l| *l == "systemctl is-active slurmctld")
+            .count(),
+        1,
+        "{cmds:?}"
+    );
+    assert_eq!(cmds[0], "systemctl is-active slurmctld", "{cmds:?}");
 }
 
 /// `detect-gpus` on `unit`: (its results, the hook tools it called).

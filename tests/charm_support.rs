@@ -22,7 +22,8 @@ pub fn repo() -> PathBuf {
 /// makes the program sleep that many seconds first, `sleep-<name>-<arg1>` one subcommand; `slurm-version.txt` (e.g. `24.11.5`) is the
 /// version `slurmd -V` and `slurmctld -V` print instead of 22.05.8. `sinfo.txt` is what
 /// `sinfo` prints; `sinfo-after-restart.txt` replaces it when slurmd is (re)started, as the
-/// new slurmd's registration changes the node's state in Slurm.
+/// new slurmd's registration changes the node's state in Slurm. `scontrol reconfigure` fails
+/// as the real one does while slurmctld does not run (no `running-slurmctld`).
 const FAKE: &str = r#"#!/bin/sh
 mkdir -p "$SLURM_CHARMS_ROOT"
 name=$(basename "$0")
@@ -35,6 +36,8 @@ case "$name $1" in
   "slurmd -V"|"slurmctld -V")
     if [ -f "$SLURM_CHARMS_ROOT/slurm-version.txt" ]; then echo "slurm-wlm $(cat "$SLURM_CHARMS_ROOT/slurm-version.txt")"; else echo "slurm-wlm 22.05.8"; fi ;;
   "sinfo "*) [ -f "$SLURM_CHARMS_ROOT/sinfo.txt" ] && cat "$SLURM_CHARMS_ROOT/sinfo.txt" ;;
+  "scontrol reconfigure") if [ ! -f "$SLURM_CHARMS_ROOT/running-slurmctld" ]; then
+    echo "slurm_reconfigure error: Unable to contact slurm controller (connect failure)" >&2; exit 1; fi ;;
   "systemctl restart"|"systemctl start") for u; do :; done; echo $$ > "$SLURM_CHARMS_ROOT/running-$u"
     if [ "$u" = slurmd ] && [ -f "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" ]; then
       mv "$SLURM_CHARMS_ROOT/sinfo-after-restart.txt" "$SLURM_CHARMS_ROOT/sinfo.txt"; fi ;;

@@ -38,6 +38,10 @@ pub struct Outcome {
     /// slurmctld, found not running and restarted on the files it ran
     /// ([`Reload::Revive`]), does not answer: the status to set instead of the plan's.
     pub dead: Option<Status>,
+    /// The plan took slurmctld to run ([`ControllerPlan::assumed_running`]) and it does not:
+    /// nothing after the files was done and nothing was published; the caller observes and
+    /// plans again, asking first ([`super::liveness`]).
+    pub found_not_running: bool,
 }
 
 /// Applies everything in `plan` except the status and the cache, in the order the module
@@ -47,6 +51,13 @@ pub fn apply<B: SecretBackend + Sync>(
     host: &Host<'_>,
     plan: &ControllerPlan,
 ) -> Result<Outcome, CharmError> {
+    // a plan that took slurmctld to run proves it: by its reconfigure, or asked first
+    if plan.assumed_running && plan.decision.reload != Reload::Reconfigure && !still_runs(host) {
+        return Ok(Outcome {
+            found_not_running: true,
+            ..Outcome::default()
+        });
+    }
     // the id exists from here on (created before anything names it)
     let key_secret = match &plan.key_secret {
         Some(KeySecretPlan {
@@ -91,7 +102,7 @@ pub fn apply<B: SecretBackend + Sync>(
         }
         host.write_set(&set(&plan.files))
             .map_err(|e| ReloadError::Charm(e.into()))?;
-        reload(host, &plan.decision)?;
+        reload(host, &plan.decision, plan.assumed_running)?;
         if plan.revived == super::liveness::Marker::Write {
             // a slurmctld that died restores node states from its last state save, which may
             // predate a resume of a new node: the charm's own `DownNodes` reason is lifted
@@ -128,6 +139,12 @@ pub fn apply<B: SecretBackend + Sync>(
         }
         Err(ReloadError::Refused(reason)) => Some(roll_back(host, plan, reason)?),
         Err(ReloadError::Charm(e)) => return Err(e),
+        Err(ReloadError::NotRunning) => {
+            return Ok(Outcome {
+                found_not_running: true,
+                ..Outcome::default()
+            });
+        }
     };
     // a restart that did not answer leaves no marker: the status says it does not start, and
     // a later hook that starts it is a first revival again
@@ -189,6 +206,7 @@ pub fn apply<B: SecretBackend + Sync>(
         cluster_info,
         refusal_verdicts,
         dead,
+        found_not_running: false,
     })
 }
 
@@ -360,6 +378,9 @@ enum ReloadError {
     Refused(String),
     /// Anything else (a command that cannot run or ran past its limit): the hook fails.
     Charm(CharmError),
+    /// `scontrol reconfigure` got no answer and slurmctld does not run, where the plan took it
+    /// to run without asking ([`ControllerPlan::assumed_running`]).
+    NotRunning,
 }
 
 impl From<CharmError> for ReloadError {
@@ -641,11 +662,16 @@ fn announce(decision: &Decision) {
 /// running, the hook fails as for any transient fault: Juju retries it, the files stay and the
 /// reload-pending marker says a reload is owed; the last accepted files are not put back and no
 /// unit is told of a refusal. A slurmctld that is gone after the request (the files may have
-/// killed it) is a refusal, as before.
-fn reconfigure(host: &Host<'_>) -> Result<(), ReloadError> {
+/// killed it) is a refusal, as before, except where the plan took it to run without asking
+/// (`assumed`): it may have been gone before, so it is [`ReloadError::NotRunning`].
+fn reconfigure(host: &Host<'_>, assumed: bool) -> Result<(), ReloadError> {
     let cmd = Cmd::new("scontrol", ["reconfigure"]);
     let mut answer = host.run_ok(&cmd);
-    if lost(&answer) && still_runs(host) {
+    let runs = lost(&answer).then(|| still_runs(host));
+    if assumed && runs == Some(false) {
+        return Err(ReloadError::NotRunning);
+    }
+    if runs == Some(true) {
         tracing::warn!("`scontrol reconfigure` got no answer from slurmctld: asking again");
         answer = host.run_ok(&cmd);
         if lost(&answer) && still_runs(host) {
@@ -682,13 +708,13 @@ fn lost_answer(stderr: &str) -> bool {
 
 /// Restarts, reconfigures or stops slurmctld as decided ([`announce`]d first), then resumes
 /// nodes and clears drains.
-fn reload(host: &Host<'_>, decision: &Decision) -> Result<(), ReloadError> {
+fn reload(host: &Host<'_>, decision: &Decision, assumed: bool) -> Result<(), ReloadError> {
     match decision.reload {
         Reload::Nothing | Reload::Resume => {}
-        Reload::Reconfigure => reconfigure(host)?,
+        Reload::Reconfigure => reconfigure(host, assumed)?,
         Reload::Restart => {
             restart_slurmctld(host)?;
-            reconfigure(host)?;
+            reconfigure(host, false)?;
         }
         Reload::Stop => {
             host.run_ok(&Cmd::new("systemctl", ["stop", "slurmctld"]))

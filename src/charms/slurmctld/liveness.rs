@@ -1,7 +1,15 @@
-//! Is slurmctld running when it should? Every leader hook asks (`systemctl is-active
-//! slurmctld`, one command), update-status and relation events included: a slurmctld killed
-//! between hooks (OOM, a crash) is otherwise never noticed, and the status keeps reporting the
-//! cluster as active.
+//! Is slurmctld running when it should? Every leader hook finds out, update-status and relation
+//! events included: a slurmctld killed between hooks (OOM, a crash) is otherwise never noticed,
+//! and the status keeps reporting the cluster as active. A hook asks systemd (`systemctl
+//! is-active slurmctld`, one command) before it plans, except a relation event that changed
+//! the store, which reconfigures slurmctld in the usual case: slurmctld answering that
+//! `scontrol reconfigure` is the proof it runs, and the process saved is most of that hook's
+//! time on a small cluster (docs/BENCHMARKS.md, issue 38, sixteenth pass). Such a hook plans
+//! with slurmctld [`Liveness::assumed`] to run and checks in apply: a reconfigure that gets
+//! no answer while systemd says slurmctld is not running, or any other decision (asked of
+//! systemd before anything is written), finds it not running, and the hook then observes and
+//! plans again, asking first, so it follows the rule below as any other hook
+//! ([`super::apply::Outcome::found_not_running`]).
 //!
 //! The rule (docs/charms.md, "slurmctld liveness"):
 //!
@@ -47,6 +55,9 @@ pub struct Liveness {
     pub revived_before: bool,
     /// The last [`LOG_LINES`] lines of [`SLURMCTLD_LOG`], read only when it is not running.
     pub log_tail: Vec<String>,
+    /// Not asked: the hook plans with slurmctld running and proves it in apply (see the
+    /// module doc).
+    pub assumed: bool,
 }
 
 /// Whether `systemctl is-active slurmctld` says it runs: `active`, or `activating`/`reloading`
@@ -71,6 +82,18 @@ impl Liveness {
             running,
             revived_before: host.exists(REVIVED),
             log_tail: if running { Vec::new() } else { log_tail(host) },
+            assumed: false,
+        }
+    }
+
+    /// slurmctld taken to run, not asked: for a hook whose reconfigure will prove it, where no
+    /// [`REVIVED`] marker waits to be cleared (the caller checks).
+    pub fn assumed() -> Liveness {
+        Liveness {
+            running: true,
+            revived_before: false,
+            log_tail: Vec::new(),
+            assumed: true,
         }
     }
 
@@ -223,6 +246,7 @@ mod tests {
             running: false,
             revived_before: false,
             log_tail: vec!["a".into(), "fatal: out of memory".into()],
+            assumed: false,
         };
         let s = revived_status(&live, &usual);
         assert_eq!(s.kind, StatusKind::Active);

@@ -75,10 +75,23 @@ pub fn handle<B: SecretBackend + Sync>(
     }
     let hostname = host.hostname()?;
     let peers = leadership::peers_observe(ctx, backend, host, &hostname)?;
-    let mut obs = observe::observe(ctx, backend, host, first.prefetched, &hostname)?;
-    obs.settings.controllers.others = peers.names.clone();
-    let mut plan = plan::plan(obs, event_secret.as_ref());
-    let outcome = apply::apply(backend, host, &plan)?;
+    let plan_and_apply = |prefetched| -> Result<_, CharmError> {
+        let mut obs = observe::observe(ctx, backend, host, prefetched, &hostname)?;
+        obs.settings.controllers.others = peers.names.clone();
+        let plan = plan::plan(obs, event_secret.as_ref());
+        let outcome = apply::apply(backend, host, &plan)?;
+        Ok((plan, outcome))
+    };
+    let (mut plan, mut outcome) = plan_and_apply(first.prefetched)?;
+    if outcome.found_not_running {
+        // the plan took slurmctld to run and it does not: once more, asking first (liveness.rs)
+        tracing::info!("slurmctld is not running: observing again");
+        let asked = observe::Prefetched {
+            liveness: Some(liveness::Liveness::observe(host)),
+            ..observe::Prefetched::default()
+        };
+        (plan, outcome) = plan_and_apply(asked)?;
+    }
     // `Some`: a restarted slurmctld did not answer (liveness), or slurmctld refused the new
     // files and the accepted ones were put back.
     let status = match (&outcome.dead, &outcome.refused) {

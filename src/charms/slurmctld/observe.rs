@@ -5,10 +5,11 @@
 //!
 //! # First reads
 //!
-//! The reads every relation event of the `slurmctld` endpoint starts with, asked at once:
-//! `is-leader`, the event's bag (`relation-get`) and, on a unit that keeps a store (it led
-//! before), `systemctl is-active slurmctld` ([`super::liveness`]); on a unit without one,
-//! `config-get` instead. They run concurrently instead of one after another.
+//! The reads a hook starts with, asked at once: `is-leader` and, for a relation event of the
+//! `slurmctld` endpoint, the event's bag (`relation-get`), with `config-get` on a unit that
+//! keeps no store; for any other event, on a unit that keeps a store (it led before),
+//! `systemctl is-active slurmctld` ([`super::liveness`]; a relation event finds out in
+//! [`observe`]). They run concurrently instead of one after another.
 //!
 //! Why: each hook tool is a process and a round trip to the unit agent (about 1–1.5 ms here),
 //! and a node's `slurmd-relation-changed` on a small cluster is mostly those round trips
@@ -93,7 +94,8 @@ pub struct Observed {
     /// Related slurmd units goal-state expects, and which of them are not in the store yet
     /// (asked only on relation-joined/changed, see [`enlisting`]).
     pub enlisting: Option<Enlisting>,
-    /// Whether slurmctld runs (asked in every leader hook, [`super::liveness`]).
+    /// Whether slurmctld runs: asked, or [`Liveness::assumed`] by a relation event that changed
+    /// the store ([`super::liveness`]).
     pub liveness: Liveness,
 }
 
@@ -210,14 +212,15 @@ pub fn observe<B: SecretBackend>(
         None => delta(ctx, backend, event_bag.clone())?,
         Some(_) => None,
     };
-    // Every leader hook asks whether slurmctld runs; one that does not takes the plan path.
-    // [`first_reads`] asked already where this unit kept a store (the leader's usual case).
-    let liveness = prefetched
-        .liveness
-        .unwrap_or_else(|| Liveness::observe(host));
+    // Every leader hook finds out whether slurmctld runs ([`super::liveness`]); one where it
+    // does not takes the plan path. [`first_reads`] asked already for events other than the
+    // endpoint's relation events, where this unit kept a store (the leader's usual case).
     let (quiet, file) = read_store(ctx, host, event_delta.as_ref(), pending);
+    let mut liveness = prefetched
+        .liveness
+        .or_else(|| quiet.is_some().then(|| Liveness::observe(host)));
     // an event that changes nothing skips the plan only while slurmctld runs, settled
-    let quiet = quiet.filter(|_| liveness.settled());
+    let quiet = quiet.filter(|_| liveness.as_ref().is_some_and(Liveness::settled));
     let quiet_hook = quiet.is_some();
     let decoded = || match file? {
         Read::Decoded(store) => Ok(*store),
@@ -258,6 +261,21 @@ pub fn observe<B: SecretBackend>(
         store.keep_ownership_of(&previous);
         changed = true;
     }
+    let liveness = match liveness.take() {
+        Some(asked) => asked,
+        // a relation event that changed a settled store reconfigures slurmctld, which proves
+        // it runs; apply checks it otherwise ([`super::liveness`])
+        None if our_relation_event(ctx)
+            && changed
+            && relist.is_none()
+            && !pending
+            && settled(&store)
+            && !host.exists(super::liveness::REVIVED) =>
+        {
+            Liveness::assumed()
+        }
+        None => Liveness::observe(host),
+    };
     let config = config(ctx, backend, prefetched.config, &mut store)?;
     let slurm_version = slurm_version(ctx, host, &mut store);
     let mut cluster_name = config_str(&config, "cluster-name");
@@ -679,8 +697,8 @@ pub struct Prefetched {
     pub event_bag: Option<Result<Bag, HookToolError>>,
     /// `config-get`.
     pub config: Option<Result<Map<String, Value>, HookToolError>>,
-    /// Whether slurmctld runs, asked when this unit has a store (it led before; see
-    /// [`first_reads`]).
+    /// Whether slurmctld runs, asked when this unit has a store (it led before) and the event
+    /// is not one of the endpoint's relation events (see [`first_reads`]).
     pub liveness: Option<Liveness>,
 }
 
@@ -701,10 +719,11 @@ fn event_bag_owner(ctx: &HookContext) -> Option<(&juju_runtime::RelationId, BagO
 }
 
 /// Asks `is-leader`, and at the same time: for a relation event of the `slurmctld` endpoint
-/// the event's bag; where this unit keeps a store (it led before, so it most likely leads now)
-/// whether slurmctld runs ([`Liveness::observe`], a read: a non-leader drops the answer), and
-/// where it keeps none, for such an event, the config. Each is a process the hook waits for; asked together they cost one wait
-/// instead of one each (docs/BENCHMARKS.md, issue 38, eighth pass). Only a failing
+/// the event's bag, and the config where this unit keeps no store; for any other event, where
+/// this unit keeps a store (it led before, so it most likely leads now), whether slurmctld
+/// runs ([`Liveness::observe`], a read: a non-leader drops the answer; a relation event
+/// finds out in [`observe`]). Each is a process the hook waits for; asked together they cost
+/// one wait instead of one each (docs/BENCHMARKS.md, issue 38, eighth pass). Only a failing
 /// `is-leader` is an error here.
 pub fn first_reads<B: ModelBackend + Sync>(
     ctx: &HookContext,
@@ -712,13 +731,13 @@ pub fn first_reads<B: ModelBackend + Sync>(
     host: &Host<'_>,
 ) -> Result<FirstReads, HookToolError> {
     let event = event_bag_owner(ctx);
-    // a unit that keeps a store led before: it asks whether slurmctld runs, and takes the
-    // config from the store ([`config`]); one without asks for the config (a standby's hook)
+    // a unit that keeps a store led before: it takes the config of a relation event from the
+    // store ([`config`]); one without asks for it (a standby's hook)
     let led = host.exists(STORE_PATH);
     let (leader, prefetched) = std::thread::scope(|scope| {
         // `systemctl`'s log lines go where this thread's go
         let log = tracing::dispatcher::get_default(Clone::clone);
-        let liveness = led.then(|| {
+        let liveness = (led && event.is_none()).then(|| {
             scope.spawn(move || tracing::dispatcher::with_default(&log, || Liveness::observe(host)))
         });
         let reads = event.map(|(relation, owner)| {

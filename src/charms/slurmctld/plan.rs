@@ -66,6 +66,9 @@ pub struct ControllerPlan {
     /// What becomes of the [`liveness::REVIVED`] marker (written once slurmctld, found not
     /// running, was restarted; removed when it was found running).
     pub revived: Marker,
+    /// The plan took slurmctld to run without asking ([`liveness::Liveness::assumed`]): apply
+    /// proves it, by the reconfigure or by asking first.
+    pub assumed_running: bool,
 }
 
 /// The munge key the cluster uses: the key secret's content when this hook read it; else, when
@@ -124,6 +127,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
             previous: (None, 0),
             // an unchanged event is one where slurmctld runs and no marker is there
             revived: Marker::Keep,
+            assumed_running: false,
         };
     }
     let key = munge_key(&obs);
@@ -306,6 +310,7 @@ pub fn plan(obs: Observed, event: Option<&EventSecret>) -> ControllerPlan {
         verdicts: rendered.verdicts,
         previous,
         revived,
+        assumed_running: obs.liveness.assumed,
     }
 }
 
